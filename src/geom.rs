@@ -1,0 +1,229 @@
+//! Exact geometric predicates.
+//!
+//! Every decision the planners make from geometry (which side of a segment a
+//! grid corner lies on, whether a line passes exactly through a vertex) goes
+//! through [`orientation`], which is exact: for integer and half-integer
+//! coordinates it computes in integers, for other `f64` coordinates it uses a
+//! floating-point filter and falls back to exact expansion arithmetic
+//! (Shewchuk, "Adaptive Precision Floating-Point Arithmetic and Fast Robust
+//! Geometric Predicates", 1997) when the filter cannot decide.
+
+use core::cmp::Ordering;
+
+use bevy_math::DVec2;
+
+/// Where a point `c` lies relative to the directed line `a -> b`, by the sign
+/// of the cross product `(b - a) x (c - a)`.
+///
+/// In the grid's y-down coordinates a positive cross product means `c` is on
+/// the right of `a -> b` as seen on screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Orientation {
+    /// The cross product is positive.
+    Positive,
+    /// The cross product is negative.
+    Negative,
+    /// `a`, `b` and `c` are collinear (or two of them coincide).
+    Collinear,
+}
+
+impl Orientation {
+    /// The orientation of an exact sign.
+    #[must_use]
+    pub fn from_ordering(sign: Ordering) -> Self {
+        match sign {
+            Ordering::Greater => Orientation::Positive,
+            Ordering::Less => Orientation::Negative,
+            Ordering::Equal => Orientation::Collinear,
+        }
+    }
+
+    /// The sign as an [`Ordering`] (`Greater` for positive).
+    #[must_use]
+    pub fn as_ordering(self) -> Ordering {
+        match self {
+            Orientation::Positive => Ordering::Greater,
+            Orientation::Negative => Ordering::Less,
+            Orientation::Collinear => Ordering::Equal,
+        }
+    }
+}
+
+/// Exact orientation of `c` relative to the directed line `a -> b`.
+///
+/// Exact for every finite input (barring overflow to infinity or underflow
+/// below `f64::MIN_POSITIVE`, impossible for grid coordinates).
+///
+/// ```
+/// use bevy_anyangle::geom::{orientation, Orientation};
+/// use bevy_anyangle::prelude::DVec2;
+///
+/// let (a, b) = (DVec2::new(0.1, 0.1), DVec2::new(0.3, 0.3));
+/// // 0.2 is not exactly 2 x 0.1 in binary, but the verdict is still exact.
+/// let c = DVec2::new(0.2, 0.2);
+/// assert_eq!(orientation(a, b, DVec2::new(1.0, 0.0)), Orientation::Negative);
+/// assert_eq!(orientation(a, b, DVec2::new(0.0, 1.0)), Orientation::Positive);
+/// assert_ne!(orientation(a, b, c), Orientation::Collinear);
+/// ```
+#[must_use]
+pub fn orientation(a: DVec2, b: DVec2, c: DVec2) -> Orientation {
+    Orientation::from_ordering(orient_sign(a, b, c))
+}
+
+/// Sign of `(b - a) x (c - a)`, exact.
+#[must_use]
+pub(crate) fn orient_sign(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
+    // Shewchuk's orient2d arrangement: (a - c) x (b - c).
+    let detleft = (a.x - c.x) * (b.y - c.y);
+    let detright = (a.y - c.y) * (b.x - c.x);
+    let det = detleft - detright;
+    // ccwerrboundA = (3 + 16 eps) eps with eps = 2^-53.
+    const ERR_BOUND: f64 = 3.330_669_073_875_472e-16;
+    let bound = ERR_BOUND * (detleft.abs() + detright.abs());
+    if det > bound {
+        return Ordering::Greater;
+    }
+    if -det > bound {
+        return Ordering::Less;
+    }
+    if detleft == 0.0 && detright == 0.0 {
+        // A floating-point difference is zero only when its operands are
+        // equal, so each true product is exactly zero too.
+        return Ordering::Equal;
+    }
+    orient_exact(a, b, c)
+}
+
+/// Exact sign of `(a - c) x (b - c)` by expansion arithmetic.
+#[cold]
+fn orient_exact(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
+    // (a - c) x (b - c) = ax*by - ax*cy - cx*by - ay*bx + ay*cx + cy*bx
+    let products = [
+        (a.x, b.y),
+        (-a.x, c.y),
+        (-c.x, b.y),
+        (-a.y, b.x),
+        (a.y, c.x),
+        (c.y, b.x),
+    ];
+    let mut expansion = [0.0f64; 12];
+    let mut len = 0;
+    for (p, q) in products {
+        let (hi, lo) = two_product(p, q);
+        for term in [lo, hi] {
+            let mut carry = term;
+            for component in &mut expansion[..len] {
+                let (s, e) = two_sum(carry, *component);
+                *component = e;
+                carry = s;
+            }
+            expansion[len] = carry;
+            len += 1;
+        }
+    }
+    // A non-overlapping expansion in increasing magnitude: its sign is the
+    // sign of its most significant non-zero component.
+    expansion[..len]
+        .iter()
+        .rev()
+        .find(|v| **v != 0.0)
+        .map_or(Ordering::Equal, |v| v.partial_cmp(&0.0).unwrap_or(Ordering::Equal))
+}
+
+#[inline]
+fn two_product(a: f64, b: f64) -> (f64, f64) {
+    let hi = a * b;
+    (hi, a.mul_add(b, -hi))
+}
+
+#[inline]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bv = s - a;
+    let av = s - bv;
+    (s, (a - av) + (b - bv))
+}
+
+/// Sign of the cross product `(b - a) x (c - a)` for integer points.
+#[inline]
+#[must_use]
+pub(crate) fn orient_i64(a: [i64; 2], b: [i64; 2], c: [i64; 2]) -> Ordering {
+    ((b[0] - a[0]) * (c[1] - a[1])).cmp(&((b[1] - a[1]) * (c[0] - a[0])))
+}
+
+/// If every coordinate of `points` is a multiple of `1 / 2^shift` for
+/// `shift` in `0..=1` (vertices and half-integer points such as cell
+/// centres), returns the smallest such `shift`.
+#[must_use]
+pub(crate) fn lattice_shift(points: &[DVec2]) -> Option<u32> {
+    let fits = |scale: f64| {
+        points.iter().all(|p| {
+            let (x, y) = (p.x * scale, p.y * scale);
+            x.fract() == 0.0 && y.fract() == 0.0 && x.abs() < 1e15 && y.abs() < 1e15
+        })
+    };
+    if fits(1.0) {
+        Some(0)
+    } else if fits(2.0) {
+        Some(1)
+    } else {
+        None
+    }
+}
+
+/// Euclidean distance between two integer points.
+#[inline]
+#[must_use]
+pub(crate) fn dist_i(a: [i64; 2], b: [i64; 2]) -> f64 {
+    let (dx, dy) = ((a[0] - b[0]) as f64, (a[1] - b[1]) as f64);
+    (dx * dx + dy * dy).sqrt()
+}
+
+/// Length of a polyline.
+#[must_use]
+pub fn polyline_length(points: &[DVec2]) -> f64 {
+    points.windows(2).map(|w| w[0].distance(w[1])).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_on_near_degenerate_inputs() {
+        // Points on the line y = x scaled by awkward decimals.
+        let a = DVec2::new(0.1, 0.1);
+        let b = DVec2::new(0.7, 0.7);
+        for k in 0..100 {
+            let t = f64::from(k) * 0.013;
+            let c = DVec2::new(t, t);
+            // c lies exactly on the line y = x, and so do a and b.
+            assert_eq!(orient_sign(a, b, c), Ordering::Equal, "t = {t}");
+            let up = DVec2::new(t, f64::from_bits(t.to_bits() + 1));
+            if t > 0.0 {
+                assert_eq!(orient_sign(a, b, up), Ordering::Greater, "t = {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn filter_and_exact_agree_on_lattice_points() {
+        for ax in -3..3i64 {
+            for by in -3..3i64 {
+                for cx in -3..3i64 {
+                    let (a, b, c) = ([ax, 1], [2, by], [cx, cx - 1]);
+                    let f = |p: [i64; 2]| DVec2::new(p[0] as f64, p[1] as f64);
+                    assert_eq!(orient_sign(f(a), f(b), f(c)), orient_i64(a, b, c));
+                    assert_eq!(orient_exact(f(a), f(b), f(c)), orient_i64(a, b, c));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lattice_detection() {
+        assert_eq!(lattice_shift(&[DVec2::new(1.0, 2.0)]), Some(0));
+        assert_eq!(lattice_shift(&[DVec2::new(1.5, 2.0)]), Some(1));
+        assert_eq!(lattice_shift(&[DVec2::new(1.25, 2.0)]), None);
+    }
+}

@@ -1,0 +1,605 @@
+//! The walkable world: a bit-packed grid of free and blocked cells.
+//!
+//! # Coordinates
+//!
+//! One convention, used by every planner in the crate (it is the one of
+//! `SPEC.md` and of Moving AI `.map` files):
+//!
+//! - A grid has `width x height` square cells. Cell `(x, y)` is the closed
+//!   square `[x, x + 1] x [y, y + 1]`; `x` grows to the right, `y` grows
+//!   **downwards** (cell `(0, 0)` is the top-left one, as in a `.map` file).
+//! - A *point* is any real `(x, y)` in `[0, width] x [0, height]`; the integer
+//!   points are the grid's *vertices*.
+//! - Everything outside the grid is blocked.
+//!
+//! Mapping grid coordinates to a game's world (origin, cell size, Bevy's y-up
+//! axis) is done by the plugin's `NavGrid`, never here.
+//!
+//! # Regions
+//!
+//! Two free cells are connected iff a chain of free cells sharing edges joins
+//! them (4-connectivity; diagonal contact never connects because a path may not
+//! squeeze through a double corner). The grid keeps a region label per cell,
+//! up to date after every edit, so [`Grid::same_region`] is O(1).
+
+mod movingai;
+mod regions;
+
+pub use movingai::{MapParseError, MapParseErrorKind, Scenario, ScenarioEntry};
+
+use bevy_math::{DVec2, URect, UVec2};
+use thiserror::Error;
+
+/// The largest width or height a [`Grid`] accepts.
+///
+/// It keeps vertex indices within `u32` and every exact geometric computation
+/// on lattice points within `i64`.
+pub const MAX_DIMENSION: u32 = 1 << 15;
+
+/// A region label: cells with the same label are 4-connected.
+///
+/// Labels are only meaningful for one [`Grid::version`]; an edit may renumber
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegionId(pub(crate) u32);
+
+/// Why a grid could not be built or edited.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum GridError {
+    /// The width or height is zero or larger than [`MAX_DIMENSION`].
+    #[error("grid size {width} x {height} is out of range (1..={max} each way)", max = MAX_DIMENSION)]
+    BadSize {
+        /// Requested width.
+        width: u32,
+        /// Requested height.
+        height: u32,
+    },
+    /// A cell or rectangle lies (partly) outside the grid.
+    #[error("cell ({x}, {y}) is outside the {width} x {height} grid")]
+    OutOfBounds {
+        /// Column of the offending cell.
+        x: u32,
+        /// Row of the offending cell.
+        y: u32,
+        /// Grid width.
+        width: u32,
+        /// Grid height.
+        height: u32,
+    },
+}
+
+/// What an edit did to a rectangle of cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EditKind {
+    /// Every cell of the rectangle is now blocked (some may have been before).
+    Blocked,
+    /// Every cell of the rectangle is now free (some may have been before).
+    Freed,
+    /// Cells of the rectangle were both blocked and freed (several edits merged).
+    Mixed,
+}
+
+/// One recorded edit: the rectangle of cells it touched and what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridEdit {
+    /// The [`Grid::version`] right after this edit.
+    pub version: u64,
+    /// Touched cells: `min` inclusive, `max` exclusive, in cell coordinates.
+    pub rect: URect,
+    /// What happened to them.
+    pub kind: EditKind,
+}
+
+/// How many edits the log keeps before it merges them into one.
+const EDIT_LOG_CAPACITY: usize = 256;
+
+/// A bit-packed grid of free and blocked cells, with region labels.
+///
+/// See the [module docs](self) for the coordinate convention.
+///
+/// ```
+/// use bevy_anyangle::grid::Grid;
+///
+/// let grid = Grid::from_ascii(
+///     "....
+///      .##.
+///      ....",
+/// )
+/// .unwrap();
+/// assert_eq!((grid.width(), grid.height()), (4, 3));
+/// assert!(grid.is_free(0, 0));
+/// assert!(!grid.is_free(1, 1));
+/// assert!(!grid.is_free(-1, 0), "outside the grid is blocked");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Grid {
+    width: u32,
+    height: u32,
+    /// `u64` words per stored row.
+    stride: usize,
+    /// Rows `-1..=height`, each `stride` words; cell `x` is bit `x + 1` and a
+    /// set bit means *free*. The padding rows and bits are always 0 (blocked),
+    /// so scans may step one cell past the border without bounds checks.
+    bits: Vec<u64>,
+    /// Region label per cell (`0` = blocked), row-major.
+    labels: Vec<u32>,
+    region_count: u32,
+    version: u64,
+    edits: Vec<GridEdit>,
+}
+
+impl PartialEq for Grid {
+    /// Two grids are equal when they have the same size and the same free
+    /// cells; versions and edit logs are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.width == other.width && self.height == other.height && self.bits == other.bits
+    }
+}
+
+impl Grid {
+    /// A `width x height` grid with every cell free.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::BadSize`] if a side is 0 or above [`MAX_DIMENSION`].
+    pub fn new(width: u32, height: u32) -> Result<Self, GridError> {
+        Self::filled(width, height, true)
+    }
+
+    /// A `width x height` grid with every cell blocked.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::BadSize`] if a side is 0 or above [`MAX_DIMENSION`].
+    pub fn new_blocked(width: u32, height: u32) -> Result<Self, GridError> {
+        Self::filled(width, height, false)
+    }
+
+    fn filled(width: u32, height: u32, free: bool) -> Result<Self, GridError> {
+        if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
+            return Err(GridError::BadSize { width, height });
+        }
+        let stride = (width as usize + 2).div_ceil(64);
+        let mut grid = Grid {
+            width,
+            height,
+            stride,
+            bits: vec![0; stride * (height as usize + 2)],
+            labels: vec![0; width as usize * height as usize],
+            region_count: 0,
+            version: 0,
+            edits: Vec::new(),
+        };
+        if free {
+            for y in 0..height {
+                grid.set_row_bits(y, 0, width, true);
+            }
+        }
+        grid.relabel();
+        Ok(grid)
+    }
+
+    /// Builds a grid from an ASCII picture, one text line per row (top row
+    /// first).
+    ///
+    /// Leading and trailing white space of every line is ignored, and so are
+    /// empty lines, so indented raw strings work. As in a Moving AI map, `.`,
+    /// `G` and `S` are free and every other character is blocked (`#` and `@`
+    /// read best).
+    ///
+    /// # Errors
+    ///
+    /// A [`MapParseError`] naming the line if the picture is empty, its rows
+    /// differ in length, or it is larger than [`MAX_DIMENSION`].
+    pub fn from_ascii(picture: &str) -> Result<Self, MapParseError> {
+        movingai::parse_ascii(picture)
+    }
+
+    /// Parses a Moving AI `.map` file (see [`movingai`](self#regions) docs in
+    /// `SPEC.md`): header lines `type`, `height`, `width` in any order, then
+    /// `map`, then `height` rows of `width` characters; LF or CRLF.
+    ///
+    /// # Errors
+    ///
+    /// A [`MapParseError`] naming the offending line.
+    pub fn from_movingai(text: &str) -> Result<Self, MapParseError> {
+        movingai::parse_map(text)
+    }
+
+    /// Width in cells.
+    #[must_use]
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in cells.
+    #[must_use]
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Size in cells, as a vector.
+    #[must_use]
+    pub fn size(&self) -> UVec2 {
+        UVec2::new(self.width, self.height)
+    }
+
+    /// Whether `(x, y)` is a cell of the grid.
+    #[must_use]
+    #[inline]
+    pub fn contains(&self, x: i64, y: i64) -> bool {
+        x >= 0 && y >= 0 && x < i64::from(self.width) && y < i64::from(self.height)
+    }
+
+    /// Whether cell `(x, y)` is free. Cells outside the grid are blocked.
+    #[must_use]
+    #[inline]
+    pub fn is_free(&self, x: i64, y: i64) -> bool {
+        if x < -1 || y < -1 || x > i64::from(self.width) || y > i64::from(self.height) {
+            return false;
+        }
+        // Padding bits and rows are 0, so -1 and width/height read as blocked.
+        let bit = (x + 1) as usize;
+        let word = self.bits[(y + 1) as usize * self.stride + bit / 64];
+        word >> (bit % 64) & 1 == 1
+    }
+
+    /// Whether cell `(x, y)` is blocked (the negation of [`Grid::is_free`]).
+    #[must_use]
+    #[inline]
+    pub fn is_blocked(&self, x: i64, y: i64) -> bool {
+        !self.is_free(x, y)
+    }
+
+    /// The free flags of the four cells around vertex `(x, y)`, as a 4-bit
+    /// mask: bit 0 = cell `(x-1, y-1)`, bit 1 = `(x, y-1)`, bit 2 = `(x-1, y)`,
+    /// bit 3 = `(x, y)`.
+    #[must_use]
+    #[inline]
+    pub(crate) fn vertex_mask(&self, x: i64, y: i64) -> u8 {
+        u8::from(self.is_free(x - 1, y - 1))
+            | u8::from(self.is_free(x, y - 1)) << 1
+            | u8::from(self.is_free(x - 1, y)) << 2
+            | u8::from(self.is_free(x, y)) << 3
+    }
+
+    /// Whether vertex `(x, y)` is traversable: at least one of its four cells
+    /// is free.
+    #[must_use]
+    #[inline]
+    pub fn is_vertex_traversable(&self, x: i64, y: i64) -> bool {
+        self.vertex_mask(x, y) != 0
+    }
+
+    /// Whether vertex `(x, y)` is a *double corner*: two blocked cells touching
+    /// diagonally and two free cells touching diagonally. No path may squeeze
+    /// through one.
+    #[must_use]
+    #[inline]
+    pub fn is_double_corner(&self, x: i64, y: i64) -> bool {
+        matches!(self.vertex_mask(x, y), 0b1001 | 0b0110)
+    }
+
+    /// Whether the real point `p` is traversable: it lies in the closed square
+    /// of at least one free cell. Non-finite points are not.
+    #[must_use]
+    pub fn is_point_traversable(&self, p: DVec2) -> bool {
+        if !p.is_finite() {
+            return false;
+        }
+        let (xs, ys) = (cell_span(p.x), cell_span(p.y));
+        xs.into_iter()
+            .flatten()
+            .any(|x| ys.into_iter().flatten().any(|y| self.is_free(x, y)))
+    }
+
+    /// Whether `p` lies in `[0, width] x [0, height]` (and is finite).
+    #[must_use]
+    pub fn contains_point(&self, p: DVec2) -> bool {
+        p.is_finite()
+            && p.x >= 0.0
+            && p.y >= 0.0
+            && p.x <= f64::from(self.width)
+            && p.y <= f64::from(self.height)
+    }
+
+    /// Number of free cells.
+    #[must_use]
+    pub fn free_count(&self) -> u64 {
+        self.bits.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// The grid's version: 0 when built, plus one per edit that changed a cell.
+    #[must_use]
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Sets one cell free or blocked.
+    ///
+    /// Bumps the version and logs the edit if the cell changed; region labels
+    /// are brought up to date before it returns (cost O(width x height) in the
+    /// worst case: batch many changes with [`Grid::edit`]).
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the cell is not in the grid.
+    pub fn set_free(&mut self, cell: UVec2, free: bool) -> Result<bool, GridError> {
+        self.set_rect_free(URect::from_corners(cell, cell + UVec2::ONE), free)
+    }
+
+    /// Sets every cell of `rect` (`min` inclusive, `max` exclusive) free or
+    /// blocked. Returns whether any cell changed.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the rectangle leaves the grid.
+    pub fn set_rect_free(&mut self, rect: URect, free: bool) -> Result<bool, GridError> {
+        let changed = self.apply_rect(rect, free)?;
+        if changed {
+            self.relabel();
+        }
+        Ok(changed)
+    }
+
+    /// Applies several edits at once and relabels regions once at the end.
+    ///
+    /// Returns whether any cell changed.
+    ///
+    /// # Errors
+    ///
+    /// The first [`GridError`] an edit returns; edits before it stay applied.
+    ///
+    /// ```
+    /// use bevy_anyangle::grid::Grid;
+    /// use bevy_anyangle::prelude::{URect, UVec2};
+    ///
+    /// let mut grid = Grid::new(8, 8).unwrap();
+    /// grid.edit(|e| {
+    ///     e.set_free(UVec2::new(1, 1), false)?;
+    ///     e.set_rect_free(URect::new(3, 0, 4, 8), false)
+    /// })
+    /// .unwrap();
+    /// assert!(!grid.same_region(UVec2::new(0, 0), UVec2::new(7, 7)));
+    /// ```
+    pub fn edit<R>(
+        &mut self,
+        f: impl FnOnce(&mut GridEditor<'_>) -> Result<R, GridError>,
+    ) -> Result<R, GridError> {
+        let before = self.version;
+        let result = f(&mut GridEditor { grid: self });
+        if self.version != before {
+            self.relabel();
+        }
+        result
+    }
+
+    /// Applies an edit without relabelling; bumps version and logs if changed.
+    fn apply_rect(&mut self, rect: URect, free: bool) -> Result<bool, GridError> {
+        if rect.max.x > self.width || rect.max.y > self.height {
+            return Err(GridError::OutOfBounds {
+                x: rect.max.x.saturating_sub(1).max(rect.min.x),
+                y: rect.max.y.saturating_sub(1).max(rect.min.y),
+                width: self.width,
+                height: self.height,
+            });
+        }
+        if rect.is_empty() {
+            return Ok(false);
+        }
+        let mut changed = false;
+        for y in rect.min.y..rect.max.y {
+            changed |= self.set_row_bits(y, rect.min.x, rect.max.x, free);
+        }
+        if changed {
+            self.version += 1;
+            self.log_edit(GridEdit {
+                version: self.version,
+                rect,
+                kind: if free { EditKind::Freed } else { EditKind::Blocked },
+            });
+        }
+        Ok(changed)
+    }
+
+    fn log_edit(&mut self, edit: GridEdit) {
+        if self.edits.len() >= EDIT_LOG_CAPACITY {
+            let merged = self.edits.drain(..).fold(edit, |acc, e| GridEdit {
+                version: acc.version.max(e.version),
+                rect: acc.rect.union(e.rect),
+                kind: if acc.kind == e.kind { acc.kind } else { EditKind::Mixed },
+            });
+            self.edits.push(merged);
+        } else {
+            self.edits.push(edit);
+        }
+    }
+
+    /// Sets cells `x0..x1` of row `y`; returns whether a bit changed.
+    fn set_row_bits(&mut self, y: u32, x0: u32, x1: u32, free: bool) -> bool {
+        let row = (y as usize + 1) * self.stride;
+        let mut changed = false;
+        let (mut b, end) = (x0 as usize + 1, x1 as usize + 1);
+        while b < end {
+            let word = b / 64;
+            let lo = b % 64;
+            let hi = (end - word * 64).min(64);
+            let mask = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
+            let w = &mut self.bits[row + word];
+            let new = if free { *w | mask } else { *w & !mask };
+            changed |= new != *w;
+            *w = new;
+            b = word * 64 + hi;
+        }
+        changed
+    }
+
+    /// The edits logged since version `since` (exclusive), oldest first.
+    ///
+    /// The log keeps the last edits only; when it is full, old edits merge
+    /// into one bounding rectangle of kind [`EditKind::Mixed`] (conservative:
+    /// it covers every change).
+    pub fn edits_since(&self, since: u64) -> impl Iterator<Item = &GridEdit> {
+        self.edits.iter().filter(move |e| e.version > since)
+    }
+
+    /// Forgets logged edits up to and including `version`.
+    pub fn clear_edits_through(&mut self, version: u64) {
+        self.edits.retain(|e| e.version > version);
+    }
+
+    /// The region of cell `(x, y)`, or `None` if it is blocked or outside.
+    #[must_use]
+    #[inline]
+    pub fn region(&self, x: i64, y: i64) -> Option<RegionId> {
+        if !self.contains(x, y) {
+            return None;
+        }
+        let l = self.labels[y as usize * self.width as usize + x as usize];
+        (l != 0).then_some(RegionId(l))
+    }
+
+    /// Whether two cells are free and 4-connected. O(1).
+    #[must_use]
+    pub fn same_region(&self, a: UVec2, b: UVec2) -> bool {
+        match (
+            self.region(i64::from(a.x), i64::from(a.y)),
+            self.region(i64::from(b.x), i64::from(b.y)),
+        ) {
+            (Some(ra), Some(rb)) => ra == rb,
+            _ => false,
+        }
+    }
+
+    /// Number of connected regions of free cells.
+    #[must_use]
+    pub fn region_count(&self) -> u32 {
+        self.region_count
+    }
+
+    /// Words of stored row `y` (`-1..=height`): bit `x + 1` is cell `x`, set
+    /// when free; padding is 0.
+    #[must_use]
+    #[inline]
+    pub(crate) fn row_words(&self, y: i64) -> &[u64] {
+        let r = (y + 1) as usize * self.stride;
+        &self.bits[r..r + self.stride]
+    }
+
+    fn relabel(&mut self) {
+        self.region_count = regions::label(self);
+    }
+}
+
+/// A handle for batched edits, see [`Grid::edit`].
+pub struct GridEditor<'a> {
+    grid: &'a mut Grid,
+}
+
+impl GridEditor<'_> {
+    /// Sets one cell free or blocked; returns whether it changed.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the cell is not in the grid.
+    pub fn set_free(&mut self, cell: UVec2, free: bool) -> Result<bool, GridError> {
+        self.grid
+            .apply_rect(URect::from_corners(cell, cell + UVec2::ONE), free)
+    }
+
+    /// Sets every cell of `rect` (`max` exclusive) free or blocked; returns
+    /// whether any changed.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the rectangle leaves the grid.
+    pub fn set_rect_free(&mut self, rect: URect, free: bool) -> Result<bool, GridError> {
+        self.grid.apply_rect(rect, free)
+    }
+
+    /// Read access to the grid being edited (regions are stale until the
+    /// edit ends).
+    #[must_use]
+    pub fn grid(&self) -> &Grid {
+        self.grid
+    }
+}
+
+/// The cells (one or two) whose closed span on one axis contains `v`:
+/// `[floor v]`, or `[v - 1, v]` when `v` is an integer.
+#[inline]
+pub(crate) fn cell_span(v: f64) -> [Option<i64>; 2] {
+    let f = v.floor();
+    let c = f as i64;
+    if f == v { [Some(c - 1), Some(c)] } else { [Some(c), None] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_sizes_are_errors() {
+        assert!(matches!(Grid::new(0, 3), Err(GridError::BadSize { .. })));
+        assert!(matches!(
+            Grid::new(3, MAX_DIMENSION + 1),
+            Err(GridError::BadSize { .. })
+        ));
+    }
+
+    #[test]
+    fn wide_rows_span_words() {
+        let mut g = Grid::new(130, 3).unwrap();
+        assert_eq!(g.free_count(), 390);
+        assert!(g.is_free(129, 2) && !g.is_free(130, 2) && !g.is_free(-1, 0));
+        g.set_rect_free(URect::new(60, 1, 70, 2), false).unwrap();
+        for x in 0..130 {
+            assert_eq!(g.is_free(x, 1), !(60..70).contains(&x), "x = {x}");
+        }
+        assert_eq!(g.version(), 1);
+        assert!(!g.set_rect_free(URect::new(60, 1, 70, 2), false).unwrap());
+        assert_eq!(g.version(), 1, "no-op edits do not bump the version");
+    }
+
+    #[test]
+    fn edits_keep_regions_current() {
+        let mut g = Grid::new(5, 5).unwrap();
+        assert_eq!(g.region_count(), 1);
+        g.set_rect_free(URect::new(2, 0, 3, 5), false).unwrap();
+        assert_eq!(g.region_count(), 2);
+        assert!(!g.same_region(UVec2::new(0, 0), UVec2::new(4, 4)));
+        g.set_free(UVec2::new(2, 4), true).unwrap();
+        assert_eq!(g.region_count(), 1);
+        assert!(g.same_region(UVec2::new(0, 0), UVec2::new(4, 4)));
+        let edits: Vec<_> = g.edits_since(0).copied().collect();
+        assert_eq!(edits.len(), 2);
+        assert_eq!(edits[1].kind, EditKind::Freed);
+        assert_eq!(edits[1].rect, URect::new(2, 4, 3, 5));
+    }
+
+    #[test]
+    fn out_of_bounds_edit_is_an_error() {
+        let mut g = Grid::new(4, 4).unwrap();
+        assert!(matches!(
+            g.set_free(UVec2::new(4, 0), false),
+            Err(GridError::OutOfBounds { .. })
+        ));
+    }
+
+    #[test]
+    fn diagonal_contact_does_not_connect() {
+        let g = Grid::from_ascii(".#\n#.").unwrap();
+        assert_eq!(g.region_count(), 2);
+        assert!(g.is_double_corner(1, 1));
+        assert!(!g.is_double_corner(0, 0));
+    }
+
+    #[test]
+    fn points_on_lines_use_either_cell() {
+        let g = Grid::from_ascii(".#\n##").unwrap();
+        assert!(g.is_point_traversable(DVec2::new(1.0, 0.5)));
+        assert!(g.is_point_traversable(DVec2::new(1.0, 1.0)));
+        assert!(!g.is_point_traversable(DVec2::new(1.5, 0.5)));
+        assert!(!g.is_point_traversable(DVec2::new(f64::NAN, 0.5)));
+    }
+}

@@ -1,0 +1,365 @@
+//! Moving AI benchmark formats (`.map`, `.scen`) and ASCII pictures.
+//!
+//! Formats as documented by the Moving AI Lab (N. Sturtevant, "Benchmarks for
+//! Grid-Based Pathfinding", IEEE TCIAIG 4(2), 2012). For any-angle work, `.`,
+//! `G` and `S` are passable and every other character is blocked.
+
+use bevy_math::UVec2;
+use thiserror::Error;
+
+use super::{Grid, GridError, MAX_DIMENSION};
+
+/// A malformed map, picture or scenario file, with the 1-based line at fault.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("line {line}: {kind}")]
+pub struct MapParseError {
+    /// 1-based line number (the line after the last one for a premature end).
+    pub line: usize,
+    /// What is wrong there.
+    pub kind: MapParseErrorKind,
+}
+
+/// What is wrong in a [`MapParseError`].
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum MapParseErrorKind {
+    /// The input has no content.
+    #[error("the input is empty")]
+    Empty,
+    /// A header line is not `type ...`, `height N`, `width N` or `map`.
+    #[error("unexpected header line {0:?}")]
+    BadHeader(String),
+    /// A header field is missing before `map`.
+    #[error("the header has no `{0}` line")]
+    MissingField(&'static str),
+    /// A number could not be read.
+    #[error("{field} is not a valid number: {text:?}")]
+    BadNumber {
+        /// Which field.
+        field: &'static str,
+        /// The text found.
+        text: String,
+    },
+    /// The declared size is zero or too large.
+    #[error("size {width} x {height} is out of range (1..={max} each way)", max = MAX_DIMENSION)]
+    BadSize {
+        /// Declared or found width.
+        width: u64,
+        /// Declared or found height.
+        height: u64,
+    },
+    /// A map row has the wrong number of characters.
+    #[error("row has {found} cells, expected {expected}")]
+    RowLength {
+        /// Expected width.
+        expected: usize,
+        /// Characters found.
+        found: usize,
+    },
+    /// Fewer rows than declared.
+    #[error("the map ends after {found} rows, expected {expected}")]
+    MissingRows {
+        /// Declared height.
+        expected: usize,
+        /// Rows found.
+        found: usize,
+    },
+    /// Non-empty lines after the last row.
+    #[error("unexpected content after the last map row")]
+    TrailingContent,
+    /// The scenario's first line is not `version 1` or `version 1.0`.
+    #[error("expected `version 1` or `version 1.0`, found {0:?}")]
+    BadVersion(String),
+    /// A scenario line does not have the nine fields.
+    #[error("expected 9 fields, found {0}")]
+    FieldCount(usize),
+    /// A scenario point lies outside the map size the line declares.
+    #[error("point ({x}, {y}) lies outside the {width} x {height} map")]
+    PointOutside {
+        /// Column.
+        x: u32,
+        /// Row.
+        y: u32,
+        /// Declared width.
+        width: u32,
+        /// Declared height.
+        height: u32,
+    },
+}
+
+fn err(line: usize, kind: MapParseErrorKind) -> MapParseError {
+    MapParseError { line, kind }
+}
+
+fn is_passable(c: u8) -> bool {
+    matches!(c, b'.' | b'G' | b'S')
+}
+
+/// Builds a grid from rows of passability characters.
+fn grid_from_rows<'a>(
+    rows: impl ExactSizeIterator<Item = (usize, &'a [u8])>,
+    width: usize,
+) -> Result<Grid, MapParseError> {
+    let height = rows.len();
+    let mut grid = Grid::new_blocked(width as u32, height as u32).map_err(|e| match e {
+        GridError::BadSize { width, height } => err(
+            1,
+            MapParseErrorKind::BadSize { width: width.into(), height: height.into() },
+        ),
+        GridError::OutOfBounds { .. } => unreachable!("construction never edits"),
+    })?;
+    for (y, (line, row)) in rows.enumerate() {
+        if row.len() != width {
+            return Err(err(line, MapParseErrorKind::RowLength { expected: width, found: row.len() }));
+        }
+        let mut x = 0;
+        while x < width {
+            if is_passable(row[x]) {
+                let start = x;
+                while x < width && is_passable(row[x]) {
+                    x += 1;
+                }
+                grid.set_row_bits(y as u32, start as u32, x as u32, true);
+            } else {
+                x += 1;
+            }
+        }
+    }
+    grid.relabel();
+    Ok(grid)
+}
+
+fn check_size(line: usize, width: u64, height: u64) -> Result<(), MapParseError> {
+    let max = u64::from(MAX_DIMENSION);
+    if width == 0 || height == 0 || width > max || height > max {
+        return Err(err(line, MapParseErrorKind::BadSize { width, height }));
+    }
+    Ok(())
+}
+
+pub(super) fn parse_ascii(picture: &str) -> Result<Grid, MapParseError> {
+    let rows: Vec<(usize, &[u8])> = picture
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim().as_bytes()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    let Some(&(first_line, first)) = rows.first() else {
+        return Err(err(1, MapParseErrorKind::Empty));
+    };
+    check_size(first_line, first.len() as u64, rows.len() as u64)?;
+    grid_from_rows(rows.into_iter(), first.len())
+}
+
+pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
+    // One final line break ends the last row; it does not start another.
+    let text = text.strip_suffix('\n').map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
+    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).enumerate();
+    let (mut width, mut height) = (None, None);
+    let mut saw_type = false;
+    let mut last_line = 0;
+    loop {
+        let Some((i, line)) = lines.next() else {
+            return Err(if text.trim().is_empty() {
+                err(1, MapParseErrorKind::Empty)
+            } else {
+                err(last_line + 1, MapParseErrorKind::MissingField("map"))
+            });
+        };
+        let n = i + 1;
+        last_line = n;
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let mut parts = t.split_whitespace();
+        let key = parts.next().unwrap_or_default();
+        let value = parts.next();
+        let number = |field: &'static str| -> Result<u64, MapParseError> {
+            let text = value.unwrap_or_default();
+            text.parse::<u64>()
+                .map_err(|_| err(n, MapParseErrorKind::BadNumber { field, text: text.to_owned() }))
+        };
+        match key.to_ascii_lowercase().as_str() {
+            "type" => saw_type = true,
+            "height" => height = Some(number("height")?),
+            "width" => width = Some(number("width")?),
+            "map" if value.is_none() => break,
+            _ => return Err(err(n, MapParseErrorKind::BadHeader(t.to_owned()))),
+        }
+    }
+    let _ = saw_type; // `type` is informative only (always `octile` in practice).
+    let width = width.ok_or_else(|| err(last_line, MapParseErrorKind::MissingField("width")))?;
+    let height = height.ok_or_else(|| err(last_line, MapParseErrorKind::MissingField("height")))?;
+    check_size(last_line, width, height)?;
+    let (width, height) = (width as usize, height as usize);
+
+    let mut rows = Vec::with_capacity(height);
+    for (i, line) in lines.by_ref() {
+        if rows.len() == height {
+            if !line.trim().is_empty() {
+                return Err(err(i + 1, MapParseErrorKind::TrailingContent));
+            }
+            continue;
+        }
+        rows.push((i + 1, line.as_bytes()));
+    }
+    if rows.len() < height {
+        let end = rows.last().map_or(last_line + 1, |r| r.0 + 1);
+        return Err(err(end, MapParseErrorKind::MissingRows { expected: height, found: rows.len() }));
+    }
+    grid_from_rows(rows.into_iter(), width)
+}
+
+/// One query of a Moving AI scenario file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioEntry {
+    /// The difficulty bucket.
+    pub bucket: u32,
+    /// The map file name as written in the scenario.
+    pub map: String,
+    /// The map width the scenario declares.
+    pub map_width: u32,
+    /// The map height the scenario declares.
+    pub map_height: u32,
+    /// Start cell.
+    pub start: UVec2,
+    /// Goal cell.
+    pub goal: UVec2,
+    /// The 8-connected optimum without corner cutting: an upper bound on the
+    /// any-angle optimum, not the any-angle optimum itself.
+    pub octile_length: f64,
+}
+
+/// A parsed Moving AI `.scen` file.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Scenario {
+    /// The queries, in file order.
+    pub entries: Vec<ScenarioEntry>,
+}
+
+impl Scenario {
+    /// Parses a `.scen` file: `version 1` or `version 1.0`, then one query
+    /// per line, fields separated by tabs or spaces.
+    ///
+    /// # Errors
+    ///
+    /// A [`MapParseError`] naming the offending line.
+    pub fn parse(text: &str) -> Result<Self, MapParseError> {
+        let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).enumerate();
+        let version = loop {
+            match lines.next() {
+                None => return Err(err(1, MapParseErrorKind::Empty)),
+                Some((_, l)) if l.trim().is_empty() => {}
+                Some((i, l)) => break (i + 1, l.trim()),
+            }
+        };
+        let mut words = version.1.split_whitespace();
+        if words.next() != Some("version")
+            || !matches!(words.next(), Some("1" | "1.0"))
+            || words.next().is_some()
+        {
+            return Err(err(version.0, MapParseErrorKind::BadVersion(version.1.to_owned())));
+        }
+        let mut entries = Vec::new();
+        for (i, line) in lines {
+            let n = i + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line.split(['\t', ' ']).filter(|f| !f.is_empty()).collect();
+            if fields.len() != 9 {
+                return Err(err(n, MapParseErrorKind::FieldCount(fields.len())));
+            }
+            let int = |k: usize, field: &'static str| -> Result<u32, MapParseError> {
+                fields[k].parse::<u32>().map_err(|_| {
+                    err(n, MapParseErrorKind::BadNumber { field, text: fields[k].to_owned() })
+                })
+            };
+            let (map_width, map_height) = (int(2, "map width")?, int(3, "map height")?);
+            let start = UVec2::new(int(4, "start x")?, int(5, "start y")?);
+            let goal = UVec2::new(int(6, "goal x")?, int(7, "goal y")?);
+            for p in [start, goal] {
+                if p.x >= map_width || p.y >= map_height {
+                    return Err(err(
+                        n,
+                        MapParseErrorKind::PointOutside {
+                            x: p.x,
+                            y: p.y,
+                            width: map_width,
+                            height: map_height,
+                        },
+                    ));
+                }
+            }
+            let octile_length = fields[8]
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
+                    err(n, MapParseErrorKind::BadNumber { field: "optimal length", text: fields[8].to_owned() })
+                })?;
+            entries.push(ScenarioEntry {
+                bucket: int(0, "bucket")?,
+                map: fields[1].to_owned(),
+                map_width,
+                map_height,
+                start,
+                goal,
+                octile_length,
+            });
+        }
+        Ok(Scenario { entries })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_fields_in_any_order_and_crlf() {
+        let g = Grid::from_movingai("width 3\r\ntype octile\r\nheight 2\r\nmap\r\n.@T\r\nGS.\r\n").unwrap();
+        assert_eq!((g.width(), g.height()), (3, 2));
+        assert!(g.is_free(0, 0) && !g.is_free(1, 0) && !g.is_free(2, 0));
+        assert!(g.is_free(0, 1) && g.is_free(1, 1) && g.is_free(2, 1));
+    }
+
+    #[test]
+    fn malformed_maps_name_the_line() {
+        let e = Grid::from_movingai("type octile\nheight 2\nwidth 3\nmap\n...\n..\n").unwrap_err();
+        assert_eq!(e, err(6, MapParseErrorKind::RowLength { expected: 3, found: 2 }));
+        let e = Grid::from_movingai("type octile\nheight x\nwidth 3\nmap\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = Grid::from_movingai("type octile\nheight 3\nwidth 3\nmap\n...\n").unwrap_err();
+        assert!(matches!(e.kind, MapParseErrorKind::MissingRows { expected: 3, found: 1 }));
+        let e = Grid::from_movingai("type octile\nheight 1\nmap\n.\n").unwrap_err();
+        assert_eq!(e.kind, MapParseErrorKind::MissingField("width"));
+        let e = Grid::from_movingai("type octile\nheight 0\nwidth 3\nmap\n").unwrap_err();
+        assert!(matches!(e.kind, MapParseErrorKind::BadSize { .. }));
+        let e = Grid::from_movingai("type octile\nheight 1\nwidth 1\nmap\n.\n.\n").unwrap_err();
+        assert_eq!(e, err(6, MapParseErrorKind::TrailingContent));
+        assert_eq!(Grid::from_movingai("").unwrap_err().kind, MapParseErrorKind::Empty);
+        assert!(Grid::from_movingai("\u{0}\u{ff}").is_err());
+    }
+
+    #[test]
+    fn ascii_rows_must_match() {
+        let e = Grid::from_ascii("...\n..").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert_eq!(Grid::from_ascii("  \n ").unwrap_err().kind, MapParseErrorKind::Empty);
+    }
+
+    #[test]
+    fn scenarios_with_tabs_or_spaces() {
+        let s = Scenario::parse("version 1.0\n0\tm.map\t4\t4\t0\t1\t3\t3\t4.24264069\n1 m.map 4 4 1 1 2 2 1.41\n").unwrap();
+        assert_eq!(s.entries.len(), 2);
+        assert_eq!(s.entries[0].start, UVec2::new(0, 1));
+        assert_eq!(s.entries[1].goal, UVec2::new(2, 2));
+        let e = Scenario::parse("version 2\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = Scenario::parse("version 1\n0 m.map 4 4 0 1 3\n").unwrap_err();
+        assert_eq!(e, err(2, MapParseErrorKind::FieldCount(7)));
+        let e = Scenario::parse("version 1\n0 m.map 4 4 0 9 3 3 1.0\n").unwrap_err();
+        assert!(matches!(e.kind, MapParseErrorKind::PointOutside { .. }));
+    }
+}

@@ -1,0 +1,33 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # Crate layout
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`grid`] | the bit-packed [`Grid`](grid::Grid), Moving AI parsers, regions, edits |
+//! | [`geom`] | exact orientation predicates |
+//! | [`los`] | line of sight, exactly as `SPEC.md` defines it |
+//! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors |
+//!
+//! The algorithm core (everything above) never sees Bevy's ECS; it builds with
+//! `--no-default-features`.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `plugin` | yes | the Bevy plugin (`bevy_ecs`, `bevy_app`, `bevy_tasks`) |
+
+pub mod geom;
+pub mod grid;
+pub mod los;
+pub mod search;
+
+/// The most used types, for a glob import.
+pub mod prelude {
+    pub use crate::grid::{Grid, GridError, MapParseError, Scenario};
+    pub use crate::search::{
+        Algorithm, FallbackPolicy, Path, PathKind, PlanError, PlanOptions, Planner, SearchStats, plan,
+    };
+    pub use bevy_math::{DVec2, URect, UVec2};
+}

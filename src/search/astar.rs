@@ -1,0 +1,113 @@
+//! A* on the 8-connected vertex grid (the baseline), and line-of-sight
+//! post-smoothing ("A* PS", Botea, Müller & Schaeffer 2004, as evaluated in
+//! Daniel et al., JAIR 39, 2010).
+//!
+//! The octile heuristic is consistent for moves of cost 1 and sqrt 2; for a
+//! goal that is not a vertex it is the octile distance to the best corner of
+//! the goal's cells plus the straight distance from that corner to the goal,
+//! which is consistent too (a minimum of consistent heuristics).
+
+use bevy_math::DVec2;
+
+use super::heap::OpenEntry;
+use super::vertex_graph::{Graph, Scratch};
+use super::{Endpoint, Outcome, SearchContext};
+use crate::los::line_of_sight;
+
+fn octile(a: DVec2, b: DVec2) -> f64 {
+    let d = (a - b).abs();
+    d.max_element() + (core::f64::consts::SQRT_2 - 1.0) * d.min_element()
+}
+
+/// Runs A* from `ctx.start` to `ctx.goal`; on success the path is in `out`.
+pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+    let graph = Graph::new(ctx);
+    scratch.prepare(graph.node_count());
+    let weight = ctx.options.weight();
+    // Targets for the heuristic: the goal vertex, or the goal's cell corners
+    // with the straight remainder to the goal point.
+    let goal = ctx.goal;
+    let mut targets = [(DVec2::ZERO, 0.0); 16];
+    let mut target_count = 0;
+    if goal.vertex.is_some() {
+        targets[0] = (goal.p, 0.0);
+        target_count = 1;
+    } else {
+        for c in goal.cells() {
+            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let corner = DVec2::new((c[0] + dx) as f64, (c[1] + dy) as f64);
+                targets[target_count] = (corner, corner.distance(goal.p));
+                target_count += 1;
+            }
+        }
+    }
+    let targets = &targets[..target_count];
+    let h = |graph: &Graph<'_>, n: u32| {
+        if n == graph.goal {
+            return 0.0;
+        }
+        let p = graph.point(n);
+        weight * targets.iter().map(|(t, rest)| octile(p, *t) + rest).fold(f64::INFINITY, f64::min)
+    };
+
+    let start = graph.start;
+    scratch.get_mut(start).g = 0.0;
+    scratch.get_mut(start).parent = start;
+    scratch.open.push(OpenEntry { f: h(&graph, start), g: 0.0, node: start });
+    ctx.stats.generated += 1;
+
+    while let Some(entry) = scratch.open.pop() {
+        let n = entry.node;
+        if scratch.get(n).closed {
+            continue;
+        }
+        if n == graph.goal {
+            graph.reconstruct(scratch, out);
+            return Outcome::Found;
+        }
+        scratch.get_mut(n).closed = true;
+        ctx.stats.expanded += 1;
+        if let Some(stop) = ctx.should_stop() {
+            return stop;
+        }
+        let g_n = entry.g;
+        graph.neighbours(n, |m, cost| {
+            let ms = scratch.get_mut(m);
+            let g = g_n + cost;
+            if !ms.closed && g < ms.g {
+                ms.g = g;
+                ms.parent = n;
+                scratch.open.push(OpenEntry { f: g + h(&graph, m), g, node: m });
+                ctx.stats.generated += 1;
+            }
+        });
+    }
+    Outcome::Exhausted
+}
+
+/// Whether a leg between two path points is usable (visible, and allowed by
+/// the south-east rule at a start or goal on a double corner).
+fn leg_ok(ctx: &mut SearchContext<'_>, a: DVec2, b: DVec2) -> bool {
+    ctx.stats.los_checks += 1;
+    let rule = |e: &Endpoint, p: DVec2, other: DVec2| p != e.p || e.allows_towards(other);
+    rule(ctx.start, a, b) && rule(ctx.goal, b, a) && line_of_sight(ctx.grid, a, b)
+}
+
+/// Greedy post-smoothing in place: keeps a waypoint only where the previous
+/// kept one cannot see the next.
+pub(crate) fn smooth(ctx: &mut SearchContext<'_>, path: &mut Vec<DVec2>) {
+    if path.len() < 3 {
+        return;
+    }
+    let mut kept = 1; // path[..kept] is the smoothed prefix
+    for j in 1..path.len() - 1 {
+        let anchor = path[kept - 1];
+        if !leg_ok(ctx, anchor, path[j + 1]) {
+            path[kept] = path[j];
+            kept += 1;
+        }
+    }
+    let last = path[path.len() - 1];
+    path[kept] = last;
+    path.truncate(kept + 1);
+}

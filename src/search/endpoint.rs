@@ -1,0 +1,165 @@
+//! Start and goal points: which cells they may use, their region, and the
+//! nearest valid point to an invalid one.
+
+use bevy_math::DVec2;
+
+use super::SearchContext;
+use crate::grid::{Grid, RegionId, cell_span};
+use crate::los::line_of_sight;
+
+/// A valid start or goal point.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Endpoint {
+    /// The point, in grid coordinates.
+    pub p: DVec2,
+    /// The vertex, when `p` is an integer point.
+    pub vertex: Option<[i64; 2]>,
+    /// The free cells the path may leave or arrive through: every free cell
+    /// whose closed square contains `p`, or only the south-east one on a
+    /// double corner. One to four cells; unused slots repeat the first.
+    pub cells: [[i64; 2]; 4],
+    /// How many of `cells` are used.
+    pub cell_count: usize,
+    /// On a double corner: segments at `p` must point into the south-east
+    /// quadrant (both direction components `>= 0`).
+    pub restricted: bool,
+    /// The region of the cells.
+    pub region: RegionId,
+}
+
+impl Endpoint {
+    /// Resolves `p` into an endpoint, or `None` if it is not a valid start
+    /// or goal (outside, not traversable, or a double corner whose
+    /// south-east cell is blocked).
+    pub(crate) fn resolve(grid: &Grid, p: DVec2) -> Option<Endpoint> {
+        if !grid.contains_point(p) {
+            return None;
+        }
+        let vertex = (p.x.fract() == 0.0 && p.y.fract() == 0.0).then(|| [p.x as i64, p.y as i64]);
+        let mut cells = [[0i64; 2]; 4];
+        let mut cell_count = 0;
+        let mut restricted = false;
+        if let Some([x, y]) = vertex
+            && grid.is_double_corner(x, y)
+        {
+            if !grid.is_free(x, y) {
+                return None;
+            }
+            cells[0] = [x, y];
+            cell_count = 1;
+            restricted = true;
+        } else {
+            for cy in cell_span(p.y).into_iter().flatten() {
+                for cx in cell_span(p.x).into_iter().flatten() {
+                    if grid.is_free(cx, cy) {
+                        cells[cell_count] = [cx, cy];
+                        cell_count += 1;
+                    }
+                }
+            }
+        }
+        if cell_count == 0 {
+            return None;
+        }
+        for i in cell_count..4 {
+            cells[i] = cells[0];
+        }
+        let region = grid.region(cells[0][0], cells[0][1])?;
+        Some(Endpoint { p, vertex, cells, cell_count, restricted, region })
+    }
+
+    /// The cells the path may use at this point.
+    pub(crate) fn cells(&self) -> &[[i64; 2]] {
+        &self.cells[..self.cell_count]
+    }
+
+    /// Whether a segment may leave (or arrive at) this point heading from it
+    /// towards `other`.
+    #[inline]
+    pub(crate) fn allows_towards(&self, other: DVec2) -> bool {
+        !self.restricted || (other.x >= self.p.x && other.y >= self.p.y)
+    }
+
+    /// Whether `cell` is one of this endpoint's cells.
+    pub(crate) fn has_cell(&self, cell: [i64; 2]) -> bool {
+        self.cells().contains(&cell)
+    }
+}
+
+/// Whether the segment between two endpoints is usable as one path leg:
+/// visible, and allowed by both points' double-corner restrictions. Counts a
+/// line-of-sight check.
+pub(crate) fn visible(ctx: &mut SearchContext<'_>, a: &Endpoint, b: &Endpoint) -> bool {
+    ctx.stats.los_checks += 1;
+    a.allows_towards(b.p) && b.allows_towards(a.p) && line_of_sight(ctx.grid, a.p, b.p)
+}
+
+/// The nearest valid endpoint to `p` (Euclidean), among the free cells of
+/// `region` (or of any region when `None`): the minimum over those cells of
+/// `p` clamped into the cell's square, as `SPEC.md` defines the fallback
+/// target. `None` if there is no such cell.
+///
+/// When that point is a vertex that would belong to another cell (a double
+/// corner, whose points belong to the south-east cell), it is moved 1/1024 of
+/// a cell into the chosen cell so that it is valid.
+pub(crate) fn nearest_valid_point(grid: &Grid, p: DVec2, region: Option<RegionId>) -> Option<DVec2> {
+    let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
+    let clamped = DVec2::new(p.x.clamp(0.0, w as f64), p.y.clamp(0.0, h as f64));
+    let c0 = [(clamped.x.floor() as i64).min(w - 1), (clamped.y.floor() as i64).min(h - 1)];
+    let wanted = |x: i64, y: i64| match region {
+        Some(r) => grid.region(x, y) == Some(r),
+        None => grid.is_free(x, y),
+    };
+    let mut best: Option<(f64, [i64; 2], DVec2)> = None;
+    let max_ring = w.max(h);
+    for r in 0..=max_ring {
+        // Every cell of ring r is at least r - 1 away from `clamped`, and
+        // clamping to the grid never increases distances to its cells.
+        if let Some((d, _, _)) = best
+            && (r - 1) as f64 > d
+        {
+            break;
+        }
+        let (x0, x1, y0, y1) = (c0[0] - r, c0[0] + r, c0[1] - r, c0[1] + r);
+        let mut visit = |x: i64, y: i64| {
+            if !wanted(x, y) {
+                return;
+            }
+            let q = DVec2::new(
+                p.x.clamp(x as f64, (x + 1) as f64),
+                p.y.clamp(y as f64, (y + 1) as f64),
+            );
+            let d = q.distance(p);
+            if best.is_none_or(|(bd, _, _)| d < bd) {
+                best = Some((d, [x, y], q));
+            }
+        };
+        for y in y0.max(0)..=y1.min(h - 1) {
+            if y == y0 || y == y1 {
+                for x in x0.max(0)..=x1.min(w - 1) {
+                    visit(x, y);
+                }
+            } else {
+                if x0 >= 0 {
+                    visit(x0, y);
+                }
+                if x1 < w && x1 != x0 {
+                    visit(x1, y);
+                }
+            }
+        }
+    }
+    let (_, cell, q) = best?;
+    let ok = Endpoint::resolve(grid, q).is_some_and(|e| e.has_cell(cell));
+    if ok {
+        return Some(q);
+    }
+    // A vertex owned by another cell: step into ours.
+    let centre = DVec2::new(cell[0] as f64 + 0.5, cell[1] as f64 + 0.5);
+    let step = |from: f64, to: f64| match from.total_cmp(&to) {
+        core::cmp::Ordering::Less => 1.0 / 1024.0,
+        core::cmp::Ordering::Greater => -1.0 / 1024.0,
+        core::cmp::Ordering::Equal => 0.0,
+    };
+    Some(q + DVec2::new(step(q.x, centre.x), step(q.y, centre.y)))
+}

@@ -1,0 +1,83 @@
+//! Lazy Theta* (Nash, Koenig & Tovey, "Lazy Theta*: Any-Angle Path Planning
+//! and Path Length Analysis in 3D", AAAI 2010), after Theta* (Daniel, Nash,
+//! Koenig & Felner, JAIR 39, 2010).
+//!
+//! Like A* on the vertex graph, but a node generated from `n` takes `n`'s
+//! parent as its own, *assuming* the parent sees it. The assumption is
+//! checked once, when the node is expanded: if the line of sight fails, the
+//! node takes instead the best already-expanded grid neighbour as parent.
+//! One line-of-sight check per expansion instead of one per generation.
+
+use bevy_math::DVec2;
+
+use super::heap::OpenEntry;
+use super::vertex_graph::{Graph, Scratch};
+use super::{Outcome, SearchContext};
+
+/// Runs Lazy Theta* from `ctx.start` to `ctx.goal`; on success the path is
+/// in `out`, start first.
+pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+    let graph = Graph::new(ctx);
+    scratch.prepare(graph.node_count());
+    let weight = ctx.options.weight();
+    let goal_point = ctx.goal.p;
+    let h = |graph: &Graph<'_>, n: u32| weight * graph.point(n).distance(goal_point);
+
+    let start = graph.start;
+    {
+        let s = scratch.get_mut(start);
+        s.g = 0.0;
+        s.parent = start;
+    }
+    scratch.open.push(OpenEntry { f: h(&graph, start), g: 0.0, node: start });
+    ctx.stats.generated += 1;
+
+    while let Some(entry) = scratch.open.pop() {
+        let n = entry.node;
+        if scratch.get(n).closed {
+            continue;
+        }
+        // SetVertex: verify the assumed line of sight from the parent.
+        let parent = scratch.get(n).parent;
+        if n != start && !graph.visible(ctx, parent, n) {
+            let mut best = (f64::INFINITY, parent);
+            graph.neighbours(n, |m, cost| {
+                let ms = scratch.get(m);
+                if ms.closed && ms.g + cost < best.0 {
+                    best = (ms.g + cost, m);
+                }
+            });
+            let s = scratch.get_mut(n);
+            s.g = best.0;
+            s.parent = best.1;
+        }
+        if n == graph.goal {
+            graph.reconstruct(scratch, out);
+            return Outcome::Found;
+        }
+        scratch.get_mut(n).closed = true;
+        ctx.stats.expanded += 1;
+        if let Some(stop) = ctx.should_stop() {
+            return stop;
+        }
+        let (n_parent, g_parent) = {
+            let p = scratch.get(n).parent;
+            (p, scratch.get(p).g)
+        };
+        graph.neighbours(n, |m, _| {
+            let ms = scratch.get_mut(m);
+            if ms.closed {
+                return;
+            }
+            // Path 2, assumed: straight from n's parent.
+            let g = g_parent + graph.distance(n_parent, m);
+            if g < ms.g {
+                ms.g = g;
+                ms.parent = n_parent;
+                scratch.open.push(OpenEntry { f: g + h(&graph, m), g, node: m });
+                ctx.stats.generated += 1;
+            }
+        });
+    }
+    Outcome::Exhausted
+}

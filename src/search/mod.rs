@@ -1,0 +1,499 @@
+//! Planning: one entry point, several planners, one result type.
+//!
+//! [`Planner::plan`] validates the endpoints, answers unreachable goals from
+//! the grid's region labels without searching (with a fallback path to the
+//! closest reachable point, see [`FallbackPolicy`]), then runs the chosen
+//! [`Algorithm`]. A `Planner` owns its search memory and reuses it from one
+//! query to the next, so planning allocates nothing of the grid's size after
+//! the first query on a grid of that size; [`plan`] uses one `Planner` per
+//! thread.
+//!
+//! # Endpoints
+//!
+//! Start and goal may be any points of `[0, width] x [0, height]` (grid
+//! coordinates, see [`crate::grid`]), not only vertices: the path begins
+//! exactly at the start and ends exactly at the goal.
+//!
+//! - A start or goal on a double corner belongs to the cell to its
+//!   south-east (`(floor x, floor y)`), and the path may only leave or arrive
+//!   through that cell (the GPPC convention of `SPEC.md`).
+//! - A start that is not a valid point (inside an obstacle, outside the grid,
+//!   or on a double corner whose south-east cell is blocked) is moved to the
+//!   nearest valid point; [`Path::start_moved_from`] reports it.
+//! - A goal that is not reachable from the start (blocked, outside, or in
+//!   another region) is answered by [`FallbackPolicy`].
+
+mod astar;
+mod endpoint;
+mod heap;
+mod lazy_theta;
+mod vertex_graph;
+
+use core::fmt;
+use core::str::FromStr;
+use core::sync::atomic::AtomicBool;
+use std::cell::RefCell;
+
+use bevy_math::DVec2;
+use thiserror::Error;
+
+use crate::geom::polyline_length;
+use crate::grid::Grid;
+pub(crate) use endpoint::Endpoint;
+
+/// Which planner to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Lazy Theta* (Nash, Koenig & Tovey, AAAI 2010): any-angle, fast,
+    /// near-shortest (often exactly shortest).
+    #[default]
+    LazyTheta,
+    /// Anya (Harabor, Grastien, Oz & Aksakalli, JAIR 2016): truly shortest
+    /// any-angle paths, no preprocessing.
+    Anya,
+    /// A* on the 8-connected vertex grid: shortest among paths along grid
+    /// edges and cell diagonals. The baseline.
+    AStar,
+    /// [`Algorithm::AStar`] followed by line-of-sight post-smoothing
+    /// ("A* PS"): each waypoint is joined to the farthest later one it sees.
+    AStarSmoothed,
+}
+
+impl Algorithm {
+    /// Every algorithm, in a stable order.
+    pub const ALL: [Algorithm; 4] =
+        [Algorithm::LazyTheta, Algorithm::Anya, Algorithm::AStar, Algorithm::AStarSmoothed];
+
+    /// The command-line name: `lazy-theta`, `anya`, `astar`, `astar-ps`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::LazyTheta => "lazy-theta",
+            Algorithm::Anya => "anya",
+            Algorithm::AStar => "astar",
+            Algorithm::AStarSmoothed => "astar-ps",
+        }
+    }
+
+    /// Whether paths may turn anywhere (not only along grid moves).
+    #[must_use]
+    pub fn is_any_angle(self) -> bool {
+        !matches!(self, Algorithm::AStar)
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An algorithm name that [`Algorithm::from_str`] does not know.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("unknown algorithm {0:?} (expected lazy-theta, anya, astar or astar-ps)")]
+pub struct UnknownAlgorithm(pub String);
+
+impl FromStr for Algorithm {
+    type Err = UnknownAlgorithm;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| UnknownAlgorithm(s.to_owned()))
+    }
+}
+
+/// What to do when the goal cannot be reached from the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FallbackPolicy {
+    /// Plan to the *fallback target* of `SPEC.md`: the point of the start's
+    /// region closest (Euclidean) to the goal. The path is marked
+    /// [`PathKind::Fallback`].
+    #[default]
+    ClosestReachable,
+    /// Fail with [`PlanError::Unreachable`].
+    Fail,
+}
+
+/// Settings for one query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlanOptions {
+    /// The planner.
+    pub algorithm: Algorithm,
+    /// Unreachable goals: fallback path or error.
+    pub fallback: FallbackPolicy,
+    /// Heuristic weight `w` in `f = g + w h` for Lazy Theta* and A*.
+    /// `1.0` (the default) keeps A* optimal; larger values expand fewer nodes
+    /// for longer paths. Anya ignores it (its pruning needs `w = 1`).
+    /// Values below 1 or not finite are treated as 1.
+    pub heuristic_weight: f64,
+    /// Give up after expanding this many nodes ([`PlanError::BudgetExhausted`]).
+    /// `None`: no limit.
+    pub node_budget: Option<u64>,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            algorithm: Algorithm::default(),
+            fallback: FallbackPolicy::default(),
+            heuristic_weight: 1.0,
+            node_budget: None,
+        }
+    }
+}
+
+impl PlanOptions {
+    /// Default options with the given algorithm.
+    #[must_use]
+    pub fn with_algorithm(algorithm: Algorithm) -> Self {
+        PlanOptions { algorithm, ..Self::default() }
+    }
+
+    pub(crate) fn weight(&self) -> f64 {
+        if self.heuristic_weight.is_finite() && self.heuristic_weight > 1.0 {
+            self.heuristic_weight
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Work a search did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    /// Nodes taken from the open list and expanded.
+    pub expanded: u64,
+    /// Nodes generated (pushed to the open list).
+    pub generated: u64,
+    /// Line-of-sight checks made.
+    pub los_checks: u64,
+}
+
+/// Whether a path reaches the requested goal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PathKind {
+    /// The path ends at the requested goal.
+    Found,
+    /// The goal is unreachable; the path ends at the closest reachable point
+    /// instead (the fallback target of `SPEC.md`).
+    Fallback {
+        /// The goal that was asked for.
+        requested_goal: DVec2,
+    },
+}
+
+/// A planned path, in grid coordinates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path {
+    /// Waypoints from the (possibly moved) start to the goal (or fallback
+    /// target), each consecutive pair mutually visible. A single point when
+    /// start and goal coincide.
+    pub waypoints: Vec<DVec2>,
+    /// Euclidean length of the polyline.
+    pub length: f64,
+    /// Whether the path reaches the goal or falls back.
+    pub kind: PathKind,
+    /// If the requested start was not a valid point, where it was: the path
+    /// then starts at the nearest valid point instead.
+    pub start_moved_from: Option<DVec2>,
+    /// Work the search did.
+    pub stats: SearchStats,
+}
+
+impl Path {
+    /// Whether this is a fallback path (the goal itself was unreachable).
+    #[must_use]
+    pub fn is_fallback(&self) -> bool {
+        matches!(self.kind, PathKind::Fallback { .. })
+    }
+
+    /// The first waypoint.
+    #[must_use]
+    pub fn start(&self) -> DVec2 {
+        self.waypoints[0]
+    }
+
+    /// The last waypoint.
+    #[must_use]
+    pub fn end(&self) -> DVec2 {
+        self.waypoints[self.waypoints.len() - 1]
+    }
+}
+
+/// Which end of a query a problem concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The start point.
+    Start,
+    /// The goal point.
+    Goal,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Start => "start",
+            Role::Goal => "goal",
+        })
+    }
+}
+
+/// Why no path was returned.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum PlanError {
+    /// A coordinate is NaN or infinite.
+    #[error("the {0} point is not finite")]
+    NonFinite(Role),
+    /// The grid has no free cell, so there is nowhere to start.
+    #[error("the grid has no free cell")]
+    NoFreeCell,
+    /// The goal is not reachable and the policy is [`FallbackPolicy::Fail`].
+    #[error("the goal is not reachable from the start (closest reachable point: {closest})")]
+    Unreachable {
+        /// The fallback target that [`FallbackPolicy::ClosestReachable`]
+        /// would have planned to.
+        closest: DVec2,
+    },
+    /// The search expanded [`PlanOptions::node_budget`] nodes without
+    /// finishing.
+    #[error("the search gave up after expanding {} nodes (node budget)", stats.expanded)]
+    BudgetExhausted {
+        /// Work done before giving up.
+        stats: SearchStats,
+    },
+    /// The cancel flag was raised while searching.
+    #[error("the search was cancelled")]
+    Cancelled,
+    /// The search ended without a path although the region labels say the
+    /// goal is reachable. This is a bug in the crate; please report it.
+    #[error("internal error: the search found no path to a reachable goal")]
+    SearchFailed {
+        /// Work done.
+        stats: SearchStats,
+    },
+}
+
+/// How a search core ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The waypoints are in the output vector, start first.
+    Found,
+    /// The open list ran dry.
+    Exhausted,
+    /// The node budget ran out.
+    Budget,
+    /// The cancel flag was raised.
+    Cancelled,
+}
+
+/// What a search core gets besides its scratch memory.
+pub(crate) struct SearchContext<'a> {
+    pub grid: &'a Grid,
+    pub start: &'a Endpoint,
+    pub goal: &'a Endpoint,
+    pub options: &'a PlanOptions,
+    pub cancel: Option<&'a AtomicBool>,
+    pub stats: SearchStats,
+}
+
+impl SearchContext<'_> {
+    /// Checked every 1024 expansions: whether to stop, and why.
+    #[inline]
+    pub(crate) fn should_stop(&self) -> Option<Outcome> {
+        if let Some(budget) = self.options.node_budget
+            && self.stats.expanded >= budget
+        {
+            return Some(Outcome::Budget);
+        }
+        if self.stats.expanded % 1024 == 0
+            && let Some(flag) = self.cancel
+            && flag.load(core::sync::atomic::Ordering::Relaxed)
+        {
+            return Some(Outcome::Cancelled);
+        }
+        None
+    }
+}
+
+/// A path planner with reusable search memory.
+///
+/// ```
+/// use bevy_anyangle::prelude::*;
+///
+/// let grid = Grid::from_ascii(
+///     "....
+///      .##.
+///      ....",
+/// )
+/// .unwrap();
+/// let mut planner = Planner::new();
+/// let path = planner
+///     .plan(&grid, DVec2::new(0.5, 1.5), DVec2::new(3.5, 1.5), &PlanOptions::default())
+///     .unwrap();
+/// // Around the block: over its top-left corner (1, 1) and top-right corner (3, 1).
+/// assert_eq!(path.waypoints.len(), 4);
+/// assert!((path.length - (2.0 * 0.5f64.hypot(0.5) + 2.0)).abs() < 1e-9);
+/// ```
+#[derive(Default)]
+pub struct Planner {
+    vertex: vertex_graph::Scratch,
+}
+
+impl fmt::Debug for Planner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Planner").finish_non_exhaustive()
+    }
+}
+
+impl Planner {
+    /// A planner with empty search memory (it grows on first use).
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
+    ///
+    /// # Errors
+    ///
+    /// - [`PlanError::NonFinite`] if a coordinate is NaN or infinite.
+    /// - [`PlanError::NoFreeCell`] if the grid has no free cell.
+    /// - [`PlanError::Unreachable`] if the goal is unreachable and the policy
+    ///   is [`FallbackPolicy::Fail`].
+    /// - [`PlanError::BudgetExhausted`] if the node budget runs out.
+    pub fn plan(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        self.plan_inner(grid, start, goal, options, None)
+    }
+
+    /// Like [`Planner::plan`], but gives up with [`PlanError::Cancelled`]
+    /// soon after `cancel` becomes `true` (checked every 1024 expansions).
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`], plus [`PlanError::Cancelled`].
+    pub fn plan_cancellable(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        cancel: &AtomicBool,
+    ) -> Result<Path, PlanError> {
+        self.plan_inner(grid, start, goal, options, Some(cancel))
+    }
+
+    fn plan_inner(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Path, PlanError> {
+        if !start.is_finite() {
+            return Err(PlanError::NonFinite(Role::Start));
+        }
+        if !goal.is_finite() {
+            return Err(PlanError::NonFinite(Role::Goal));
+        }
+        let (start_ep, start_moved_from) = match Endpoint::resolve(grid, start) {
+            Some(ep) => (ep, None),
+            None => {
+                let p = endpoint::nearest_valid_point(grid, start, None)
+                    .ok_or(PlanError::NoFreeCell)?;
+                let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+                (ep, Some(start))
+            }
+        };
+        let (goal_ep, kind) = match Endpoint::resolve(grid, goal) {
+            Some(ep) if ep.region == start_ep.region => (ep, PathKind::Found),
+            _ => {
+                let p = endpoint::nearest_valid_point(grid, goal, Some(start_ep.region))
+                    .expect("the start's region has a free cell");
+                if options.fallback == FallbackPolicy::Fail {
+                    return Err(PlanError::Unreachable { closest: p });
+                }
+                let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+                (ep, PathKind::Fallback { requested_goal: goal })
+            }
+        };
+
+        let mut ctx = SearchContext {
+            grid,
+            start: &start_ep,
+            goal: &goal_ep,
+            options,
+            cancel,
+            stats: SearchStats::default(),
+        };
+        let mut waypoints = Vec::new();
+        let outcome = if start_ep.p == goal_ep.p {
+            waypoints.push(start_ep.p);
+            Outcome::Found
+        } else if options.algorithm.is_any_angle() && endpoint::visible(&mut ctx, &start_ep, &goal_ep) {
+            waypoints.extend([start_ep.p, goal_ep.p]);
+            Outcome::Found
+        } else {
+            match options.algorithm {
+                Algorithm::LazyTheta => lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints),
+                // Until the optimal planner lands, Anya queries are served by
+                // A* with post-smoothing so the API is stable.
+                Algorithm::Anya | Algorithm::AStarSmoothed => {
+                    let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints);
+                    if o == Outcome::Found {
+                        astar::smooth(&mut ctx, &mut waypoints);
+                    }
+                    o
+                }
+                Algorithm::AStar => astar::search(&mut ctx, &mut self.vertex, &mut waypoints),
+            }
+        };
+        let stats = ctx.stats;
+        match outcome {
+            Outcome::Found => Ok(Path {
+                length: polyline_length(&waypoints),
+                waypoints,
+                kind,
+                start_moved_from,
+                stats,
+            }),
+            Outcome::Budget => Err(PlanError::BudgetExhausted { stats }),
+            Outcome::Cancelled => Err(PlanError::Cancelled),
+            Outcome::Exhausted => Err(PlanError::SearchFailed { stats }),
+        }
+    }
+}
+
+thread_local! {
+    static PLANNER: RefCell<Planner> = RefCell::new(Planner::new());
+}
+
+/// Plans with this thread's [`Planner`] (its memory is reused by later calls
+/// on the same thread).
+///
+/// # Errors
+///
+/// As [`Planner::plan`].
+///
+/// ```
+/// use bevy_anyangle::prelude::*;
+///
+/// let grid = Grid::new(10, 10).unwrap();
+/// let path = plan(&grid, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5), &PlanOptions::default()).unwrap();
+/// assert_eq!(path.waypoints, vec![DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5)]);
+/// ```
+pub fn plan(grid: &Grid, start: DVec2, goal: DVec2, options: &PlanOptions) -> Result<Path, PlanError> {
+    PLANNER.with(|p| match p.try_borrow_mut() {
+        Ok(mut planner) => planner.plan(grid, start, goal, options),
+        // Re-entrant use (a planner called from inside a planner) gets fresh memory.
+        Err(_) => Planner::new().plan(grid, start, goal, options),
+    })
+}

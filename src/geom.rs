@@ -59,11 +59,12 @@ impl Orientation {
 /// use bevy_anyangle::prelude::DVec2;
 ///
 /// let (a, b) = (DVec2::new(0.1, 0.1), DVec2::new(0.3, 0.3));
-/// // 0.2 is not exactly 2 x 0.1 in binary, but the verdict is still exact.
-/// let c = DVec2::new(0.2, 0.2);
 /// assert_eq!(orientation(a, b, DVec2::new(1.0, 0.0)), Orientation::Negative);
 /// assert_eq!(orientation(a, b, DVec2::new(0.0, 1.0)), Orientation::Positive);
-/// assert_ne!(orientation(a, b, c), Orientation::Collinear);
+/// // Exactly on the line y = x, and one unit in the last place off it.
+/// assert_eq!(orientation(a, b, DVec2::new(0.2, 0.2)), Orientation::Collinear);
+/// let above = f64::from_bits(0.2f64.to_bits() + 1);
+/// assert_eq!(orientation(a, b, DVec2::new(0.2, above)), Orientation::Positive);
 /// ```
 #[must_use]
 pub fn orientation(a: DVec2, b: DVec2, c: DVec2) -> Orientation {

@@ -21,6 +21,8 @@
 pub mod geom;
 pub mod grid;
 pub mod los;
+#[cfg(feature = "plugin")]
+pub mod plugin;
 pub mod search;
 
 /// The most used types, for a glob import.

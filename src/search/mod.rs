@@ -23,6 +23,7 @@
 //! - A goal that is not reachable from the start (blocked, outside, or in
 //!   another region) is answered by [`FallbackPolicy`].
 
+mod anya;
 mod astar;
 mod endpoint;
 mod heap;
@@ -339,6 +340,7 @@ impl SearchContext<'_> {
 #[derive(Default)]
 pub struct Planner {
     vertex: vertex_graph::Scratch,
+    anya: anya::Scratch,
 }
 
 impl fmt::Debug for Planner {
@@ -444,9 +446,8 @@ impl Planner {
         } else {
             match options.algorithm {
                 Algorithm::LazyTheta => lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints),
-                // Until the optimal planner lands, Anya queries are served by
-                // A* with post-smoothing so the API is stable.
-                Algorithm::Anya | Algorithm::AStarSmoothed => {
+                Algorithm::Anya => anya::search(&mut ctx, &mut self.anya, &mut waypoints),
+                Algorithm::AStarSmoothed => {
                     let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints);
                     if o == Outcome::Found {
                         astar::smooth(&mut ctx, &mut waypoints);

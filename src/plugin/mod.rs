@@ -1,0 +1,1 @@
+//! The Bevy plugin (placeholder until it lands).

@@ -149,14 +149,19 @@ fn segment_visible<P: WalkPoint>(grid: &Grid, a: P, b: P) -> bool {
 }
 
 fn point_traversable<P: WalkPoint>(grid: &Grid, p: P) -> bool {
-    (p.ceil(0) - 1..=p.floor(0))
-        .any(|x| (p.ceil(1) - 1..=p.floor(1)).any(|y| grid.is_free(x, y)))
+    (p.ceil(0) - 1..=p.floor(0)).any(|x| (p.ceil(1) - 1..=p.floor(1)).any(|y| grid.is_free(x, y)))
 }
 
 /// A segment parallel to `axis` (0: horizontal), walking in direction `s`.
 fn axis_visible<P: WalkPoint>(grid: &Grid, a: P, b: P, axis: usize, s: i64) -> bool {
     let other = 1 - axis;
-    let free = |u: i64, v: i64| if axis == 0 { grid.is_free(u, v) } else { grid.is_free(v, u) };
+    let free = |u: i64, v: i64| {
+        if axis == 0 {
+            grid.is_free(u, v)
+        } else {
+            grid.is_free(v, u)
+        }
+    };
     let (first, last) = span(a, b, axis, s);
     let (v0, v1) = (a.floor(other), a.ceil(other));
     let mut u = first;
@@ -215,7 +220,10 @@ fn diagonal_visible<P: WalkPoint>(grid: &Grid, a: P, b: P, sx: i64, sy: i64) -> 
             debug_assert!(false, "line-of-sight walk overshot its end cell");
             return false;
         }
-        let corner = [if sx > 0 { cx + 1 } else { cx }, if sy > 0 { cy + 1 } else { cy }];
+        let corner = [
+            if sx > 0 { cx + 1 } else { cx },
+            if sy > 0 { cy + 1 } else { cy },
+        ];
         match sign(P::orient(a, b, corner)) * flip {
             1 => cx += sx,
             -1 => cy += sy,
@@ -253,9 +261,18 @@ mod tests {
     #[test]
     fn edges_between_two_blocked_cells_are_not() {
         let g = Grid::from_ascii("...\n##.\n##.\n").unwrap();
-        assert!(line_of_sight(&g, v(0.0, 1.0), v(2.0, 1.0)), "free cells above");
-        assert!(!line_of_sight(&g, v(1.0, 1.0), v(1.0, 3.0)), "between the two blocked columns");
-        assert!(line_of_sight(&g, v(2.0, 1.0), v(2.0, 3.0)), "free cells to the right");
+        assert!(
+            line_of_sight(&g, v(0.0, 1.0), v(2.0, 1.0)),
+            "free cells above"
+        );
+        assert!(
+            !line_of_sight(&g, v(1.0, 1.0), v(1.0, 3.0)),
+            "between the two blocked columns"
+        );
+        assert!(
+            line_of_sight(&g, v(2.0, 1.0), v(2.0, 3.0)),
+            "free cells to the right"
+        );
         assert!(!line_of_sight(&g, v(0.0, 2.0), v(2.0, 2.0)));
     }
 
@@ -266,7 +283,10 @@ mod tests {
         assert!(g.is_double_corner(1, 1));
         assert!(!line_of_sight(&g, v(0.0, 0.0), v(2.0, 2.0)));
         assert!(!line_of_sight(&g, v(0.5, 0.5), v(1.5, 1.5)));
-        assert!(line_of_sight(&g, v(0.5, 0.5), v(1.0, 1.0)), "ending at it is fine");
+        assert!(
+            line_of_sight(&g, v(0.5, 0.5), v(1.0, 1.0)),
+            "ending at it is fine"
+        );
         assert!(line_of_sight(&g, v(1.0, 1.0), v(2.0, 2.0)));
         // Along grid line y = 1 through the double corner.
         assert!(!line_of_sight(&g, v(0.5, 1.0), v(1.5, 1.0)));
@@ -278,11 +298,17 @@ mod tests {
     fn touching_a_blocked_corner_is_fine() {
         let g = Grid::from_ascii("...\n.#.\n...").unwrap();
         assert!(line_of_sight(&g, v(0.0, 3.0), v(1.0, 2.0)));
-        assert!(line_of_sight(&g, v(0.0, 2.0), v(2.0, 0.0)), "touches the corner (1, 1)");
+        assert!(
+            line_of_sight(&g, v(0.0, 2.0), v(2.0, 0.0)),
+            "touches the corner (1, 1)"
+        );
         assert!(line_of_sight(&g, v(0.0, 0.0), v(1.0, 1.0)));
         assert!(line_of_sight(&g, v(0.0, 2.0), v(1.0, 1.0)));
         assert!(!line_of_sight(&g, v(1.0, 2.0), v(2.0, 1.0)));
-        assert!(line_of_sight(&g, v(0.0, 1.0), v(3.0, 1.0)), "along the top edge");
+        assert!(
+            line_of_sight(&g, v(0.0, 1.0), v(3.0, 1.0)),
+            "along the top edge"
+        );
     }
 
     #[test]

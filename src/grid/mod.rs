@@ -396,7 +396,11 @@ impl Grid {
             self.log_edit(GridEdit {
                 version: self.version,
                 rect,
-                kind: if free { EditKind::Freed } else { EditKind::Blocked },
+                kind: if free {
+                    EditKind::Freed
+                } else {
+                    EditKind::Blocked
+                },
             });
         }
         Ok(changed)
@@ -407,7 +411,11 @@ impl Grid {
             let merged = self.edits.drain(..).fold(edit, |acc, e| GridEdit {
                 version: acc.version.max(e.version),
                 rect: acc.rect.union(e.rect),
-                kind: if acc.kind == e.kind { acc.kind } else { EditKind::Mixed },
+                kind: if acc.kind == e.kind {
+                    acc.kind
+                } else {
+                    EditKind::Mixed
+                },
             });
             self.edits.push(merged);
         } else {
@@ -424,7 +432,11 @@ impl Grid {
             let word = b / 64;
             let lo = b % 64;
             let hi = (end - word * 64).min(64);
-            let mask = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
+            let mask = if hi - lo == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (hi - lo)) - 1) << lo
+            };
             let w = &mut self.bits[row + word];
             let new = if free { *w | mask } else { *w & !mask };
             changed |= new != *w;
@@ -531,7 +543,11 @@ impl GridEditor<'_> {
 pub(crate) fn cell_span(v: f64) -> [Option<i64>; 2] {
     let f = v.floor();
     let c = f as i64;
-    if f == v { [Some(c - 1), Some(c)] } else { [Some(c), None] }
+    if f == v {
+        [Some(c - 1), Some(c)]
+    } else {
+        [Some(c), None]
+    }
 }
 
 #[cfg(test)]

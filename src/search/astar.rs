@@ -20,7 +20,11 @@ fn octile(a: DVec2, b: DVec2) -> f64 {
 }
 
 /// Runs A* from `ctx.start` to `ctx.goal`; on success the path is in `out`.
-pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+) -> Outcome {
     let graph = Graph::new(ctx);
     scratch.prepare(graph.node_count());
     let weight = ctx.options.weight();
@@ -47,13 +51,21 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
             return 0.0;
         }
         let p = graph.point(n);
-        weight * targets.iter().map(|(t, rest)| octile(p, *t) + rest).fold(f64::INFINITY, f64::min)
+        weight
+            * targets
+                .iter()
+                .map(|(t, rest)| octile(p, *t) + rest)
+                .fold(f64::INFINITY, f64::min)
     };
 
     let start = graph.start;
     scratch.get_mut(start).g = 0.0;
     scratch.get_mut(start).parent = start;
-    scratch.open.push(OpenEntry { f: h(&graph, start), g: 0.0, node: start });
+    scratch.open.push(OpenEntry {
+        f: h(&graph, start),
+        g: 0.0,
+        node: start,
+    });
     ctx.stats.generated += 1;
 
     while let Some(entry) = scratch.open.pop() {
@@ -77,7 +89,11 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
             if !ms.closed && g < ms.g {
                 ms.g = g;
                 ms.parent = n;
-                scratch.open.push(OpenEntry { f: g + h(&graph, m), g, node: m });
+                scratch.open.push(OpenEntry {
+                    f: g + h(&graph, m),
+                    g,
+                    node: m,
+                });
                 ctx.stats.generated += 1;
             }
         });

@@ -16,7 +16,11 @@ use super::{Outcome, SearchContext};
 
 /// Runs Lazy Theta* from `ctx.start` to `ctx.goal`; on success the path is
 /// in `out`, start first.
-pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+) -> Outcome {
     let graph = Graph::new(ctx);
     scratch.prepare(graph.node_count());
     let weight = ctx.options.weight();
@@ -29,7 +33,11 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
         s.g = 0.0;
         s.parent = start;
     }
-    scratch.open.push(OpenEntry { f: h(&graph, start), g: 0.0, node: start });
+    scratch.open.push(OpenEntry {
+        f: h(&graph, start),
+        g: 0.0,
+        node: start,
+    });
     ctx.stats.generated += 1;
 
     while let Some(entry) = scratch.open.pop() {
@@ -74,7 +82,11 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
             if g < ms.g {
                 ms.g = g;
                 ms.parent = n_parent;
-                scratch.open.push(OpenEntry { f: g + h(&graph, m), g, node: m });
+                scratch.open.push(OpenEntry {
+                    f: g + h(&graph, m),
+                    g,
+                    node: m,
+                });
                 ctx.stats.generated += 1;
             }
         });

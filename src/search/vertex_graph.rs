@@ -19,6 +19,19 @@ use crate::los::{line_of_sight, los_vertices};
 /// `parent` of a node that has none yet.
 pub(crate) const NO_PARENT: u32 = u32::MAX;
 
+/// The eight grid moves: offset, the cells around the vertex (see
+/// [`Grid::vertex_mask`] bits) of which one must be free, and the cost.
+const MOVES: [(i64, i64, u8, f64); 8] = [
+    (1, 0, 0b1010, 1.0),
+    (-1, 0, 0b0101, 1.0),
+    (0, 1, 0b1100, 1.0),
+    (0, -1, 0b0011, 1.0),
+    (1, 1, 0b1000, core::f64::consts::SQRT_2),
+    (-1, -1, 0b0001, core::f64::consts::SQRT_2),
+    (1, -1, 0b0010, core::f64::consts::SQRT_2),
+    (-1, 1, 0b0100, core::f64::consts::SQRT_2),
+];
+
 /// Per-node search state.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NodeState {
@@ -29,7 +42,12 @@ pub(crate) struct NodeState {
     pub closed: bool,
 }
 
-const UNSEEN: NodeState = NodeState { g: f64::INFINITY, parent: NO_PARENT, stamp: 0, closed: false };
+const UNSEEN: NodeState = NodeState {
+    g: f64::INFINITY,
+    parent: NO_PARENT,
+    stamp: 0,
+    closed: false,
+};
 
 /// Search memory reused across queries: one `NodeState` per node, valid only
 /// when stamped with the current generation, so nothing is cleared per query.
@@ -58,7 +76,11 @@ impl Scratch {
     #[inline]
     pub(crate) fn get(&self, node: u32) -> NodeState {
         let s = self.nodes[node as usize];
-        if s.stamp == self.generation { s } else { UNSEEN }
+        if s.stamp == self.generation {
+            s
+        } else {
+            UNSEEN
+        }
     }
 
     /// Mutable state of `node`, reset first if it is from an older query.
@@ -67,7 +89,10 @@ impl Scratch {
         let generation = self.generation;
         let s = &mut self.nodes[node as usize];
         if s.stamp != generation {
-            *s = NodeState { stamp: generation, ..UNSEEN };
+            *s = NodeState {
+                stamp: generation,
+                ..UNSEEN
+            };
         }
         s
     }
@@ -112,7 +137,17 @@ impl<'a> Graph<'a> {
         };
         let (start, start_box) = node(ctx.start, vertex_count);
         let (goal, goal_box) = node(ctx.goal, vertex_count + 1);
-        Graph { grid, w1, vertex_count, start, goal, start_ep: ctx.start, goal_ep: ctx.goal, start_box, goal_box }
+        Graph {
+            grid,
+            w1,
+            vertex_count,
+            start,
+            goal,
+            start_ep: ctx.start,
+            goal_ep: ctx.goal,
+            start_box,
+            goal_box,
+        }
     }
 
     /// Nodes in the graph (vertices plus two special slots).
@@ -164,7 +199,8 @@ impl<'a> Graph<'a> {
         if !self.grid.is_double_corner(x, y) {
             return true;
         }
-        self.endpoint(self.id(x, y)).is_some_and(|e| e.allows_towards(other))
+        self.endpoint(self.id(x, y))
+            .is_some_and(|e| e.allows_towards(other))
     }
 
     /// Calls `f(neighbour, cost)` for every edge at `id`.
@@ -174,14 +210,23 @@ impl<'a> Graph<'a> {
         if special(self.start_box, self.start) || special(self.goal_box, self.goal) {
             let ep = self.endpoint(id).expect("special nodes are endpoints");
             for c in ep.cells() {
-                for [x, y] in [[c[0], c[1]], [c[0] + 1, c[1]], [c[0], c[1] + 1], [c[0] + 1, c[1] + 1]] {
+                for [x, y] in [
+                    [c[0], c[1]],
+                    [c[0] + 1, c[1]],
+                    [c[0], c[1] + 1],
+                    [c[0] + 1, c[1] + 1],
+                ] {
                     if self.vertex_usable(x, y, ep.p) {
                         f(self.id(x, y), ep.p.distance(DVec2::new(x as f64, y as f64)));
                     }
                 }
             }
             // Start and goal in one cell: the direct segment.
-            let other = if id == self.start { self.goal } else { self.start };
+            let other = if id == self.start {
+                self.goal
+            } else {
+                self.start
+            };
             let other_ep = self.endpoint(other).expect("start and goal are endpoints");
             // (A vertex goal or start is one of the corners above.)
             if other >= self.vertex_count && ep.cells().iter().any(|c| other_ep.has_cell(*c)) {
@@ -192,17 +237,6 @@ impl<'a> Graph<'a> {
         let [x, y] = self.xy(id);
         let here = DVec2::new(x as f64, y as f64);
         let m = self.grid.vertex_mask(x, y);
-        // Cells around (x, y): bit 0 (x-1,y-1), 1 (x,y-1), 2 (x-1,y), 3 (x,y).
-        const MOVES: [(i64, i64, u8, f64); 8] = [
-            (1, 0, 0b1010, 1.0),
-            (-1, 0, 0b0101, 1.0),
-            (0, 1, 0b1100, 1.0),
-            (0, -1, 0b0011, 1.0),
-            (1, 1, 0b1000, core::f64::consts::SQRT_2),
-            (-1, -1, 0b0001, core::f64::consts::SQRT_2),
-            (1, -1, 0b0010, core::f64::consts::SQRT_2),
-            (-1, 1, 0b0100, core::f64::consts::SQRT_2),
-        ];
         let restricted = self.endpoint(id).is_some_and(|e| e.restricted);
         for (dx, dy, need, cost) in MOVES {
             if m & need == 0 {
@@ -222,7 +256,10 @@ impl<'a> Graph<'a> {
                 && (b.min[1]..=b.max[1]).contains(&y)
             {
                 let ep = self.endpoint(node).expect("special nodes are endpoints");
-                let touches = ep.cells().iter().any(|c| (x - c[0]) & !1 == 0 && (y - c[1]) & !1 == 0);
+                let touches = ep
+                    .cells()
+                    .iter()
+                    .any(|c| (x - c[0]) & !1 == 0 && (y - c[1]) & !1 == 0);
                 if touches && self.vertex_usable(x, y, ep.p) {
                     f(node, here.distance(ep.p));
                 }
@@ -271,7 +308,10 @@ impl<'a> Graph<'a> {
                 break;
             }
             n = scratch.get(n).parent;
-            debug_assert_ne!(n, NO_PARENT, "every reached node has a parent chain to the start");
+            debug_assert_ne!(
+                n, NO_PARENT,
+                "every reached node has a parent chain to the start"
+            );
         }
         out.reverse();
     }

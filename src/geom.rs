@@ -174,14 +174,6 @@ pub(crate) fn lattice_shift(points: &[DVec2]) -> Option<u32> {
     }
 }
 
-/// Euclidean distance between two integer points.
-#[inline]
-#[must_use]
-pub(crate) fn dist_i(a: [i64; 2], b: [i64; 2]) -> f64 {
-    let (dx, dy) = ((a[0] - b[0]) as f64, (a[1] - b[1]) as f64);
-    (dx * dx + dy * dy).sqrt()
-}
-
 /// Length of a polyline.
 #[must_use]
 pub fn polyline_length(points: &[DVec2]) -> f64 {

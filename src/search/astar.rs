@@ -9,7 +9,6 @@
 
 use bevy_math::DVec2;
 
-use super::heap::OpenEntry;
 use super::vertex_graph::{Graph, Scratch};
 use super::{Endpoint, Outcome, SearchContext};
 use crate::los::line_of_sight;
@@ -46,11 +45,10 @@ pub(crate) fn search(
         }
     }
     let targets = &targets[..target_count];
-    let h = |graph: &Graph<'_>, n: u32| {
-        if n == graph.goal {
+    let h = |p: DVec2| {
+        if p == goal.p {
             return 0.0;
         }
-        let p = graph.point(n);
         weight
             * targets
                 .iter()
@@ -59,20 +57,10 @@ pub(crate) fn search(
     };
 
     let start = graph.start;
-    scratch.get_mut(start).g = 0.0;
-    scratch.get_mut(start).parent = start;
-    scratch.open.push(OpenEntry {
-        f: h(&graph, start),
-        g: 0.0,
-        node: start,
-    });
+    scratch.relax(start, 0.0, start, || h(graph.point(start)));
     ctx.stats.generated += 1;
 
-    while let Some(entry) = scratch.open.pop() {
-        let n = entry.node;
-        if scratch.get(n).closed {
-            continue;
-        }
+    while let Some(n) = scratch.pop() {
         if n == graph.goal {
             graph.reconstruct(scratch, out);
             return Outcome::Found;
@@ -82,18 +70,9 @@ pub(crate) fn search(
         if let Some(stop) = ctx.should_stop() {
             return stop;
         }
-        let g_n = entry.g;
-        graph.neighbours(n, |m, cost| {
-            let ms = scratch.get_mut(m);
-            let g = g_n + cost;
-            if !ms.closed && g < ms.g {
-                ms.g = g;
-                ms.parent = n;
-                scratch.open.push(OpenEntry {
-                    f: g + h(&graph, m),
-                    g,
-                    node: m,
-                });
+        let g_n = scratch.get(n).g;
+        graph.neighbours(n, |m, p, cost| {
+            if scratch.relax(m, g_n + cost, n, || h(p)) {
                 ctx.stats.generated += 1;
             }
         });

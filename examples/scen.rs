@@ -52,6 +52,7 @@ mod report;
 #[path = "scen/validate.rs"]
 mod validate;
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path as FsPath;
@@ -122,7 +123,7 @@ fn path_line(start: DVec2, goal: DVec2, waypoints: Option<&[DVec2]>) -> String {
     match waypoints {
         Some(points) => {
             for p in points {
-                line.push_str(&format!(" {} {}", p.x, p.y));
+                let _ = write!(line, " {} {}", p.x, p.y);
             }
         }
         None => line.push_str(" unreachable"),
@@ -292,4 +293,26 @@ fn run(args: &Args) -> Result<(), Failure> {
         return Err(Failure::Invalid);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_lines_are_plain_decimal() {
+        let (s, g) = (DVec2::new(0.5, 12.0), DVec2::new(3.0, 4.25));
+        let points = [s, DVec2::new(1.0, 10.0), g];
+        assert_eq!(
+            path_line(s, g, Some(&points)),
+            "0.5 12 3 4.25 | 0.5 12 1 10 3 4.25"
+        );
+        assert_eq!(path_line(s, g, None), "0.5 12 3 4.25 | unreachable");
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(file_name("maps/dao/arena.map"), "arena.map");
+        assert_eq!(file_name("arena.map"), "arena.map");
+    }
 }

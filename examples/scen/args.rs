@@ -137,7 +137,7 @@ impl fmt::Display for ArgError {
                 write!(f, "{option} {value:?}: expected {expected}")
             }
             ArgError::Required(o) => write!(f, "{o} is required"),
-            ArgError::NotUnicode(a) => write!(f, "argument {a:?} is not valid Unicode"),
+            ArgError::NotUnicode(a) => write!(f, "argument {} is not valid Unicode", a.display()),
         }
     }
 }
@@ -254,4 +254,103 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
         validate: validate.unwrap_or(false),
         json: json.unwrap_or(false),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_strs(args: &[&str]) -> Result<Command, ArgError> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn defaults_and_both_value_forms() {
+        let Ok(Command::Run(a)) =
+            parse_strs(&["--map", "m.map", "--scen=m.scen", "--algorithm", "astar-ps"])
+        else {
+            panic!("should parse");
+        };
+        assert_eq!(a.algorithm, Algorithm::AStarSmoothed);
+        assert_eq!(a.points, Points::Corners);
+        assert_eq!(
+            (a.limit, a.fallback, a.validate, a.json),
+            (None, false, false, false)
+        );
+        let Ok(Command::Run(a)) = parse_strs(&[
+            "--json",
+            "--map",
+            "m",
+            "--scen",
+            "s",
+            "--algorithm",
+            "anya",
+            "--points",
+            "centers",
+            "--limit=5",
+            "--fallback",
+            "--validate",
+            "--paths",
+            "out",
+        ]) else {
+            panic!("should parse");
+        };
+        assert_eq!(a.points, Points::Centres);
+        assert_eq!(a.limit, Some(5));
+        assert!(a.fallback && a.validate && a.json);
+        assert_eq!(a.paths, Some(PathBuf::from("out")));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(matches!(
+            parse_strs(&["--map", "m", "--help"]),
+            Ok(Command::Help)
+        ));
+        assert_eq!(
+            parse_strs(&["--map", "m", "--scen", "s"]).unwrap_err(),
+            ArgError::Required("--algorithm")
+        );
+        assert_eq!(
+            parse_strs(&["--map"]).unwrap_err(),
+            ArgError::MissingValue("--map")
+        );
+        assert_eq!(
+            parse_strs(&["--map="]).unwrap_err(),
+            ArgError::MissingValue("--map")
+        );
+        assert_eq!(
+            parse_strs(&["--json", "--json"]).unwrap_err(),
+            ArgError::Repeated("--json")
+        );
+        assert_eq!(
+            parse_strs(&["--json=yes"]).unwrap_err(),
+            ArgError::UnexpectedValue("--json")
+        );
+        assert_eq!(
+            parse_strs(&["map.map"]).unwrap_err(),
+            ArgError::Unknown("map.map".into())
+        );
+        assert!(matches!(
+            parse_strs(&["--limit", "x"]),
+            Err(ArgError::BadValue {
+                option: "--limit",
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse_strs(&["--algorithm", "dijkstra"]),
+            Err(ArgError::BadValue { .. })
+        ));
+        assert!(matches!(
+            parse_strs(&["--points", "middle"]),
+            Err(ArgError::BadValue { .. })
+        ));
+    }
+
+    #[test]
+    fn points() {
+        assert_eq!(Points::Corners.of(UVec2::new(3, 4)), DVec2::new(3.0, 4.0));
+        assert_eq!(Points::Centres.of(UVec2::new(3, 4)), DVec2::new(3.5, 4.5));
+    }
 }

@@ -196,3 +196,69 @@ pub fn json_string(s: &str) -> String {
     out.push('"');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_and_json() {
+        let mut s = Summary {
+            algorithm: "astar".into(),
+            map: "a \"b\".map".into(),
+            points: "corners".into(),
+            ..Summary::default()
+        };
+        for (i, t) in [4.0, 1.0, 3.0, 2.0].into_iter().enumerate() {
+            s.add(
+                if i == 0 {
+                    Outcome::Unreachable
+                } else {
+                    Outcome::Found
+                },
+                t,
+            );
+        }
+        s.expansions = vec![1, 2, 4];
+        s.lengths = vec![0.5, 12.0, 1.0];
+        let st = s.stats();
+        assert_eq!(
+            (st.mean_us, st.median_us, st.p95_us),
+            (Some(2.5), Some(2.5), Some(4.0))
+        );
+        assert_eq!(
+            s.json(),
+            "{\"algorithm\":\"astar\",\"map\":\"a \\\"b\\\".map\",\"points\":\"corners\",\"queries\":4,\
+             \"found\":3,\"fallback\":0,\"unreachable\":1,\"invalid_input\":0,\"mean_us\":2.5,\
+             \"median_us\":2.5,\"p95_us\":4,\"mean_expansions\":2.3333333333333335,\"mean_length\":4.5}"
+        );
+        s.invalid_paths = Some(0);
+        assert!(s.json().ends_with(",\"invalid_paths\":0}"));
+        assert!(Summary::default().json().contains("\"mean_us\":null"));
+    }
+
+    #[test]
+    fn p95_is_the_nearest_rank() {
+        let mut s = Summary::default();
+        for t in 1..=100 {
+            s.add(Outcome::Found, f64::from(t));
+        }
+        assert_eq!(s.stats().p95_us, Some(95.0));
+        s.add(Outcome::Found, 101.0);
+        assert_eq!(s.stats().p95_us, Some(96.0));
+    }
+
+    #[test]
+    fn numbers_are_plain_decimal() {
+        for (v, text) in [
+            (0.5, "0.5"),
+            (12.0, "12"),
+            (1e-7, "0.0000001"),
+            (512.0, "512"),
+            (1e20, "100000000000000000000"),
+        ] {
+            assert_eq!(json_number(Some(v)), text);
+        }
+        assert_eq!(json_number(Some(f64::NAN)), "null");
+    }
+}

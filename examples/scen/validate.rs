@@ -93,6 +93,10 @@ impl<'g> Validator<'g> {
     /// double corner the cell to its south-east, else any free cell whose
     /// closed square holds it (they all share one region). `None` for a point
     /// that is not a valid start or goal.
+    #[expect(
+        clippy::float_cmp,
+        reason = "whether a coordinate is exactly an integer"
+    )]
     fn anchor(&self, p: DVec2) -> Option<Anchor> {
         let in_range = p.is_finite()
             && (0.0..=self.width as f64).contains(&p.x)
@@ -186,25 +190,8 @@ impl<'g> Validator<'g> {
         if let Some(i) = w.iter().position(|p| !p.is_finite()) {
             return Some(format!("waypoint {i} is not finite"));
         }
-        match path.start_moved_from {
-            None if first != start => {
-                return Some(format!(
-                    "starts at ({first}) instead of the start ({start})"
-                ));
-            }
-            None => {}
-            Some(from) if from != start => {
-                return Some(format!(
-                    "says the start was moved from ({from}), not ({start})"
-                ));
-            }
-            Some(_) if self.is_valid_point(start) => {
-                return Some("moved a start that is a valid point".into());
-            }
-            Some(_) if !self.is_valid_point(first) => {
-                return Some(format!("moved the start to ({first}), not a valid point"));
-            }
-            Some(_) => {}
+        if let Some(why) = self.check_start(start, first, path.start_moved_from) {
+            return Some(why);
         }
         match path.kind {
             PathKind::Found => {
@@ -264,6 +251,26 @@ impl<'g> Validator<'g> {
         None
     }
 
+    /// Checks that a path starts at `start`, or, if the planner says it moved
+    /// an invalid start, that it did so from `start` to a valid point.
+    fn check_start(&self, start: DVec2, first: DVec2, moved_from: Option<DVec2>) -> Option<String> {
+        let Some(from) = moved_from else {
+            return (first != start)
+                .then(|| format!("starts at ({first}) instead of the start ({start})"));
+        };
+        if from != start {
+            Some(format!(
+                "says the start was moved from ({from}), not ({start})"
+            ))
+        } else if self.is_valid_point(start) {
+            Some("moved a start that is a valid point".into())
+        } else if !self.is_valid_point(first) {
+            Some(format!("moved the start to ({first}), not a valid point"))
+        } else {
+            None
+        }
+    }
+
     /// The double-corner rules of `SPEC.md`: an end on a double corner leaves
     /// or arrives through the cell to its south-east; an interior waypoint on
     /// a double corner does not cross from one free cell to the other.
@@ -317,5 +324,142 @@ impl<'g> Validator<'g> {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid() -> Grid {
+        // Vertex (2, 2) is a double corner; the right column joins the two
+        // free cells touching there. Cell (0, 3) is cut off from the rest.
+        Grid::from_ascii(
+            "....
+             ..#.
+             ##..
+             .#..",
+        )
+        .unwrap()
+    }
+
+    fn path(points: &[(f64, f64)], kind: PathKind) -> Path {
+        let waypoints: Vec<DVec2> = points.iter().map(|&(x, y)| DVec2::new(x, y)).collect();
+        let length = waypoints.windows(2).map(|p| p[0].distance(p[1])).sum();
+        Path {
+            waypoints,
+            length,
+            kind,
+            start_moved_from: None,
+            stats: SearchStats::default(),
+        }
+    }
+
+    fn v(x: f64, y: f64) -> DVec2 {
+        DVec2::new(x, y)
+    }
+
+    #[test]
+    fn accepts_a_shortest_path_around_a_double_corner() {
+        let g = grid();
+        let val = Validator::new(&g);
+        let p = path(&[(1.0, 1.0), (3.0, 1.0), (3.0, 3.0)], PathKind::Found);
+        assert_eq!(val.check_path(v(1.0, 1.0), v(3.0, 3.0), &p), None);
+    }
+
+    #[test]
+    fn rejects_squeezing_through_a_double_corner() {
+        let g = grid();
+        let val = Validator::new(&g);
+        let p = path(&[(1.0, 1.0), (3.0, 3.0)], PathKind::Found);
+        assert!(val.check_path(v(1.0, 1.0), v(3.0, 3.0), &p).is_some());
+        // Two legs meeting at the double corner cross it just the same.
+        let p = path(&[(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)], PathKind::Found);
+        let why = val.check_path(v(1.0, 1.0), v(3.0, 3.0), &p).unwrap();
+        assert!(why.contains("double corner"), "{why}");
+    }
+
+    #[test]
+    fn a_start_on_a_double_corner_leaves_south_east() {
+        let g = grid();
+        let val = Validator::new(&g);
+        let p = path(&[(2.0, 2.0), (1.0, 1.0)], PathKind::Found);
+        let why = val.check_path(v(2.0, 2.0), v(1.0, 1.0), &p).unwrap();
+        assert!(why.contains("start leaves"), "{why}");
+        let p = path(
+            &[(2.0, 2.0), (3.0, 2.0), (3.0, 1.0), (1.0, 1.0)],
+            PathKind::Found,
+        );
+        assert_eq!(val.check_path(v(2.0, 2.0), v(1.0, 1.0), &p), None);
+    }
+
+    #[test]
+    fn rejects_wrong_ends_lengths_and_blocked_legs() {
+        let g = grid();
+        let val = Validator::new(&g);
+        let (s, t) = (v(0.5, 0.5), v(3.5, 3.5));
+        let good = path(&[(0.5, 0.5), (3.0, 1.0), (3.5, 3.5)], PathKind::Found);
+        assert_eq!(val.check_path(s, t, &good), None);
+        let mut bad = good.clone();
+        bad.length += 0.1;
+        assert!(val.check_path(s, t, &bad).unwrap().contains("length"));
+        assert!(
+            val.check_path(v(0.5, 1.5), t, &good)
+                .unwrap()
+                .contains("starts at")
+        );
+        assert!(
+            val.check_path(s, v(3.5, 2.5), &good)
+                .unwrap()
+                .contains("ends at")
+        );
+        let through = path(&[(0.5, 0.5), (3.5, 3.5)], PathKind::Found);
+        assert!(
+            val.check_path(s, t, &through)
+                .unwrap()
+                .contains("do not see")
+        );
+    }
+
+    #[test]
+    fn unreachable_and_fallback_answers() {
+        let g = grid();
+        let val = Validator::new(&g);
+        let (s, cut_off) = (v(0.5, 0.5), v(0.5, 3.5));
+        assert!(!val.reachable(s, cut_off));
+        assert_eq!(val.check_unreachable(s, cut_off, v(0.5, 2.0)), None);
+        assert!(val.check_unreachable(s, v(3.5, 3.5), v(3.5, 3.5)).is_some());
+        assert!(val.check_unreachable(s, cut_off, v(3.0, 3.0)).is_some());
+        let requested_goal = cut_off;
+        let fallback = path(
+            &[(0.5, 0.5), (0.5, 2.0)],
+            PathKind::Fallback { requested_goal },
+        );
+        assert_eq!(val.check_path(s, cut_off, &fallback), None);
+        let far = path(
+            &[(0.5, 0.5), (1.5, 0.5)],
+            PathKind::Fallback { requested_goal },
+        );
+        assert!(
+            val.check_path(s, cut_off, &far)
+                .unwrap()
+                .contains("closest")
+        );
+    }
+
+    #[test]
+    fn valid_points() {
+        let g = grid();
+        let val = Validator::new(&g);
+        assert!(
+            val.is_valid_point(v(2.0, 2.0)),
+            "double corner, free south-east cell"
+        );
+        assert!(!val.is_valid_point(v(2.5, 1.5)), "inside an obstacle");
+        assert!(!val.is_valid_point(v(4.5, 0.5)), "outside");
+        assert!(
+            val.is_valid_point(v(4.0, 4.0)),
+            "the bottom-right vertex of a free cell"
+        );
     }
 }

@@ -65,7 +65,10 @@ impl BitPlane {
 
     /// Whether cells `i0..=i1` of line `l` are all free (`-1 <= i0 <= i1 <=
     /// cells`, `-1 <= l <= lines`).
-    #[expect(clippy::inline_always, reason = "the inner loop of line of sight; measured")]
+    #[expect(
+        clippy::inline_always,
+        reason = "the inner loop of line of sight; measured"
+    )]
     #[inline(always)]
     pub(crate) fn all_free(&self, l: i64, i0: i64, i1: i64) -> bool {
         debug_assert!(i0 <= i1 && i0 >= -1);

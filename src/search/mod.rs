@@ -364,6 +364,14 @@ impl Planner {
         Self::default()
     }
 
+    /// Sizes the search memory for `grid` now, so that the first query on it
+    /// does not pay for the allocation (useful before timing queries, or
+    /// before a frame-critical first request).
+    pub fn reserve(&mut self, grid: &Grid) {
+        let vertices = (grid.width() as usize + 1) * (grid.height() as usize + 1);
+        self.vertex.reserve(vertices + 2);
+    }
+
     /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
     ///
     /// # Errors

@@ -1,0 +1,149 @@
+//! Planner comparison: runs Anya, Lazy Theta*, A* with post-smoothing, grid
+//! A* and the `pathfinding` crate's A* (the baseline people use today) on the
+//! same Moving AI queries in one process, and writes `compare.md` — per map,
+//! mean / median / p95 time, expansions, length against Anya's optimum,
+//! unreachable and fallback answers, and the crate's targets checked on this
+//! run's ratios — and `compare.svg`, the speed-up over A* against query
+//! difficulty in the manner of Figure 16 of the Anya paper.
+//!
+//! ```text
+//! cargo run --release --example compare -- [--maps DIR] [--out DIR] [--quick]
+//!     [--points corners|centres] [--only NAME,...] [--reps N]
+//! ```
+//!
+//! Progress goes to stderr, the table also to stdout. Exit status: 0 on
+//! success, 1 for unreadable or malformed input or unwritable output, 2 for
+//! bad arguments.
+
+#[path = "compare/args.rs"]
+mod args;
+#[path = "compare/baseline.rs"]
+mod baseline;
+#[path = "compare/measure.rs"]
+mod measure;
+#[path = "compare/plot.rs"]
+mod plot;
+#[path = "compare/report.rs"]
+mod report;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use args::{Args, Command, HELP};
+use report::RunInfo;
+
+fn main() -> ExitCode {
+    let args = match args::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Run(args)) => args,
+        Ok(Command::Help) => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}\nRun with --help for usage.");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The command line that reproduces `args`, for the report's header.
+fn command_line(args: &Args) -> String {
+    let mut c = String::from("cargo run --release --example compare --");
+    if args.maps.as_os_str() != "data/maps" {
+        c += &format!(" --maps {}", args.maps.display());
+    }
+    if args.out.as_os_str() != "docs" {
+        c += &format!(" --out {}", args.out.display());
+    }
+    if args.quick {
+        c += " --quick";
+    }
+    if args.points != args::Points::Corners {
+        c += &format!(" --points {}", args.points.name());
+    }
+    if !args.only.is_empty() {
+        c += &format!(" --only {}", args.only.join(","));
+    }
+    if args.reps != if args.quick { 3 } else { 1 } {
+        c += &format!(" --reps {}", args.reps);
+    }
+    if c.ends_with(" --") {
+        c.truncate(c.len() - 3);
+    }
+    c
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    if cfg!(debug_assertions) {
+        eprintln!("warning: a debug build; timings mean little (use --release)");
+    }
+    let maps = measure::find_maps(&args.maps, &args.only)?;
+    // Fail on an unwritable output before spending minutes measuring.
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    let clock = Instant::now();
+    let mut records = Vec::with_capacity(maps.len());
+    for (k, files) in maps.iter().enumerate() {
+        eprintln!("[{}/{}] {}", k + 1, maps.len(), files.map.display());
+        records.push(measure::measure_map(files, args)?);
+    }
+    let info = RunInfo {
+        command: command_line(args),
+        quick: args.quick,
+        reps: args.reps,
+        points: args.points.name(),
+        seconds: clock.elapsed().as_secs_f64(),
+    };
+    let md = report::markdown(&records, &info);
+    let svg = plot::svg(&records, &info);
+    for (name, text) in [("compare.md", &md), ("compare.svg", &svg)] {
+        let path = args.out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(md.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write the table to stdout: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn args(line: &[&str]) -> Args {
+        match args::parse(line.iter().map(OsString::from)) {
+            Ok(Command::Run(a)) => a,
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_reproduced() {
+        assert_eq!(
+            command_line(&args(&[])),
+            "cargo run --release --example compare"
+        );
+        assert_eq!(
+            command_line(&args(&["--quick", "--only", "arena"])),
+            "cargo run --release --example compare -- --quick --only arena"
+        );
+    }
+
+    #[test]
+    fn bad_folders_are_errors_not_panics() {
+        let e = run(&args(&["--maps", "/nonexistent/maps"])).expect_err("no such folder");
+        assert!(e.contains("/nonexistent/maps"), "{e}");
+        let e = run(&args(&["--only", "no_such_map"])).expect_err("no such map");
+        assert!(e.contains("no_such_map"), "{e}");
+    }
+}

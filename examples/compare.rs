@@ -26,6 +26,7 @@ mod plot;
 #[path = "compare/report.rs"]
 mod report;
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -58,22 +59,27 @@ fn main() -> ExitCode {
 fn command_line(args: &Args) -> String {
     let mut c = String::from("cargo run --release --example compare --");
     if args.maps.as_os_str() != "data/maps" {
-        c += &format!(" --maps {}", args.maps.display());
+        let _ = write!(c, " --maps {}", args.maps.display());
     }
     if args.out.as_os_str() != "docs" {
-        c += &format!(" --out {}", args.out.display());
+        let _ = write!(c, " --out {}", args.out.display());
     }
     if args.quick {
         c += " --quick";
     }
+    if args.sample != args.quick.then_some(args::QUICK_SAMPLE)
+        && let Some(n) = args.sample
+    {
+        let _ = write!(c, " --sample {n}");
+    }
     if args.points != args::Points::Corners {
-        c += &format!(" --points {}", args.points.name());
+        let _ = write!(c, " --points {}", args.points.name());
     }
     if !args.only.is_empty() {
-        c += &format!(" --only {}", args.only.join(","));
+        let _ = write!(c, " --only {}", args.only.join(","));
     }
-    if args.reps != if args.quick { 3 } else { 1 } {
-        c += &format!(" --reps {}", args.reps);
+    if args.reps != 1 {
+        let _ = write!(c, " --reps {}", args.reps);
     }
     if c.ends_with(" --") {
         c.truncate(c.len() - 3);
@@ -98,6 +104,7 @@ fn run(args: &Args) -> Result<(), String> {
     let info = RunInfo {
         command: command_line(args),
         quick: args.quick,
+        sample: args.sample,
         reps: args.reps,
         points: args.points.name(),
         seconds: clock.elapsed().as_secs_f64(),

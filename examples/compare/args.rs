@@ -20,20 +20,24 @@ Options:
                     (default: data/maps)
   --out DIR         where compare.md and compare.svg go (default: docs); created
                     if missing
-  --quick           a sample of about 40 queries per map, each timed 3 times
-                    (instead of every query, timed once)
+  --quick           a sample of 40 queries per map instead of every query
+                    (well under a minute; the full run takes about an hour)
+  --sample N        N queries per map, spread over the difficulty buckets
+                    (default: all, or 40 with --quick)
   --points KIND     scenario cells become `corners` (default, the cell's top-left
                     vertex, as GPPC does) or `centres` (x + 0.5, y + 0.5); the
                     pathfinding-crate baseline runs on corners only
   --only NAMES      only these maps (comma-separated names without .map)
-  --reps N          time each query N times and keep the fastest (default: 1,
-                    or 3 with --quick)
+  --reps N          time each query N times and keep the fastest (default: 1)
   -h, --help        print this help
 
 Progress goes to stderr; the table also goes to stdout.
 Exit status: 0 on success, 1 for unreadable or malformed input or unwritable
 output, 2 for bad arguments.
 ";
+
+/// Queries per map with `--quick`.
+pub const QUICK_SAMPLE: usize = 40;
 
 /// How scenario cells become points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,8 +73,10 @@ pub struct Args {
     pub maps: PathBuf,
     /// Output folder.
     pub out: PathBuf,
-    /// Sample the queries.
+    /// `--quick` was given.
     pub quick: bool,
+    /// Queries per map (`None`: all).
+    pub sample: Option<usize>,
     /// Corners or centres.
     pub points: Points,
     /// Map names to keep (all when empty).
@@ -150,8 +156,8 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
     if raw.iter().any(|a| a == "-h" || a == "--help") {
         return Ok(Command::Help);
     }
-    let (mut maps, mut out, mut quick, mut points, mut only, mut reps) =
-        (None, None, None, None, None, None);
+    let (mut maps, mut out, mut quick, mut points, mut only, mut reps, mut sample) =
+        (None, None, None, None, None, None, None);
     let mut rest = raw.into_iter();
     while let Some(arg) = rest.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -171,6 +177,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
             "--points" => "--points",
             "--only" => "--only",
             "--reps" => "--reps",
+            "--sample" => "--sample",
             _ => return Err(ArgError::Unknown(arg)),
         };
         let value = match inline {
@@ -207,6 +214,14 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
                 }
                 once(&mut only, option, names)?;
             }
+            "--sample" => {
+                let n = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| bad("a whole number of at least 1"))?;
+                once(&mut sample, option, n)?;
+            }
             _ => {
                 let n = value
                     .parse::<u32>()
@@ -222,9 +237,10 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
         maps: maps.unwrap_or_else(|| PathBuf::from("data/maps")),
         out: out.unwrap_or_else(|| PathBuf::from("docs")),
         quick,
+        sample: sample.or(quick.then_some(QUICK_SAMPLE)),
         points: points.unwrap_or(Points::Corners),
         only: only.unwrap_or_default(),
-        reps: reps.unwrap_or(if quick { 3 } else { 1 }),
+        reps: reps.unwrap_or(1),
     }))
 }
 
@@ -247,6 +263,7 @@ mod tests {
         assert_eq!(a.points, Points::Corners);
         assert!(a.only.is_empty());
         assert_eq!(a.reps, 1);
+        assert_eq!(a.sample, None);
     }
 
     #[test]
@@ -265,7 +282,7 @@ mod tests {
         };
         assert_eq!((a.maps, a.out), (PathBuf::from("m"), PathBuf::from("o")));
         assert!(a.quick);
-        assert_eq!(a.reps, 3, "--quick times each query three times");
+        assert_eq!(a.sample, Some(QUICK_SAMPLE));
         assert_eq!(a.points, Points::Centres);
         assert_eq!(a.only, ["arena", "den520d"]);
     }

@@ -231,7 +231,6 @@ impl VertexGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bevy_anyangle::prelude::{Algorithm, DVec2, PlanOptions, Planner};
 
     fn cost(straight: u32, diagonal: u32) -> OctileCost {
         OctileCost { straight, diagonal }
@@ -256,6 +255,8 @@ mod tests {
 
     #[test]
     fn plans_around_a_wall_without_squeezing() {
+        use bevy_anyangle::prelude::{Algorithm, DVec2, PlanOptions, Planner};
+
         // The double corner at (2, 1) may not be crossed: the path goes
         // around the blocked cells.
         let grid = Grid::from_ascii(

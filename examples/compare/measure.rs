@@ -25,9 +25,6 @@ pub const GAME_MAPS: [&str; 7] = [
     "lt_backalley_n",
 ];
 
-/// Scenario queries per map with `--quick`.
-pub const QUICK_QUERIES: usize = 40;
-
 /// A solver: one of the crate's planners, or the `pathfinding` baseline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Solver {
@@ -176,7 +173,7 @@ pub struct MapFiles {
     pub scen: PathBuf,
 }
 
-/// The maps of `dir` that have a scenario, sorted by name, restricted to
+/// The maps of `dir` that have a scenario (game maps first), restricted to
 /// `only` when it is not empty.
 ///
 /// # Errors
@@ -229,7 +226,14 @@ pub fn find_maps(dir: &FsPath, only: &[String]) -> Result<Vec<MapFiles>, String>
             dir.display()
         ));
     }
-    maps.sort_by(|a, b| a.name.cmp(&b.name));
+    // Game maps first, in the order of `GAME_MAPS`, then the others by name.
+    let rank = |m: &MapFiles| {
+        GAME_MAPS
+            .iter()
+            .position(|g| *g == m.name)
+            .unwrap_or(GAME_MAPS.len())
+    };
+    maps.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.name.cmp(&b.name)));
     Ok(maps)
 }
 
@@ -498,11 +502,7 @@ pub fn measure_map(files: &MapFiles, args: &Args) -> Result<MapRecord, String> {
         ));
     }
     let n = scenario.entries.len();
-    let chosen = if args.quick {
-        spread(n, QUICK_QUERIES)
-    } else {
-        (0..n).collect()
-    };
+    let chosen = spread(n, args.sample.unwrap_or(n));
     let entries: Vec<_> = chosen.iter().map(|&i| &scenario.entries[i]).collect();
     let ends = |e: &ScenarioEntry| (args.points.of(e.start), args.points.of(e.goal));
 

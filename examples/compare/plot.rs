@@ -154,7 +154,11 @@ pub fn svg(maps: &[MapRecord], info: &RunInfo) -> String {
     let _ = writeln!(
         s,
         r##"<text x="20" y="45" font-size="11.5" fill="#444">{} run, {} points; x: nodes expanded by A*, binned by quarter decades; y: total A* time / total solver time per bin (above 1 = faster than A*).</text>"##,
-        if info.quick { "Quick" } else { "Full" },
+        match (info.quick, info.sample) {
+            (true, _) => "Quick".to_owned(),
+            (false, Some(n)) => format!("Sampled ({n} queries per map)"),
+            (false, None) => "Full".to_owned(),
+        },
         info.points
     );
     // Legend.

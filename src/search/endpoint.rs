@@ -35,7 +35,7 @@ impl Endpoint {
         if !grid.contains_point(p) {
             return None;
         }
-        let vertex = (p.x.fract() == 0.0 && p.y.fract() == 0.0).then(|| [p.x as i64, p.y as i64]);
+        let vertex = (p.x.fract() == 0.0 && p.y.fract() == 0.0).then_some([p.x as i64, p.y as i64]);
         let mut cells = [[0i64; 2]; 4];
         let mut cell_count = 0;
         let mut restricted = false;
@@ -65,7 +65,14 @@ impl Endpoint {
             cells[i] = cells[0];
         }
         let region = grid.region(cells[0][0], cells[0][1])?;
-        Some(Endpoint { p, vertex, cells, cell_count, restricted, region })
+        Some(Endpoint {
+            p,
+            vertex,
+            cells,
+            cell_count,
+            restricted,
+            region,
+        })
     }
 
     /// The cells the path may use at this point.
@@ -102,10 +109,17 @@ pub(crate) fn visible(ctx: &mut SearchContext<'_>, a: &Endpoint, b: &Endpoint) -
 /// When that point is a vertex that would belong to another cell (a double
 /// corner, whose points belong to the south-east cell), it is moved 1/1024 of
 /// a cell into the chosen cell so that it is valid.
-pub(crate) fn nearest_valid_point(grid: &Grid, p: DVec2, region: Option<RegionId>) -> Option<DVec2> {
+pub(crate) fn nearest_valid_point(
+    grid: &Grid,
+    p: DVec2,
+    region: Option<RegionId>,
+) -> Option<DVec2> {
     let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
     let clamped = DVec2::new(p.x.clamp(0.0, w as f64), p.y.clamp(0.0, h as f64));
-    let c0 = [(clamped.x.floor() as i64).min(w - 1), (clamped.y.floor() as i64).min(h - 1)];
+    let c0 = [
+        (clamped.x.floor() as i64).min(w - 1),
+        (clamped.y.floor() as i64).min(h - 1),
+    ];
     let wanted = |x: i64, y: i64| match region {
         Some(r) => grid.region(x, y) == Some(r),
         None => grid.is_free(x, y),

@@ -11,8 +11,8 @@ use common::generate::QueryMix;
 use common::harness::{Optimality, Run, Tally, run};
 use common::{Expect, Reference};
 
-/// Grids per run and queries per grid: 800 x 8 = 6,400 queries per planner.
-const GRIDS: usize = 800;
+/// Grids per run and queries per grid: 1,000 x 8 = 8,000 queries per planner.
+const GRIDS: usize = 1_000;
 const QUERIES_PER_GRID: usize = 8;
 
 fn random_run(algorithm: Algorithm, optimality: Optimality, seed: u64) -> Tally {
@@ -23,6 +23,7 @@ fn random_run(algorithm: Algorithm, optimality: Optimality, seed: u64) -> Tally 
         grids: GRIDS,
         queries_per_grid: QUERIES_PER_GRID,
         max_side: 16,
+        family: None,
         mix: QueryMix::ANY,
     });
     assert_covers(&tally);
@@ -62,7 +63,11 @@ fn astar_smoothed_paths_are_valid_and_never_shorter_than_the_optimum() {
 
 #[test]
 fn astar_paths_are_valid_grid_moves_and_shortest_on_the_8_connected_graph() {
-    random_run(Algorithm::AStar, Optimality::GridOptimum, 0x1a27_0003);
+    let t = random_run(Algorithm::AStar, Optimality::GridOptimum, 0x1a27_0003);
+    assert!(
+        t.grid_compared >= 1_000,
+        "too few vertex-to-vertex queries: {t:?}"
+    );
 }
 
 // ----- fallback, moved starts and degenerate queries, by name -------------

@@ -3,7 +3,7 @@
 
 use bevy_anyangle::prelude::*;
 
-use super::generate::{QueryMix, Rng, random_grid};
+use super::generate::{Family, QueryMix, Rng, grid_of, random_grid};
 use super::{Expect, Reference, close};
 
 /// What to require of path lengths.
@@ -35,6 +35,8 @@ pub struct Run {
     pub queries_per_grid: usize,
     /// Largest side of a grid.
     pub max_side: i64,
+    /// Only grids of this family (`None`: every family).
+    pub family: Option<Family>,
     /// How endpoints are drawn.
     pub mix: QueryMix,
 }
@@ -60,6 +62,8 @@ pub struct Tally {
     pub excess: f64,
     /// Queries also planned with `FallbackPolicy::Fail`.
     pub fail_policy_checked: usize,
+    /// A* lengths compared with the 8-connected optimum.
+    pub grid_compared: usize,
 }
 
 /// Runs the queries; panics with a reproducible report (grid, query, path)
@@ -77,7 +81,13 @@ pub fn run(r: Run) -> Tally {
     let mut failures: Vec<String> = Vec::new();
     let mut failure_count = 0;
     for grid_index in 0..r.grids {
-        let tg = random_grid(&mut rng, r.max_side);
+        let tg = match r.family {
+            None => random_grid(&mut rng, r.max_side),
+            Some(family) => {
+                let (w, h) = (rng.range(3, r.max_side), rng.range(3, r.max_side));
+                grid_of(&mut rng, family, w, h)
+            }
+        };
         let reference = Reference::new(&tg.grid);
         let any_free =
             (0..reference.height()).any(|y| (0..reference.width()).any(|x| reference.free(x, y)));
@@ -201,6 +211,7 @@ fn check_one(
                 let grid = reference
                     .grid_optimum([s.x as i64, s.y as i64], [t.x as i64, t.y as i64])
                     .ok_or("the reference finds no 8-connected path between the path's own ends")?;
+                tally.grid_compared += 1;
                 if !close(path.length, grid) {
                     return Err(format!(
                         "the A* path is {} long but the 8-connected optimum is {grid}",

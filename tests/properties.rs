@@ -8,7 +8,8 @@ mod common;
 
 use bevy_anyangle::prelude::*;
 use common::generate::QueryMix;
-use common::harness::{Optimality, Run, Tally, run};
+use common::generate::{Rng, random_grid};
+use common::harness::{Optimality, Run, Tally, check_query, run};
 use common::{Expect, Reference};
 
 /// Grids per run and queries per grid: 1,000 x 8 = 8,000 queries per planner.
@@ -25,6 +26,7 @@ fn random_run(algorithm: Algorithm, optimality: Optimality, seed: u64) -> Tally 
         max_side: 16,
         family: None,
         mix: QueryMix::ANY,
+        heuristic_weight: 1.0,
     });
     assert_covers(&tally);
     tally
@@ -86,8 +88,139 @@ fn astar_matches_the_8_connected_optimum_between_vertices() {
         max_side: 16,
         family: None,
         mix: QueryMix::VERTICES,
+        heuristic_weight: 1.0,
     });
     assert!(t.grid_compared >= 3_000, "{t:?}");
+}
+
+/// A heuristic weight above 1 trades length for speed, never validity.
+#[test]
+fn weighted_searches_still_give_valid_paths() {
+    for (algorithm, seed) in [
+        (Algorithm::LazyTheta, 0x1a27_0005),
+        (Algorithm::AStar, 0x1a27_0006),
+    ] {
+        let t = run(Run {
+            algorithm,
+            optimality: Optimality::AtLeastOptimum,
+            seed,
+            grids: 300,
+            queries_per_grid: QUERIES_PER_GRID,
+            max_side: 16,
+            family: None,
+            mix: QueryMix::ANY,
+            heuristic_weight: 1.5,
+        });
+        assert!(t.queries >= 2_400, "{t:?}");
+    }
+}
+
+/// Grids edited after construction (single cells, rectangles, batches):
+/// regions must follow, so reachability and paths stay right. 200 grids x 4
+/// edits x 4 queries x 4 algorithms.
+#[test]
+fn paths_stay_valid_after_grid_edits() {
+    let mut rng = Rng::new(0x1a27_0007);
+    let mut planner = Planner::new();
+    let mut tally = Tally::default();
+    let mut failures = Vec::new();
+    for _ in 0..200 {
+        let mut tg = random_grid(&mut rng, 12);
+        let (w, h) = (tg.grid.width(), tg.grid.height());
+        for edit in 0..4 {
+            let free = rng.chance(0.5);
+            let cell = |rng: &mut Rng| {
+                UVec2::new(
+                    rng.below(u64::from(w)) as u32,
+                    rng.below(u64::from(h)) as u32,
+                )
+            };
+            match edit % 3 {
+                0 => {
+                    tg.grid.set_free(cell(&mut rng), free).unwrap();
+                }
+                1 => {
+                    let (a, b) = (cell(&mut rng), cell(&mut rng));
+                    tg.grid
+                        .set_rect_free(URect::from_corners(a.min(b), a.max(b) + UVec2::ONE), free)
+                        .unwrap();
+                }
+                _ => {
+                    let cells: Vec<(UVec2, bool)> =
+                        (0..6).map(|_| (cell(&mut rng), rng.chance(0.5))).collect();
+                    tg.grid
+                        .edit(|e| {
+                            for &(c, f) in &cells {
+                                e.set_free(c, f)?;
+                            }
+                            Ok(())
+                        })
+                        .unwrap();
+                }
+            }
+            let r = Reference::new(&tg.grid);
+            for _ in 0..4 {
+                let q = common::generate::query(&mut rng, &r, QueryMix::ANY);
+                for algorithm in Algorithm::ALL {
+                    let result = planner.plan(
+                        &tg.grid,
+                        q.start,
+                        q.goal,
+                        &PlanOptions::with_algorithm(algorithm),
+                    );
+                    let optimality = match algorithm {
+                        Algorithm::AStar => Optimality::GridOptimum,
+                        _ => Optimality::AtLeastOptimum,
+                    };
+                    tally.queries += 1;
+                    if let Err(e) = check_query(
+                        &r,
+                        algorithm,
+                        optimality,
+                        (q.start, q.goal),
+                        &result,
+                        &mut tally,
+                    ) && failures.len() < 3
+                    {
+                        failures.push(r.report(
+                            &format!("{algorithm} after edits: {e}"),
+                            q.start,
+                            q.goal,
+                            &result,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(tally.queries, 200 * 4 * 4 * 4);
+    assert!(tally.fallback > 100 && tally.found > 5_000, "{tally:?}");
+}
+
+/// A node budget too small for the search is reported, not a wrong path.
+#[test]
+fn an_exhausted_node_budget_is_an_error() {
+    let (g, _) = grid(
+        ".......
+         ######.
+         .......
+         .######
+         .......",
+    );
+    for algorithm in Algorithm::ALL {
+        let options = PlanOptions {
+            node_budget: Some(3),
+            ..PlanOptions::with_algorithm(algorithm)
+        };
+        assert!(
+            matches!(
+                plan(&g, v(0.5, 0.5), v(0.5, 4.5), &options),
+                Err(PlanError::BudgetExhausted { .. })
+            ),
+            "{algorithm}"
+        );
+    }
 }
 
 // ----- fallback, moved starts and degenerate queries, by name -------------

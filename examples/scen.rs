@@ -211,6 +211,8 @@ fn run(args: &Args) -> Result<(), Failure> {
         ..PlanOptions::with_algorithm(args.algorithm)
     };
     let mut planner = Planner::new();
+    // Allocate the search memory before the clock starts.
+    planner.reserve(&grid);
     let mut summary = Summary {
         algorithm: args.algorithm.name().to_owned(),
         map: map_name,

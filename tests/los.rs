@@ -193,13 +193,12 @@ fn agrees_on_segments_through_or_just_past_vertices() {
     assert!(visible > decided / 20, "{visible}");
 }
 
-/// Regression (open bug): -0.0 is the real number 0, but the walk orders
+/// Regression: -0.0 is the real number 0, but the walk orders
 /// coordinates with `total_cmp`, which puts -0.0 below 0.0: the segment
 /// along the top border from (0.875, 0) to (2.75, -0.0) is walked as if it
 /// climbed into row -1, and is reported blocked (in debug builds a planner
 /// can hit the walk's "overshot its end cell" assertion instead).
 #[test]
-#[ignore = "bug: line_of_sight treats -0.0 as less than 0.0"]
 fn negative_zero_is_zero() {
     let g = Grid::from_ascii(
         "...

@@ -248,13 +248,12 @@ fn grid(picture: &str) -> (Grid, Reference) {
     (g, r)
 }
 
-/// Regression (open bug): with the goal at (3, -1), the closest points of the
+/// Regression: with the goal at (3, -1), the closest points of the
 /// start's region are (1, 0) (valid) and the double corner (2, 1), both sqrt 5
 /// away. (2, 1) belongs to its blocked south-east cell, so it is not a valid
 /// end; the fallback must end at (1, 0), sqrt 5 from the goal. The crate
 /// steps 1/1024 off (2, 1) instead and ends 0.0013 farther away.
 #[test]
-#[ignore = "bug: fallback target prefers a nudged double corner over an equally close valid point"]
 fn fallback_target_prefers_a_valid_tie_over_a_nudged_double_corner() {
     let (g, r) = grid(
         ".#.
@@ -286,11 +285,10 @@ fn fallback_target_prefers_a_valid_tie_over_a_nudged_double_corner() {
     }
 }
 
-/// Regression (open bug): a start at (0.25, -0.0) is the point (0.25, 0) on
+/// Regression: a start at (0.25, -0.0) is the point (0.25, 0) on
 /// the top border; Lazy Theta* hits the line-of-sight walk's debug assertion
 /// "overshot its end cell" (see `negative_zero_is_zero` in `tests/los.rs`).
 #[test]
-#[ignore = "bug: planning from a -0.0 coordinate panics in debug builds (line of sight)"]
 fn planning_from_a_negative_zero_coordinate_works() {
     let (g, r) = grid(
         "...

@@ -364,6 +364,14 @@ impl Planner {
         Self::default()
     }
 
+    /// Sizes the search memory for `grid` now, so that the first query on it
+    /// does not pay for the allocation (useful before timing queries, or
+    /// before a frame-critical first request).
+    pub fn reserve(&mut self, grid: &Grid) {
+        let vertices = (grid.width() as usize + 1) * (grid.height() as usize + 1);
+        self.vertex.reserve(vertices + 2);
+    }
+
     /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
     ///
     /// # Errors
@@ -414,6 +422,9 @@ impl Planner {
         if !goal.is_finite() {
             return Err(PlanError::NonFinite(Role::Goal));
         }
+        // -0.0 is the number 0: make it +0.0 so that ordering by bits or
+        // `total_cmp` treats it as such.
+        let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
         let (start_ep, start_moved_from) = match Endpoint::resolve(grid, start) {
             Some(ep) => (ep, None),
             None => {

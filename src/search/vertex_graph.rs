@@ -78,11 +78,16 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    /// Starts a new query over `count` nodes.
-    pub(crate) fn prepare(&mut self, count: usize) {
+    /// Makes room for `count` nodes.
+    pub(crate) fn reserve(&mut self, count: usize) {
         if self.nodes.len() < count {
             self.nodes.resize(count, UNSEEN);
         }
+    }
+
+    /// Starts a new query over `count` nodes.
+    pub(crate) fn prepare(&mut self, count: usize) {
+        self.reserve(count);
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.nodes.fill(UNSEEN);

@@ -265,10 +265,7 @@ fn fallback_target_prefers_a_valid_tie_over_a_nudged_double_corner() {
         let path = Planner::new()
             .plan(&g, start, goal, &PlanOptions::with_algorithm(algorithm))
             .unwrap();
-        let strict = Expect {
-            tolerate_nudged_tie: false,
-            ..Expect::for_algorithm(algorithm)
-        };
+        let strict = Expect::for_algorithm(algorithm);
         r.validate(start, goal, &path, strict)
             .unwrap_or_else(|e| panic!("{algorithm}: {e}"));
         assert_eq!(path.end(), v(1.0, 0.0), "{algorithm}");

@@ -124,16 +124,6 @@ struct CornerGraph {
     dist: Vec<f64>,
 }
 
-/// Known bug, tolerated by the random runs until it is fixed (then set this
-/// to `false`): when the closest point of a region to an unreachable goal (or
-/// to an invalid start) is a tie between a double corner that belongs to
-/// another cell and a valid point, the crate may step 1/1024 off the double
-/// corner instead of taking the valid point, ending up to 0.0014 farther than
-/// the spec's fallback target. The strict regression tests are
-/// `fallback_target_prefers_a_valid_tie_over_a_nudged_double_corner` in
-/// `tests/properties.rs` (ignored while the bug stands).
-pub const KNOWN_BUG_NUDGED_TIE: bool = true;
-
 /// What a validated path is expected to look like besides the spec's rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Expect {
@@ -141,34 +131,21 @@ pub struct Expect {
     /// except legs between a non-vertex start or goal and a corner of one of
     /// its cells (or between start and goal sharing a cell).
     pub grid_moves: bool,
-    /// Accept the known bug described at [`KNOWN_BUG_NUDGED_TIE`].
-    pub tolerate_nudged_tie: bool,
 }
 
 impl Expect {
     /// Any-angle planners: only the spec's rules.
-    pub const ANY_ANGLE: Expect = Expect {
-        grid_moves: false,
-        tolerate_nudged_tie: false,
-    };
+    pub const ANY_ANGLE: Expect = Expect { grid_moves: false };
     /// A* (8-connected).
-    pub const GRID_MOVES: Expect = Expect {
-        grid_moves: true,
-        tolerate_nudged_tie: false,
-    };
+    pub const GRID_MOVES: Expect = Expect { grid_moves: true };
 
-    /// The expectation for an algorithm in the random runs (tolerating the
-    /// known bugs that are still open).
+    /// The expectation for an algorithm.
     #[must_use]
     pub fn for_algorithm(algorithm: Algorithm) -> Expect {
-        let base = if algorithm == Algorithm::AStar {
+        if algorithm == Algorithm::AStar {
             Self::GRID_MOVES
         } else {
             Self::ANY_ANGLE
-        };
-        Expect {
-            tolerate_nudged_tie: KNOWN_BUG_NUDGED_TIE,
-            ..base
         }
     }
 }
@@ -762,7 +739,7 @@ impl Reference {
                     path.start_moved_from
                 ));
             }
-            self.check_nearest(start, first, None, "the moved start", expect)?;
+            self.check_nearest(start, first, None, "the moved start")?;
         } else {
             if path.start_moved_from.is_some() {
                 return Err(format!(
@@ -808,7 +785,7 @@ impl Reference {
                     "the fallback end {last:?} is not a valid point of the start's region"
                 ));
             }
-            self.check_nearest(goal, last, Some(region), "the fallback end", expect)?;
+            self.check_nearest(goal, last, Some(region), "the fallback end")?;
         }
 
         // Shape.
@@ -892,7 +869,6 @@ impl Reference {
         got: DVec2,
         region: Option<u32>,
         what: &str,
-        expect: Expect,
     ) -> Result<(), String> {
         let Some(near) = self.nearest(target, region) else {
             return Err(format!("{what}: the reference finds no free cell at all"));
@@ -913,10 +889,7 @@ impl Reference {
             .points
             .iter()
             .any(|&q| q.distance(got) <= NUDGE + 1e-12);
-        if (all_invalid || expect.tolerate_nudged_tie)
-            && next_to_one
-            && d <= near.dist + NUDGE + 1e-9
-        {
+        if all_invalid && next_to_one && d <= near.dist + NUDGE + 1e-9 {
             return Ok(());
         }
         Err(format!(

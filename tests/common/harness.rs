@@ -66,6 +66,8 @@ pub struct Tally {
     pub fail_policy_checked: usize,
     /// A* lengths compared with the 8-connected optimum.
     pub grid_compared: usize,
+    /// Queries planned again with a fresh `Planner`.
+    pub fresh_planner_checked: usize,
 }
 
 /// Runs the queries; panics with a reproducible report (grid, query, path)
@@ -112,6 +114,25 @@ pub fn run(r: Run) -> Tally {
                     check_fail_policy(&mut planner, &tg.grid, q.start, q.goal, path, &fail_options)
                 } else {
                     Ok(())
+                }
+            })
+            .and_then(|()| {
+                // Reused search memory must not leak into a query: a fresh
+                // planner gives the same answer.
+                if query_index % 4 != 1 {
+                    return Ok(());
+                }
+                tally.fresh_planner_checked += 1;
+                let fresh = Planner::new().plan(&tg.grid, q.start, q.goal, &options);
+                let same = match (&fresh, &result) {
+                    (Ok(a), Ok(b)) => a.waypoints == b.waypoints && a.kind == b.kind,
+                    (Err(a), Err(b)) => a == b,
+                    _ => false,
+                };
+                if same {
+                    Ok(())
+                } else {
+                    Err(format!("a fresh planner answers differently: {fresh:?}"))
                 }
             });
             if let Err(e) = checked {

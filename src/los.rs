@@ -45,6 +45,9 @@ pub fn line_of_sight(grid: &Grid, a: DVec2, b: DVec2) -> bool {
     if !grid.contains_point(a) || !grid.contains_point(b) {
         return false;
     }
+    // -0.0 is 0: the walk orders coordinates with `total_cmp`, which would
+    // put it below +0.0.
+    let (a, b) = (a + DVec2::ZERO, b + DVec2::ZERO);
     match lattice_shift(&[a, b]) {
         Some(0) => los_vertices(grid, Lattice::<0>::of(a).0, Lattice::<0>::of(b).0),
         Some(_) => segment_visible(grid, Lattice::<1>::of(a), Lattice::<1>::of(b)),

@@ -108,7 +108,8 @@ pub(crate) fn visible(ctx: &mut SearchContext<'_>, a: &Endpoint, b: &Endpoint) -
 ///
 /// When that point is a vertex that would belong to another cell (a double
 /// corner, whose points belong to the south-east cell), it is moved 1/1024 of
-/// a cell into the chosen cell so that it is valid.
+/// a cell into the chosen cell so that it is valid; distances are measured
+/// after that move, so an equally close valid point wins.
 pub(crate) fn nearest_valid_point(
     grid: &Grid,
     p: DVec2,
@@ -124,12 +125,12 @@ pub(crate) fn nearest_valid_point(
         Some(r) => grid.region(x, y) == Some(r),
         None => grid.is_free(x, y),
     };
-    let mut best: Option<(f64, [i64; 2], DVec2)> = None;
+    let mut best: Option<(f64, DVec2)> = None;
     let max_ring = w.max(h);
     for r in 0..=max_ring {
         // Every cell of ring r is at least r - 1 away from `clamped`, and
         // clamping to the grid never increases distances to its cells.
-        if let Some((d, _, _)) = best
+        if let Some((d, _)) = best
             && (r - 1) as f64 > d
         {
             break;
@@ -139,13 +140,18 @@ pub(crate) fn nearest_valid_point(
             if !wanted(x, y) {
                 return;
             }
-            let q = DVec2::new(
-                p.x.clamp(x as f64, (x + 1) as f64),
-                p.y.clamp(y as f64, (y + 1) as f64),
+            let q = owned_point(
+                grid,
+                [x, y],
+                DVec2::new(
+                    p.x.clamp(x as f64, (x + 1) as f64),
+                    p.y.clamp(y as f64, (y + 1) as f64),
+                ),
             );
+            // Its actual distance, so a valid point wins a tie with a nudged one.
             let d = q.distance(p);
-            if best.is_none_or(|(bd, _, _)| d < bd) {
-                best = Some((d, [x, y], q));
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, q));
             }
         };
         for y in y0.max(0)..=y1.min(h - 1) {
@@ -163,17 +169,18 @@ pub(crate) fn nearest_valid_point(
             }
         }
     }
-    let (_, cell, q) = best?;
-    let ok = Endpoint::resolve(grid, q).is_some_and(|e| e.has_cell(cell));
-    if ok {
-        return Some(q);
+    best.map(|(_, q)| q)
+}
+
+/// `q`, a point of free `cell`'s square, or — if `q` is a double corner that
+/// belongs to another cell (its south-east one) — `q` moved 1/1024 of a cell
+/// diagonally into `cell`, so that it is a valid point of `cell`.
+fn owned_point(grid: &Grid, cell: [i64; 2], q: DVec2) -> DVec2 {
+    let (x, y) = (q.x as i64, q.y as i64);
+    let on_vertex = q.x.fract() == 0.0 && q.y.fract() == 0.0;
+    if !on_vertex || !grid.is_double_corner(x, y) || cell == [x, y] {
+        return q;
     }
-    // A vertex owned by another cell: step into ours.
-    let centre = DVec2::new(cell[0] as f64 + 0.5, cell[1] as f64 + 0.5);
-    let step = |from: f64, to: f64| match from.total_cmp(&to) {
-        core::cmp::Ordering::Less => 1.0 / 1024.0,
-        core::cmp::Ordering::Greater => -1.0 / 1024.0,
-        core::cmp::Ordering::Equal => 0.0,
-    };
-    Some(q + DVec2::new(step(q.x, centre.x), step(q.y, centre.y)))
+    let step = |v: i64, c: i64| if v == c { 1.0 / 1024.0 } else { -1.0 / 1024.0 };
+    q + DVec2::new(step(x, cell[0]), step(y, cell[1]))
 }

@@ -422,6 +422,9 @@ impl Planner {
         if !goal.is_finite() {
             return Err(PlanError::NonFinite(Role::Goal));
         }
+        // -0.0 is the number 0: make it +0.0 so that ordering by bits or
+        // `total_cmp` treats it as such.
+        let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
         let (start_ep, start_moved_from) = match Endpoint::resolve(grid, start) {
             Some(ep) => (ep, None),
             None => {

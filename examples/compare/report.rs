@@ -404,6 +404,36 @@ pub fn map_tables(maps: &[MapRecord]) -> String {
                 x.other
             );
         }
+        let by_kind: Vec<String> = [ANYA, BASELINE]
+            .into_iter()
+            .filter_map(|i| {
+                let parts: Vec<String> = [
+                    (Unreachability::Obstacle, "in obstacles"),
+                    (Unreachability::OtherRegion, "in other regions"),
+                    (Unreachability::Outside, "outside"),
+                ]
+                .into_iter()
+                .filter_map(|(kind, label)| {
+                    let t: Vec<f64> = m
+                        .unreachable
+                        .iter()
+                        .filter(|u| u.kind == kind && u.fail[i].outcome == Outcome::Unreachable)
+                        .map(|u| u.fail[i].time_us)
+                        .collect();
+                    Some(format!("{label} {} µs", us(mean(&t)))).filter(|_| !t.is_empty())
+                })
+                .collect();
+                (!parts.is_empty())
+                    .then(|| format!("`{}`: {}", SOLVERS[i].name(), parts.join(", ")))
+            })
+            .collect();
+        if !by_kind.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nUnreachable answers by kind of goal (mean µs) — {}.",
+                by_kind.join("; ")
+            );
+        }
         let (compared, differ, worst) = baseline_agreement(m);
         if compared > 0 {
             let _ = writeln!(

@@ -21,7 +21,7 @@ Options:
   --out DIR         where compare.md and compare.svg go (default: docs); created
                     if missing
   --quick           a sample of 40 queries per map instead of every query
-                    (well under a minute; the full run takes about an hour)
+                    (well under a minute; the full run takes some 40 minutes)
   --sample N        N queries per map, spread over the difficulty buckets
                     (default: all, or 40 with --quick)
   --points KIND     scenario cells become `corners` (default, the cell's top-left

@@ -246,7 +246,8 @@ pub fn svg(maps: &[MapRecord], info: &RunInfo) -> String {
             ox + 12.0,
             y0 + ph / 2.0
         );
-        for (line, &(_, colour, dash)) in panel.lines.iter().zip(&SERIES) {
+        // Drawn last to first, so that Anya's line is on top.
+        for (line, &(_, colour, dash)) in panel.lines.iter().zip(&SERIES).rev() {
             if line.is_empty() {
                 continue;
             }

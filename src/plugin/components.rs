@@ -82,6 +82,7 @@ pub enum PathGoal {
 /// use bevy_anyangle::plugin::{NavPosition, PathRequest};
 /// use bevy_anyangle::prelude::*;
 /// use bevy_ecs::prelude::*;
+/// use bevy_math::Vec2;
 ///
 /// let mut world = World::new();
 /// let agent = world

@@ -20,6 +20,7 @@
 //! use bevy_anyangle::plugin::*;
 //! use bevy_anyangle::prelude::*;
 //! use bevy_app::{App, TaskPoolPlugin};
+//! use bevy_math::Vec2;
 //!
 //! let mut app = App::new();
 //! app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()));

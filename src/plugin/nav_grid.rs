@@ -7,6 +7,7 @@
 //! ```
 //! use bevy_anyangle::plugin::{GridTransform, NavGrid};
 //! use bevy_anyangle::prelude::*;
+//! use bevy_math::{Rect, Vec2};
 //!
 //! let transform = GridTransform::new(Vec2::new(-8.0, -4.0), 2.0).unwrap();
 //! let mut nav = NavGrid::from_ascii(

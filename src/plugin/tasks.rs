@@ -368,11 +368,12 @@ pub(crate) fn apply_results(
     mut commands: Commands,
 ) {
     let cancelled = planning.shared.cancelled.load(Ordering::Relaxed);
+    let in_flight = planning.shared.in_flight.load(Ordering::Acquire);
+    if diagnostics.searches_cancelled != cancelled || diagnostics.in_flight != in_flight {
+        diagnostics.searches_cancelled = cancelled;
+        diagnostics.in_flight = in_flight;
+    }
     if planning.receiver.is_empty() {
-        if diagnostics.searches_cancelled != cancelled {
-            diagnostics.searches_cancelled = cancelled;
-            diagnostics.in_flight = planning.shared.in_flight.load(Ordering::Acquire);
-        }
         return;
     }
     let results: Vec<PlanResult> = planning.receiver.try_iter().collect();

@@ -1,6 +1,11 @@
 //! Headless `App` tests of the Bevy plugin: real task pools, real background
 //! searches, `app.update()` loops with a bounded number of frames.
 
+#![expect(
+    clippy::float_cmp,
+    reason = "exact coordinates are asserted on purpose"
+)]
+
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -43,7 +48,7 @@ fn app_with(nav: NavGrid) -> App {
         .init_resource::<EventLog>()
         .add_observer(|ready: On<PathReady>, mut log: ResMut<EventLog>| log.ready.push(*ready))
         .add_observer(|failed: On<PathFailed>, mut log: ResMut<EventLog>| {
-            log.failed.push(failed.clone())
+            log.failed.push(failed.clone());
         });
     app.finish();
     app.cleanup();
@@ -123,7 +128,7 @@ fn assert_valid(nav: &NavGrid, path: &NavPath, start: Vec2, goal: Option<Vec2>) 
     );
 }
 
-/// A deterministic pseudo-random generator (SplitMix64).
+/// A deterministic pseudo-random generator (`SplitMix64`).
 struct Rng(u64);
 
 impl Rng {

@@ -5,7 +5,7 @@
 //! 1. Add [`AnyAnglePlugin`] (and Bevy's task pools: `DefaultPlugins`,
 //!    `MinimalPlugins`, or `bevy_app::TaskPoolPlugin` in a headless app).
 //! 2. Insert a [`NavGrid`] resource: the walkable grid and where it lies in
-//!    the world (see [`nav_grid`](NavGrid) for the y-up world / y-down grid
+//!    the world (see [`nav_grid`] for the y-up world / y-down grid
 //!    convention).
 //! 3. Give each agent a position (`Transform`, or [`NavPosition`]) and a
 //!    [`PathRequest`]. The plugin adds a [`PathStatus`] and a [`NavPath`]
@@ -72,13 +72,13 @@
 //!   those edits like a live path, and thrown away and replanned if they
 //!   affect it.
 
-mod components;
-mod nav_grid;
+pub mod components;
+pub mod nav_grid;
 mod position;
-mod replan;
-mod settings;
-mod steering;
-mod tasks;
+pub mod replan;
+pub mod settings;
+pub mod steering;
+pub mod tasks;
 
 use bevy_app::{App, Plugin, Update};
 use bevy_ecs::intern::Interned;

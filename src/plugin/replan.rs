@@ -7,11 +7,11 @@
 //!
 //! | trigger | system | who replans |
 //! |---|---|---|
-//! | `PathRequest` added or changed | [`replan_changed_requests`] | that agent (path cleared) |
-//! | `PathfindingSettings` changed | [`replan_on_settings_change`] | agents using the changed setting |
-//! | `NavGrid` version or layout changed | [`replan_on_grid_edits`] | agents whose remaining path the edits affect |
-//! | a followed entity moved | [`replan_moved_targets`] | agents following it |
-//! | an agent moved | [`track_progress`] | that agent, if off its path |
+//! | `PathRequest` added or changed | `replan_changed_requests` | that agent (path cleared) |
+//! | `PathfindingSettings` changed | `replan_on_settings_change` | agents using the changed setting |
+//! | `NavGrid` version or layout changed | `replan_on_grid_edits` | agents whose remaining path the edits affect |
+//! | a followed entity moved | `replan_moved_targets` | agents following it |
+//! | an agent moved | `track_progress` | that agent, if off its path |
 //!
 //! # Which edits affect a path
 //!

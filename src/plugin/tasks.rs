@@ -4,13 +4,13 @@
 //! A search owns everything it needs: an `Arc<Grid>` snapshot, the start and
 //! goal in grid coordinates, the options, a cancel flag and a channel sender.
 //! It runs on a worker thread with that thread's [`Planner`] and sends its
-//! result back over a crossbeam channel; [`apply_results`] drains the channel
+//! result back over a crossbeam channel; the apply system drains the channel
 //! without blocking. The main thread never runs a search.
 //!
 //! Each plan an agent asks for gets a fresh *ticket* (a global counter). A
 //! result whose ticket is not the agent's current one (the goal changed, the
 //! request was replaced, another replan started) or whose agent is gone is
-//! dropped. Asking for a new plan drops the agent's [`InFlight`] handle,
+//! dropped. Asking for a new plan drops the agent's in-flight handle,
 //! which raises the old search's cancel flag (checked by
 //! [`Planner::plan_cancellable`]) and drops its task.
 

@@ -14,7 +14,11 @@ pub(crate) struct Scratch {
 }
 
 /// Runs Anya from `ctx.start` to `ctx.goal`; on success the path is in `out`.
-pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+) -> Outcome {
     let o = super::astar::search(ctx, &mut scratch.vertex, out);
     if o == Outcome::Found {
         super::astar::smooth(ctx, out);

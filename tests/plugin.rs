@@ -835,6 +835,82 @@ fn writing_an_equal_request_does_not_replan() {
     );
 }
 
+#[test]
+fn agents_wait_for_the_grid_and_replan_when_it_is_replaced_or_moved() {
+    let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
+        .init_resource::<EventLog>()
+        .add_observer(|ready: On<PathReady>, mut log: ResMut<EventLog>| log.ready.push(*ready));
+    app.finish();
+    app.cleanup();
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            PathRequest::to(Vec2::new(5.5, 5.5)),
+        ))
+        .id();
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(status(&app, agent), PathStatus::Pending, "no NavGrid yet");
+    app.insert_resource(NavGrid::new(
+        Grid::new(8, 8).unwrap(),
+        GridTransform::default(),
+    ));
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    assert_eq!(app.world().resource::<EventLog>().ready.len(), 1);
+
+    // Moving the grid in the world invalidates every world-space path.
+    let moved = GridTransform::new(Vec2::new(-1.0, -1.0), 1.0).unwrap();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_transform(moved);
+    settle(&mut app);
+    let log = &app.world().resource::<EventLog>().ready;
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[1].reason, PlanReason::GridReplaced);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(
+        &nav,
+        &nav_path(&app, agent),
+        Vec2::new(0.5, 0.5),
+        Some(Vec2::new(5.5, 5.5)),
+    );
+}
+
+#[test]
+fn removing_the_request_cancels_its_search() {
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    app.world_mut().entity_mut(agent).remove::<PathRequest>();
+    settle_searches(&mut app);
+    assert!(nav_path(&app, agent).is_empty());
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.results_applied, 0);
+    // Asking again plans again.
+    app.world_mut()
+        .entity_mut(agent)
+        .insert(PathRequest::to(goal));
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+}
+
+/// Updates until no search runs (statuses may stay `Computing` for agents
+/// without a request).
+fn settle_searches(app: &mut App) {
+    run_until(app, 20_000, |world| {
+        world.resource::<PathfindingDiagnostics>().in_flight == 0
+    });
+}
+
 /// Main-thread cost of the plugin per frame with 10,000 idle agents whose
 /// paths are ready. Run with
 /// `cargo test --release --test plugin -- --ignored --nocapture frame_cost`.
@@ -899,5 +975,21 @@ fn frame_cost_with_10k_idle_agents() {
              plugin share {:?}",
             with.saturating_sub(base)
         );
+        // One frame with a one-cell edit: every agent with a path is checked.
+        let free = (0..nav.grid().height())
+            .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
+            .find(|c| nav.grid().is_free(i64::from(c.x), i64::from(c.y)))
+            .unwrap();
+        app.world_mut()
+            .resource_mut::<NavGrid>()
+            .set_cell_free(free, false)
+            .unwrap();
+        let t = Instant::now();
+        app.update();
+        println!(
+            "  frame with a one-cell edit: app.update() {:?}",
+            t.elapsed()
+        );
+        settle(&mut app);
     }
 }

@@ -429,7 +429,7 @@ pub(crate) fn replan_moved_targets(
             Some(p) => {
                 let moved = state.goal.is_none_or(|g| {
                     let d = p.distance(g);
-                    d.is_nan() || d > settings.replan_distance
+                    d.is_nan() || d > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE
                 });
                 if moved {
                     planning.request(entity, &mut state, &mut status, PlanReason::TargetMoved);
@@ -477,11 +477,15 @@ pub(crate) fn track_progress(
         } else {
             p.distance(w[w.len() - 1])
         };
-        if off > settings.replan_distance {
+        if off > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE {
             planning.request(entity, &mut state, &mut status, PlanReason::OffPath);
         }
     }
 }
+
+/// Slack added to [`PathfindingSettings::replan_distance`] so that rounding
+/// never makes an agent on its path count as off it (world units).
+const OFF_PATH_TOLERANCE: f32 = 1e-4;
 
 /// Distance from `p` to segment `a-b` (world units).
 pub(crate) fn segment_distance(p: Vec2, a: Vec2, b: Vec2) -> f32 {

@@ -56,7 +56,9 @@ pub struct PathfindingSettings {
     /// it is on replans ([`PlanReason::OffPath`](super::PlanReason::OffPath)); an agent following
     /// an entity replans when the entity is this far from the path's end
     /// ([`PlanReason::TargetMoved`](super::PlanReason::TargetMoved)).
-    /// `f32::INFINITY` turns both off. Default: 2.
+    /// `f32::INFINITY` turns both off; negative values count as 0. Keep it
+    /// above [`PathFollower::arrive_radius`](super::PathFollower::arrive_radius).
+    /// Default: 2.
     pub replan_distance: f32,
 }
 

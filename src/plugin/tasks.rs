@@ -389,7 +389,13 @@ pub(crate) fn apply_results(
         state.in_flight = None;
         let reason = state.reason;
         let found = match done.result {
-            Ok(found) => found,
+            Ok(found) if !found.waypoints.is_empty() => found,
+            Ok(_) => {
+                diagnostics.results_applied += 1;
+                let failure = PathStatus::Failed(PathFailure::Internal("the planner returned no waypoints".into()));
+                fail(&mut commands, done.entity, reason, &mut status, &mut path, failure);
+                continue;
+            }
             Err(error) => {
                 diagnostics.results_applied += 1;
                 let new_status = match error {

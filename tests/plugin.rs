@@ -903,6 +903,41 @@ fn removing_the_request_cancels_its_search() {
     assert_eq!(status(&app, agent), PathStatus::Ready);
 }
 
+#[test]
+fn no_more_searches_run_than_the_limit() {
+    let (nav, start, a, b) = maze();
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .max_searches_in_flight = 2;
+    let agents: Vec<Entity> = (0..12)
+        .map(|i| {
+            let goal = if i % 2 == 0 { a } else { b };
+            app.world_mut()
+                .spawn((NavPosition(start), PathRequest::to(goal)))
+                .id()
+        })
+        .collect();
+    run_until(&mut app, 20_000, |world| {
+        let d = *world.resource::<PathfindingDiagnostics>();
+        assert!(d.in_flight <= 2, "{d:?}");
+        assert!(
+            d.searches_started - d.results_applied - d.searches_cancelled <= 2,
+            "{d:?}"
+        );
+        let computing = world
+            .query::<&PathStatus>()
+            .iter(world)
+            .filter(|s| **s == PathStatus::Computing)
+            .count();
+        assert!(computing <= 2);
+        d.results_applied == 12
+    });
+    for e in agents {
+        assert_eq!(status(&app, e), PathStatus::Ready);
+    }
+}
+
 /// Updates until no search runs (statuses may stay `Computing` for agents
 /// without a request).
 fn settle_searches(app: &mut App) {

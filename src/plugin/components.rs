@@ -139,7 +139,7 @@ impl PathRequest {
 pub struct NavPosition(pub Vec2);
 
 /// Where an agent's path stands. A required component of [`PathRequest`].
-#[derive(Component, Clone, Debug, Default, PartialEq)]
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
 pub enum PathStatus {
     /// Waiting for a free search slot, or for a [`NavGrid`](super::NavGrid)
     /// to exist.

@@ -340,8 +340,18 @@ pub(crate) fn replan_on_grid_edits(
     };
     planning.seen_layout = nav.layout_id();
     planning.seen_version = nav.version();
+    let freed_any = edits.is_none_or(|e| e.iter().any(|e| e.kind != EditKind::Blocked));
     for (entity, mut state, mut status, path, pos) in &mut agents {
         let unreachable = *status == PathStatus::Unreachable;
+        if *status == PathStatus::Failed(PathFailure::NoFreeCell) && freed_any {
+            planning.request(
+                entity,
+                &mut state,
+                &mut status,
+                PlanReason::RegionsConnected,
+            );
+            continue;
+        }
         if !(status.has_path() || unreachable) {
             continue; // busy agents are checked when their result arrives
         }

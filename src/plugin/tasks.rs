@@ -45,12 +45,20 @@ struct Shared {
     cancelled: AtomicU64,
 }
 
-/// Decrements the in-flight count when a search's future ends or is dropped.
-struct FlightGuard(Arc<Shared>);
+/// Decrements the in-flight count when a search's future ends or is dropped
+/// (a task cancelled before it ran is dropped without running), and counts
+/// the searches that ended without delivering a result as cancelled.
+struct FlightGuard {
+    shared: Arc<Shared>,
+    delivered: bool,
+}
 
 impl Drop for FlightGuard {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if !self.delivered {
+            self.shared.cancelled.fetch_add(1, Ordering::Relaxed);
+        }
+        self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -315,14 +323,17 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
     let sender = planning.sender.clone();
-    let shared = Arc::clone(&planning.shared);
-    shared.in_flight.fetch_add(1, Ordering::AcqRel);
-    let guard = FlightGuard(Arc::clone(&shared));
+    planning.shared.in_flight.fetch_add(1, Ordering::AcqRel);
+    let guard = FlightGuard {
+        shared: Arc::clone(&planning.shared),
+        delivered: false,
+    };
     let task = pool.spawn(async move {
-        let _guard = guard;
+        // Move the whole guard in (a field use alone would capture only the
+        // field), so it lives exactly as long as the search.
+        let mut guard = guard;
         if flag.load(Ordering::Relaxed) {
-            shared.cancelled.fetch_add(1, Ordering::Relaxed);
-            return;
+            return; // dropping the guard counts it as cancelled
         }
         let result = PLANNER.with(|planner| match planner.try_borrow_mut() {
             Ok(mut planner) => {
@@ -337,7 +348,6 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
             ),
         });
         if matches!(result, Err(PlanError::Cancelled)) {
-            shared.cancelled.fetch_add(1, Ordering::Relaxed);
             return;
         }
         // The receiver lives in a resource; if the app is gone, nobody cares.
@@ -350,6 +360,7 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
             goal: job.goal,
             result,
         });
+        guard.delivered = true;
     });
     InFlight {
         cancel,
@@ -392,8 +403,17 @@ pub(crate) fn apply_results(
             Ok(found) if !found.waypoints.is_empty() => found,
             Ok(_) => {
                 diagnostics.results_applied += 1;
-                let failure = PathStatus::Failed(PathFailure::Internal("the planner returned no waypoints".into()));
-                fail(&mut commands, done.entity, reason, &mut status, &mut path, failure);
+                let failure = PathStatus::Failed(PathFailure::Internal(
+                    "the planner returned no waypoints".into(),
+                ));
+                fail(
+                    &mut commands,
+                    done.entity,
+                    reason,
+                    &mut status,
+                    &mut path,
+                    failure,
+                );
                 continue;
             }
             Err(error) => {

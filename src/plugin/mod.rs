@@ -174,12 +174,17 @@ impl Plugin for AnyAnglePlugin {
             )
             .add_observer(tasks::on_request_removed);
         if self.steering {
-            app.add_systems(
-                self.schedule,
-                (steering::tick_clock, steering::follow_paths)
-                    .chain()
-                    .in_set(AnyAngleSystems::Steer),
-            );
+            app.init_resource::<steering::ActiveFollowers>()
+                .add_systems(
+                    self.schedule,
+                    (
+                        steering::tick_clock,
+                        steering::collect_followers,
+                        steering::follow_paths,
+                    )
+                        .chain()
+                        .in_set(AnyAngleSystems::Steer),
+                );
         }
     }
 }

@@ -19,6 +19,12 @@
 //! world.insert_resource(SteeringClock::fixed(1.0 / 60.0));
 //! ```
 //!
+//! Steering only visits followers that still have somewhere to go: an
+//! agent joins that set when it gets a new path (`Changed<NavPath>`) or a
+//! `PathFollower`, and leaves it on arrival. A game that rewinds
+//! [`NavPath::next`] by hand does so through `&mut NavPath`, which marks it
+//! changed and so wakes the follower up again.
+//!
 //! A game that steers its own agents leaves out `PathFollower` and reads
 //! [`NavPath::next_waypoint`] in a system ordered after
 //! [`AnyAngleSystems::Apply`](super::AnyAngleSystems::Apply); the plugin
@@ -26,6 +32,7 @@
 
 use std::time::Instant;
 
+use bevy_ecs::entity::EntityHashSet;
 use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 #[cfg(feature = "transform")]
@@ -149,11 +156,35 @@ fn advance(path: &mut NavPath, follower: PathFollower, mut p: Vec2, mut step: f3
     (p != start).then_some(p)
 }
 
-/// Moves every [`PathFollower`] along its path.
+/// The followers that may still have somewhere to go, so that steering does
+/// not visit agents that have arrived.
+#[derive(Resource, Default)]
+pub(crate) struct ActiveFollowers(EntityHashSet);
+
+/// Adds followers that got a new path (or a new `PathFollower`) to
+/// [`ActiveFollowers`]. `NavPath::next` advances without change detection,
+/// so this only sees new paths and writes by the game.
+pub(crate) fn collect_followers(
+    mut active: ResMut<ActiveFollowers>,
+    changed: Query<
+        Entity,
+        (
+            With<PathFollower>,
+            Or<(Added<PathFollower>, Changed<NavPath>)>,
+        ),
+    >,
+) {
+    for entity in &changed {
+        active.0.insert(entity);
+    }
+}
+
+/// Moves every active [`PathFollower`] along its path.
 #[cfg(feature = "transform")]
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn follow_paths(
     clock: Res<SteeringClock>,
+    mut active: ResMut<ActiveFollowers>,
     mut agents: Query<(
         &PathFollower,
         &mut NavPath,
@@ -162,12 +193,18 @@ pub(crate) fn follow_paths(
     )>,
 ) {
     let dt = clock.delta_seconds;
-    if !(dt.is_finite() && dt > 0.0) {
+    if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
         return;
     }
-    for (follower, mut path, transform, nav_position) in &mut agents {
-        if path.is_finished() || !(follower.speed.is_finite() && follower.speed > 0.0) {
-            continue;
+    active.0.retain(|&entity| {
+        let Ok((follower, mut path, transform, nav_position)) = agents.get_mut(entity) else {
+            return false; // despawned, or no longer a follower
+        };
+        if path.is_finished() {
+            return false;
+        }
+        if !(follower.speed.is_finite() && follower.speed > 0.0) {
+            return true;
         }
         let path = path.bypass_change_detection();
         let step = follower.speed * dt;
@@ -181,29 +218,38 @@ pub(crate) fn follow_paths(
         {
             n.0 = p;
         }
-    }
+        !path.is_finished()
+    });
 }
 
-/// Moves every [`PathFollower`] along its path.
+/// Moves every active [`PathFollower`] along its path.
 #[cfg(not(feature = "transform"))]
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn follow_paths(
     clock: Res<SteeringClock>,
+    mut active: ResMut<ActiveFollowers>,
     mut agents: Query<(&PathFollower, &mut NavPath, &mut NavPosition)>,
 ) {
     let dt = clock.delta_seconds;
-    if !(dt.is_finite() && dt > 0.0) {
+    if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
         return;
     }
-    for (follower, mut path, mut n) in &mut agents {
-        if path.is_finished() || !(follower.speed.is_finite() && follower.speed > 0.0) {
-            continue;
+    active.0.retain(|&entity| {
+        let Ok((follower, mut path, mut n)) = agents.get_mut(entity) else {
+            return false;
+        };
+        if path.is_finished() {
+            return false;
+        }
+        if !(follower.speed.is_finite() && follower.speed > 0.0) {
+            return true;
         }
         let path = path.bypass_change_detection();
         if let Some(p) = advance(path, *follower, n.0, follower.speed * dt) {
             n.0 = p;
         }
-    }
+        !path.is_finished()
+    });
 }
 
 #[cfg(test)]

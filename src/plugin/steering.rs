@@ -161,18 +161,18 @@ fn advance(path: &mut NavPath, follower: PathFollower, mut p: Vec2, mut step: f3
 #[derive(Resource, Default)]
 pub(crate) struct ActiveFollowers(EntityHashSet);
 
+/// Followers that got a new path or just became followers.
+type NewlyMoving = (
+    With<PathFollower>,
+    Or<(Added<PathFollower>, Changed<NavPath>)>,
+);
+
 /// Adds followers that got a new path (or a new `PathFollower`) to
 /// [`ActiveFollowers`]. `NavPath::next` advances without change detection,
 /// so this only sees new paths and writes by the game.
 pub(crate) fn collect_followers(
     mut active: ResMut<ActiveFollowers>,
-    changed: Query<
-        Entity,
-        (
-            With<PathFollower>,
-            Or<(Added<PathFollower>, Changed<NavPath>)>,
-        ),
-    >,
+    changed: Query<Entity, NewlyMoving>,
 ) {
     for entity in &changed {
         active.0.insert(entity);

@@ -770,6 +770,52 @@ fn followers_walk_their_paths_and_replan_when_pushed_off() {
 }
 
 #[test]
+fn the_plugin_tracks_progress_for_games_that_steer_themselves() {
+    let nav = NavGrid::from_ascii(
+        "..........
+         ....##....
+         ....##....
+         ..........",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    let (start, goal) = (Vec2::new(0.5, 2.0), Vec2::new(9.5, 2.0));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    assert!(path.waypoints.len() >= 4, "{:?}", path.waypoints);
+    assert_eq!(path.next, 1);
+    let tick = app
+        .world()
+        .entity(agent)
+        .get_ref::<NavPath>()
+        .unwrap()
+        .last_changed();
+    // Walk (as a game would) past the first corner onto the next segment.
+    let (w1, w2) = (path.waypoints[1], path.waypoints[2]);
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = w1.lerp(w2, 0.5);
+    app.update();
+    let now = app.world().entity(agent).get_ref::<NavPath>().unwrap();
+    assert_eq!(now.next, 2);
+    assert_eq!(
+        now.last_changed(),
+        tick,
+        "progress does not count as a change"
+    );
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    // A game writing nonsense into the path does not crash the plugin.
+    app.world_mut().get_mut::<NavPath>(agent).unwrap().next = usize::MAX;
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = w2;
+    for _ in 0..3 {
+        app.update();
+    }
+}
+
+#[test]
 fn an_agent_following_an_entity_replans_when_it_moves_away() {
     let nav = NavGrid::new(Grid::new(20, 20).unwrap(), GridTransform::default());
     let mut app = app_with(nav);

@@ -476,7 +476,7 @@ pub(crate) fn track_progress(
         if path.next == 0 || w.is_empty() {
             continue; // walking to a moved start: no reference segment yet
         }
-        while path.next + 1 < w.len()
+        while path.next < w.len().saturating_sub(1)
             && segment_distance(p, w[path.next], w[path.next + 1])
                 < segment_distance(p, w[path.next - 1], w[path.next])
         {

@@ -229,62 +229,23 @@ pub(crate) fn dispatch_searches(
         if state.ticket != ticket || state.in_flight.is_some() {
             continue;
         }
-        let reason = state.reason;
-        let start = match position(pos) {
-            None => {
+        let target = |e: Entity| positions.get(e).ok().and_then(position);
+        let (start, goal) = match endpoints(request, position(pos), target) {
+            Ok(points) => points,
+            Err(failure) => {
+                let reason = state.reason;
+                let failed = PathStatus::Failed(failure);
                 fail(
                     &mut commands,
                     entity,
                     reason,
                     &mut status,
                     &mut path,
-                    PathStatus::Failed(PathFailure::NoPosition),
+                    failed,
                 );
                 continue;
             }
-            Some(p) if !p.is_finite() => {
-                fail(
-                    &mut commands,
-                    entity,
-                    reason,
-                    &mut status,
-                    &mut path,
-                    PathStatus::Failed(PathFailure::NonFiniteStart),
-                );
-                continue;
-            }
-            Some(p) => p,
         };
-        let goal = match request.goal {
-            PathGoal::Point(p) => p,
-            PathGoal::Entity(target) => {
-                if let Some(p) = positions.get(target).ok().and_then(position) {
-                    p
-                } else {
-                    let failure = PathStatus::Failed(PathFailure::TargetLost(target));
-                    fail(
-                        &mut commands,
-                        entity,
-                        reason,
-                        &mut status,
-                        &mut path,
-                        failure,
-                    );
-                    continue;
-                }
-            }
-        };
-        if !goal.is_finite() {
-            fail(
-                &mut commands,
-                entity,
-                reason,
-                &mut status,
-                &mut path,
-                PathStatus::Failed(PathFailure::NonFiniteGoal),
-            );
-            continue;
-        }
         let algorithm = request.algorithm.unwrap_or(settings.algorithm);
         let job = Job {
             entity,
@@ -304,6 +265,26 @@ pub(crate) fn dispatch_searches(
     }
     diagnostics.in_flight = planning.shared.in_flight.load(Ordering::Acquire);
     diagnostics.queued = planning.queue.len();
+}
+
+/// The world start and goal of a request, or why there are none.
+fn endpoints(
+    request: &PathRequest,
+    start: Option<Vec2>,
+    target: impl Fn(Entity) -> Option<Vec2>,
+) -> Result<(Vec2, Vec2), PathFailure> {
+    let start = start.ok_or(PathFailure::NoPosition)?;
+    if !start.is_finite() {
+        return Err(PathFailure::NonFiniteStart);
+    }
+    let goal = match request.goal {
+        PathGoal::Point(p) => p,
+        PathGoal::Entity(e) => target(e).ok_or(PathFailure::TargetLost(e))?,
+    };
+    if !goal.is_finite() {
+        return Err(PathFailure::NonFiniteGoal);
+    }
+    Ok((start, goal))
 }
 
 /// One search to run.

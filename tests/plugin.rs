@@ -450,6 +450,48 @@ fn a_goal_changed_while_its_search_runs_never_shows_the_stale_path() {
 }
 
 #[test]
+fn a_result_planned_before_an_edit_is_checked_against_it() {
+    let (nav, start, goal, _) = maze();
+    // The path the search will find, planned here on the same grid.
+    let expected = plan(
+        nav.grid(),
+        nav.to_grid(start),
+        nav.to_grid(goal),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let mid = expected.waypoints.len() / 2;
+    let on_path = expected.waypoints[mid].midpoint(expected.waypoints[mid + 1]);
+    let cell = UVec2::new(on_path.x as u32, on_path.y as u32);
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    // Block a cell on the path while the search runs on the old snapshot.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    settle(&mut app);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(
+        (d.searches_started, d.results_discarded, d.results_applied),
+        (2, 1, 1),
+        "{d:?}"
+    );
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 1);
+    assert_eq!(log.ready[0].reason, PlanReason::PathBlocked);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let path = nav_path(&app, agent);
+    assert_valid(&nav, &path, start, None);
+    assert_eq!(path.grid_version, nav.version());
+}
+
+#[test]
 fn despawning_an_agent_with_a_search_in_flight_is_harmless() {
     let (nav, start, goal, _) = maze();
     let mut app = app_with(nav);

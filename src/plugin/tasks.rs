@@ -99,6 +99,8 @@ pub(crate) struct FollowsTarget;
 struct PlanResult {
     entity: Entity,
     ticket: u64,
+    /// The start in grid coordinates.
+    start: DVec2,
     layout_id: u64,
     grid_version: u64,
     algorithm: Algorithm,
@@ -335,6 +337,7 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
         let _ = sender.send(PlanResult {
             entity: job.entity,
             ticket: job.ticket,
+            start: job.start,
             layout_id: job.layout_id,
             grid_version: job.grid.version(),
             algorithm: job.algorithm,
@@ -380,26 +383,40 @@ pub(crate) fn apply_results(
         }
         state.in_flight = None;
         let reason = state.reason;
+        // The grid may have changed while the search ran.
+        let Some(nav) = nav.as_deref() else {
+            diagnostics.results_discarded += 1;
+            planning.request(
+                done.entity,
+                &mut state,
+                &mut status,
+                PlanReason::GridReplaced,
+            );
+            continue;
+        };
+        if let Some(why) = staleness(nav, &done) {
+            diagnostics.results_discarded += 1;
+            planning.request(done.entity, &mut state, &mut status, why);
+            continue;
+        }
+        diagnostics.results_applied += 1;
         let found = match done.result {
             Ok(found) if !found.waypoints.is_empty() => found,
             Ok(_) => {
-                diagnostics.results_applied += 1;
-                let failure = PathStatus::Failed(PathFailure::Internal(
-                    "the planner returned no waypoints".into(),
-                ));
+                let failure = PathFailure::Internal("the planner returned no waypoints".into());
+                let failed = PathStatus::Failed(failure);
                 fail(
                     &mut commands,
                     done.entity,
                     reason,
                     &mut status,
                     &mut path,
-                    failure,
+                    failed,
                 );
                 continue;
             }
             Err(error) => {
-                diagnostics.results_applied += 1;
-                let new_status = match error {
+                let failed = match error {
                     PlanError::Unreachable { .. } => PathStatus::Unreachable,
                     PlanError::NonFinite(Role::Start) => {
                         PathStatus::Failed(PathFailure::NonFiniteStart)
@@ -421,59 +438,11 @@ pub(crate) fn apply_results(
                     reason,
                     &mut status,
                     &mut path,
-                    new_status,
+                    failed,
                 );
                 continue;
             }
         };
-        let Some(nav) = nav.as_deref() else {
-            diagnostics.results_discarded += 1;
-            planning.request(
-                done.entity,
-                &mut state,
-                &mut status,
-                PlanReason::GridReplaced,
-            );
-            continue;
-        };
-        // The grid may have changed while the search ran.
-        if nav.layout_id() != done.layout_id {
-            diagnostics.results_discarded += 1;
-            planning.request(
-                done.entity,
-                &mut state,
-                &mut status,
-                PlanReason::GridReplaced,
-            );
-            continue;
-        }
-        if nav.version() != done.grid_version {
-            let stale = match nav.edits_since(done.grid_version) {
-                None => Some(PlanReason::GridReplaced),
-                Some(edits) => {
-                    let start = found.waypoints[0];
-                    let ahead = &found.waypoints[usize::from(found.start_moved_from.is_none())
-                        .min(found.waypoints.len() - 1)..];
-                    edit_impact(
-                        nav.grid(),
-                        edits,
-                        &EditCheck {
-                            from: start,
-                            agent: start,
-                            ahead,
-                            goal: nav.to_grid(done.goal),
-                            fallback: found.is_fallback(),
-                        },
-                    )
-                }
-            };
-            if let Some(why) = stale {
-                diagnostics.results_discarded += 1;
-                planning.request(done.entity, &mut state, &mut status, why);
-                continue;
-            }
-        }
-        diagnostics.results_applied += 1;
         let fallback = found.is_fallback();
         let waypoints: Vec<Vec2> = found.waypoints.iter().map(|&p| nav.to_world(p)).collect();
         let next = if found.start_moved_from.is_some() {
@@ -508,6 +477,45 @@ pub(crate) fn apply_results(
     diagnostics.searches_cancelled = planning.shared.cancelled.load(Ordering::Relaxed);
     diagnostics.in_flight = planning.shared.in_flight.load(Ordering::Acquire);
     diagnostics.queued = planning.queue.len();
+}
+
+/// Whether a result planned on an older grid must be thrown away (and why):
+/// the grid was replaced, or the edits made during the search affect the
+/// path exactly as they would affect a live one (see [`super::replan`]), or
+/// connect an unreachable goal.
+fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
+    if nav.layout_id() != done.layout_id {
+        return Some(PlanReason::GridReplaced);
+    }
+    if nav.version() == done.grid_version {
+        return None;
+    }
+    let Some(edits) = nav.edits_since(done.grid_version) else {
+        return Some(PlanReason::GridReplaced);
+    };
+    let goal = nav.to_grid(done.goal);
+    let check = match &done.result {
+        Ok(found) if !found.waypoints.is_empty() => {
+            let first =
+                usize::from(found.start_moved_from.is_none()).min(found.waypoints.len() - 1);
+            EditCheck {
+                from: found.waypoints[0],
+                agent: found.waypoints[0],
+                ahead: &found.waypoints[first..],
+                goal,
+                fallback: found.is_fallback(),
+            }
+        }
+        Err(PlanError::Unreachable { .. } | PlanError::NoFreeCell) => EditCheck {
+            from: done.start,
+            agent: done.start,
+            ahead: &[],
+            goal,
+            fallback: true,
+        },
+        _ => return None,
+    };
+    edit_impact(nav.grid(), edits, &check)
 }
 
 /// Cancels the search of an agent whose [`PathRequest`] is removed (or which

@@ -62,47 +62,7 @@
 //! the systems only look at change ticks, an empty queue and an empty
 //! channel (plus the position of each entity some agent follows).
 //!
-//! # In a game
-//!
-//! With the full `bevy` crate, `DefaultPlugins` provides the task pools and
-//! `Time`; the same set-up with the crates this one depends on:
-//!
-//! ```no_run
-//! use bevy_anyangle::plugin::*;
-//! use bevy_app::prelude::*;
-//! use bevy_ecs::prelude::*;
-//! use bevy_math::Vec2;
-//! use bevy_transform::components::Transform;
-//!
-//! fn main() {
-//!     App::new()
-//!         .add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
-//!         .add_systems(Startup, setup)
-//!         .add_systems(Update, report.after(AnyAngleSystems::Apply))
-//!         .add_observer(|ready: On<PathReady>| println!("{} ready ({:?})", ready.entity, ready.reason))
-//!         .add_observer(|failed: On<PathFailed>| println!("{}: {:?}", failed.entity, failed.status))
-//!         .run();
-//! }
-//!
-//! fn setup(mut commands: Commands) {
-//!     let map = std::fs::read_to_string("data/maps/arena.map").unwrap();
-//!     // 16 world units per cell, the map centred on the origin.
-//!     let placement = GridTransform::new(Vec2::new(-392.0, -392.0), 16.0).unwrap();
-//!     commands.insert_resource(NavGrid::from_movingai(&map, placement).unwrap());
-//!     commands.spawn((
-//!         Transform::from_xyz(-300.0, 300.0, 0.0),
-//!         PathRequest::to(Vec2::new(300.0, -200.0)),
-//!         PathFollower { speed: 120.0, arrive_radius: 2.0 },
-//!     ));
-//! }
-//!
-//! fn report(agents: Query<(&NavPath, &PathStatus), Changed<NavPath>>) {
-//!     for (path, status) in &agents {
-//!         println!("{status:?}: {} waypoints, next {:?}", path.waypoints.len(), path.next_waypoint());
-//!     }
-//! }
-//! ```
-//!
+#![cfg_attr(feature = "transform", doc = include_str!("in_a_game.md"))]
 //! # Where the issue left choices open
 //!
 //! - The path component is [`NavPath`] (not `Path`) so that it does not

@@ -1,0 +1,345 @@
+//! Agent components and path events.
+//!
+//! An *agent* is any entity with a [`PathRequest`]. Inserting one also
+//! inserts (as required components) a [`PathStatus`] and an empty
+//! [`NavPath`], which the plugin fills in from a background search.
+//!
+//! # Consuming results
+//!
+//! Either react to the entity events [`PathReady`] and [`PathFailed`] with an
+//! observer:
+//!
+//! ```
+//! use bevy_anyangle::plugin::{PathFailed, PathReady};
+//! use bevy_ecs::prelude::*;
+//!
+//! fn setup(world: &mut World) {
+//!     world.add_observer(|ready: On<PathReady>| {
+//!         println!("{} has a path ({:?})", ready.entity, ready.reason);
+//!     });
+//!     world.add_observer(|failed: On<PathFailed>| {
+//!         println!("{} has no path: {:?}", failed.entity, failed.status);
+//!     });
+//! }
+//! # setup(&mut World::new());
+//! ```
+//!
+//! or poll with change detection, in a system ordered after
+//! [`AnyAngleSystems::Apply`](super::AnyAngleSystems::Apply):
+//!
+//! ```
+//! use bevy_anyangle::plugin::{NavPath, PathStatus};
+//! use bevy_ecs::prelude::*;
+//!
+//! fn on_new_paths(agents: Query<(Entity, &NavPath, &PathStatus), Changed<NavPath>>) {
+//!     for (entity, path, status) in &agents {
+//!         println!("{entity}: {status:?}, {} waypoints", path.waypoints.len());
+//!     }
+//! }
+//! # bevy_ecs::system::assert_is_system(on_new_paths);
+//! ```
+//!
+//! `Changed<NavPath>` fires when a new path is written (or an old one
+//! cleared), not when [`NavPath::next`] advances; `Changed<PathStatus>` fires
+//! on every status change, including `Computing` during a replan.
+
+use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
+use bevy_ecs::event::EntityEvent;
+use bevy_math::{DVec2, Vec2};
+use thiserror::Error;
+
+use super::tasks::PlanState;
+use crate::search::Algorithm;
+
+/// Where an agent wants to go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PathGoal {
+    /// A fixed world point.
+    Point(Vec2),
+    /// Another entity's position (its `Transform` when it has one and the
+    /// `transform` feature is on, else its [`NavPosition`]). The agent
+    /// replans when the entity moves farther than
+    /// [`PathfindingSettings::replan_distance`](super::PathfindingSettings::replan_distance)
+    /// from the end of the path.
+    Entity(Entity),
+}
+
+/// Asks the plugin for a path: put it on an agent.
+///
+/// The agent's own position comes from its `Transform` (feature `transform`,
+/// on by default: `translation.x` and `translation.y`, read as world
+/// coordinates, so agents should not be children of moved entities) or, if
+/// it has no `Transform`, from its [`NavPosition`]. An agent with neither
+/// ends in [`PathFailure::NoPosition`].
+///
+/// Replacing or changing the request (goal or algorithm) cancels the search
+/// in flight, clears the [`NavPath`] and plans again; writing an equal value
+/// does nothing. Removing it cancels the search and leaves the last path and
+/// status in place.
+///
+/// ```
+/// use bevy_anyangle::plugin::{NavPosition, PathRequest};
+/// use bevy_anyangle::prelude::*;
+/// use bevy_ecs::prelude::*;
+/// use bevy_math::Vec2;
+///
+/// let mut world = World::new();
+/// let agent = world
+///     .spawn((NavPosition(Vec2::new(1.5, 1.5)), PathRequest::to(Vec2::new(9.5, 3.5))))
+///     .id();
+/// let chaser = world
+///     .spawn((NavPosition(Vec2::ZERO), PathRequest::follow(agent).with_algorithm(Algorithm::Anya)))
+///     .id();
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[require(PathStatus, NavPath, PlanState)]
+pub struct PathRequest {
+    /// The goal.
+    pub goal: PathGoal,
+    /// This agent's planner; `None` uses
+    /// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm).
+    pub algorithm: Option<Algorithm>,
+}
+
+impl PathRequest {
+    /// A request for a path to the world point `goal`.
+    #[must_use]
+    pub fn to(goal: Vec2) -> Self {
+        PathRequest {
+            goal: PathGoal::Point(goal),
+            algorithm: None,
+        }
+    }
+
+    /// A request for a path to `target`'s position, kept up to date as it
+    /// moves.
+    #[must_use]
+    pub fn follow(target: Entity) -> Self {
+        PathRequest {
+            goal: PathGoal::Entity(target),
+            algorithm: None,
+        }
+    }
+
+    /// This request with its own planner.
+    #[must_use]
+    pub fn with_algorithm(self, algorithm: Algorithm) -> Self {
+        PathRequest {
+            algorithm: Some(algorithm),
+            ..self
+        }
+    }
+}
+
+/// An agent's position in world coordinates, for games that do not use
+/// `Transform` (or build without the `transform` feature). When an entity
+/// has both, its `Transform` wins.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct NavPosition(pub Vec2);
+
+/// Where an agent's path stands. A required component of [`PathRequest`].
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+pub enum PathStatus {
+    /// Waiting for a free search slot, or for a [`NavGrid`](super::NavGrid)
+    /// to exist.
+    #[default]
+    Pending,
+    /// A background search is running. During a replan the previous
+    /// [`NavPath`] stays in place until the new one arrives (unless the
+    /// request itself changed, which clears it).
+    Computing,
+    /// [`NavPath`] leads to the goal.
+    Ready,
+    /// The goal is unreachable; [`NavPath`] leads to the reachable point
+    /// closest to it (`SPEC.md`). The agent replans when an edit connects
+    /// it to the goal.
+    Fallback,
+    /// The goal is unreachable and
+    /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
+    /// is [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail);
+    /// [`NavPath`] is empty. The agent replans when an edit connects it to
+    /// the goal.
+    Unreachable,
+    /// No path, for the given reason; [`NavPath`] is empty.
+    Failed(PathFailure),
+}
+
+impl PathStatus {
+    /// Whether [`NavPath`] holds a path that can be followed: `Ready` or
+    /// `Fallback`.
+    #[must_use]
+    pub fn has_path(&self) -> bool {
+        matches!(self, PathStatus::Ready | PathStatus::Fallback)
+    }
+
+    /// Whether a search is queued or running for the agent.
+    #[must_use]
+    pub fn is_busy(&self) -> bool {
+        matches!(self, PathStatus::Pending | PathStatus::Computing)
+    }
+}
+
+/// Why an agent has no path.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum PathFailure {
+    /// The goal point has a NaN or infinite coordinate.
+    #[error("the goal is not a finite point")]
+    NonFiniteGoal,
+    /// The agent's position has a NaN or infinite coordinate.
+    #[error("the agent's position is not a finite point")]
+    NonFiniteStart,
+    /// The agent has neither a `Transform` nor a [`NavPosition`].
+    #[error("the agent has no position (neither Transform nor NavPosition)")]
+    NoPosition,
+    /// The goal entity is gone or has no position.
+    #[error("the goal entity {0} is gone or has no position")]
+    TargetLost(Entity),
+    /// The grid has no free cell at all.
+    #[error("the grid has no free cell")]
+    NoFreeCell,
+    /// The search expanded
+    /// [`PathfindingSettings::node_budget`](super::PathfindingSettings::node_budget)
+    /// nodes without finishing.
+    #[error("the search gave up after expanding {expanded} nodes (node budget)")]
+    BudgetExhausted {
+        /// Nodes expanded before giving up.
+        expanded: u64,
+    },
+    /// The planner found no path to a goal its region labels call reachable:
+    /// a bug in the crate.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Why the plugin (re)planned an agent's path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PlanReason {
+    /// A [`PathRequest`] was added, replaced by a different one, or changed.
+    #[default]
+    NewRequest,
+    /// The agent was farther off its path than
+    /// [`PathfindingSettings::replan_distance`](super::PathfindingSettings::replan_distance).
+    OffPath,
+    /// The followed entity moved away from the path's end.
+    TargetMoved,
+    /// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm)
+    /// changed and the agent uses it.
+    AlgorithmChanged,
+    /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
+    /// changed and the agent's goal is unreachable.
+    FallbackChanged,
+    /// An edit blocked a cell the remaining path crosses.
+    PathBlocked,
+    /// An edit freed cells that could shorten the remaining path.
+    Shortcut,
+    /// An edit connected the agent's region to its unreachable goal, or freed
+    /// a reachable cell closer to it than the fallback point.
+    RegionsConnected,
+    /// A new [`NavGrid`](super::NavGrid) was inserted or its transform
+    /// changed.
+    GridReplaced,
+}
+
+/// An agent's path, in world coordinates. A required component of
+/// [`PathRequest`]; empty until the first search finishes.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct NavPath {
+    /// Waypoints in world coordinates, from the agent's position when the
+    /// search started (or the nearest walkable point, see
+    /// [`NavPath::start_moved`]) to the goal or fallback point.
+    pub waypoints: Vec<Vec2>,
+    /// The same waypoints in grid coordinates (y-down, cells), exactly as the
+    /// planner returned them.
+    pub grid_waypoints: Vec<DVec2>,
+    /// Total length in world units.
+    pub length: f32,
+    /// Index of the waypoint the agent heads for; `waypoints.len()` once it
+    /// has arrived. The plugin advances it as the agent moves (without
+    /// triggering `Changed<NavPath>`); games that steer themselves may too.
+    pub next: usize,
+    /// [`NavGrid::version`](super::NavGrid::version) of the grid the path
+    /// was planned on.
+    pub grid_version: u64,
+    /// The planner that produced the path.
+    pub algorithm: Algorithm,
+    /// The goal asked for, in world coordinates. For a fallback path it
+    /// differs from the last waypoint.
+    pub goal: Vec2,
+    /// Whether the goal was unreachable and the path ends at the closest
+    /// reachable point instead.
+    pub fallback: bool,
+    /// Whether the agent stood in a wall or off the grid: the path then
+    /// starts at the nearest walkable point and [`NavPath::next`] starts at
+    /// 0, so a follower walks there first.
+    pub start_moved: bool,
+}
+
+impl NavPath {
+    /// Whether there is no path.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.waypoints.is_empty()
+    }
+
+    /// The waypoint the agent heads for, or `None` when arrived or empty.
+    #[must_use]
+    pub fn next_waypoint(&self) -> Option<Vec2> {
+        self.waypoints.get(self.next).copied()
+    }
+
+    /// The waypoints still ahead, starting with [`NavPath::next_waypoint`].
+    #[must_use]
+    pub fn remaining(&self) -> &[Vec2] {
+        self.waypoints.get(self.next..).unwrap_or(&[])
+    }
+
+    /// The last waypoint (the goal, or the fallback point).
+    #[must_use]
+    pub fn end(&self) -> Option<Vec2> {
+        self.waypoints.last().copied()
+    }
+
+    /// Whether the agent has reached the last waypoint.
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        self.next >= self.waypoints.len()
+    }
+
+    /// Length of the rest of the path for an agent at `from`: to the next
+    /// waypoint, then along the remaining ones.
+    #[must_use]
+    pub fn remaining_length(&self, from: Vec2) -> f32 {
+        let rest = self.remaining();
+        let Some(first) = rest.first() else {
+            return 0.0;
+        };
+        from.distance(*first) + rest.windows(2).map(|w| w[0].distance(w[1])).sum::<f32>()
+    }
+}
+
+/// Fired on an agent when a search gives it a new path (status `Ready` or
+/// `Fallback`).
+#[derive(EntityEvent, Clone, Copy, Debug, PartialEq)]
+pub struct PathReady {
+    /// The agent.
+    pub entity: Entity,
+    /// Why the path was planned.
+    pub reason: PlanReason,
+    /// Whether it is a fallback path (the goal is unreachable).
+    pub fallback: bool,
+    /// Its length in world units.
+    pub length: f32,
+}
+
+/// Fired on an agent when planning ends without a path (status
+/// `Unreachable` or `Failed`).
+#[derive(EntityEvent, Clone, Debug, PartialEq)]
+pub struct PathFailed {
+    /// The agent.
+    pub entity: Entity,
+    /// Why the plan was made.
+    pub reason: PlanReason,
+    /// The agent's new status: `Unreachable` or `Failed(..)`.
+    pub status: PathStatus,
+}

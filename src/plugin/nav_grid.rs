@@ -1,0 +1,436 @@
+//! [`NavGrid`]: the walkable grid as a Bevy resource, placed in the world.
+//!
+//! A game inserts one `NavGrid` resource. It holds the core [`Grid`] behind an
+//! [`Arc`] together with a [`GridTransform`] that places the grid in the
+//! world, and it is the only way to edit the grid while the plugin runs:
+//!
+//! ```
+//! use bevy_anyangle::plugin::{GridTransform, NavGrid};
+//! use bevy_anyangle::prelude::*;
+//! use bevy_math::{Rect, Vec2};
+//!
+//! let transform = GridTransform::new(Vec2::new(-8.0, -4.0), 2.0).unwrap();
+//! let mut nav = NavGrid::from_ascii(
+//!     "........
+//!      ..####..
+//!      ........
+//!      ........",
+//!     transform,
+//! )
+//! .unwrap();
+//! // The grid covers the world rectangle [-8, 8] x [-4, 4]; the text's top row
+//! // is the top of the world rectangle.
+//! assert_eq!(nav.cell_at(Vec2::new(-7.0, 3.0)), Some(UVec2::new(0, 0)));
+//! assert_eq!(nav.cell_center(UVec2::new(0, 3)), Vec2::new(-7.0, -3.0));
+//! assert!(!nav.is_free_at(Vec2::new(-3.0, 1.0)), "cell (2, 1) is a wall");
+//!
+//! // Edits bump the version and are logged for the replanning system.
+//! let before = nav.version();
+//! nav.set_world_rect_free(Rect::new(-3.5, 0.5, 0.5, 1.5), true);
+//! assert!(nav.version() > before);
+//! assert!(nav.is_free_at(Vec2::new(-3.0, 1.0)));
+//! assert_eq!(nav.edits_since(before).map(<[_]>::len), Some(1));
+//! ```
+//!
+//! # World and grid coordinates
+//!
+//! Grid coordinates are y-**down** (row 0 is the top row of a Moving AI map,
+//! see [`crate::grid`]); Bevy's world is y-**up**. The [`GridTransform`]
+//! maps one to the other without flipping the picture: the grid occupies the
+//! world rectangle from `origin` (its bottom-left corner) to
+//! `origin + cell_size * (width, height)`, and the first row of the map is
+//! the top row of that rectangle. Grid point `(gx, gy)` is world point
+//! `(origin.x + cell_size * gx, origin.y + cell_size * (height - gy))`.
+//!
+//! # Snapshots
+//!
+//! Background searches run on [`NavGrid::snapshot`], an `Arc<Grid>`. An
+//! edit while searches hold a snapshot copies the grid first
+//! ([`Arc::make_mut`]), so edits never wait for, or race with, a search; a
+//! search finishes on the grid it started with, and the plugin checks its
+//! result against the edits made meanwhile.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bevy_ecs::resource::Resource;
+use bevy_math::{DVec2, Rect, URect, UVec2, Vec2};
+use thiserror::Error;
+
+use crate::grid::{Grid, GridEdit, GridEditor, GridError, MapParseError};
+use crate::los::line_of_sight;
+
+/// How many edits [`NavGrid`] remembers for [`NavGrid::edits_since`].
+const EDIT_HISTORY: usize = 1024;
+
+/// Source of [`NavGrid::layout_id`] values.
+static NEXT_LAYOUT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn fresh_layout_id() -> u64 {
+    NEXT_LAYOUT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Why a [`NavGrid`] or [`GridTransform`] could not be built.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum NavGridError {
+    /// The cell size is not a finite number greater than zero.
+    #[error("cell size {0} is not a finite number greater than zero")]
+    BadCellSize(f32),
+    /// The origin has a NaN or infinite coordinate.
+    #[error("origin {0} is not a finite point")]
+    BadOrigin(Vec2),
+    /// The map text could not be parsed.
+    #[error(transparent)]
+    Parse(#[from] MapParseError),
+}
+
+/// Where a grid lies in the world: the world position of its bottom-left
+/// corner and the side of one cell, in world units.
+///
+/// See the [module docs](self) for the y-up / y-down convention.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridTransform {
+    origin: Vec2,
+    cell_size: f32,
+}
+
+impl Default for GridTransform {
+    /// Origin `(0, 0)`, cells of size 1.
+    fn default() -> Self {
+        GridTransform {
+            origin: Vec2::ZERO,
+            cell_size: 1.0,
+        }
+    }
+}
+
+impl GridTransform {
+    /// A transform placing the grid's bottom-left corner at `origin`, with
+    /// square cells of side `cell_size` world units.
+    ///
+    /// # Errors
+    ///
+    /// [`NavGridError::BadCellSize`] unless `cell_size` is finite and
+    /// positive; [`NavGridError::BadOrigin`] if `origin` is not finite.
+    pub fn new(origin: Vec2, cell_size: f32) -> Result<Self, NavGridError> {
+        if !(cell_size.is_finite() && cell_size > 0.0) {
+            return Err(NavGridError::BadCellSize(cell_size));
+        }
+        if !origin.is_finite() {
+            return Err(NavGridError::BadOrigin(origin));
+        }
+        Ok(GridTransform { origin, cell_size })
+    }
+
+    /// World position of the grid's bottom-left corner.
+    #[must_use]
+    pub fn origin(&self) -> Vec2 {
+        self.origin
+    }
+
+    /// Side of one cell, in world units.
+    #[must_use]
+    pub fn cell_size(&self) -> f32 {
+        self.cell_size
+    }
+}
+
+/// The navigation grid resource: the core [`Grid`], its place in the world,
+/// and a log of recent edits.
+///
+/// See the [module docs](self) for an example and the coordinate convention.
+#[derive(Resource, Clone, Debug)]
+pub struct NavGrid {
+    grid: Arc<Grid>,
+    transform: GridTransform,
+    layout_id: u64,
+    /// Edits with `version > log_floor`, oldest first; complete.
+    log: Vec<GridEdit>,
+    log_floor: u64,
+}
+
+impl NavGrid {
+    /// Wraps `grid`, placed in the world by `transform`.
+    #[must_use]
+    pub fn new(mut grid: Grid, transform: GridTransform) -> Self {
+        let version = grid.version();
+        grid.clear_edits_through(version);
+        NavGrid {
+            grid: Arc::new(grid),
+            transform,
+            layout_id: fresh_layout_id(),
+            log: Vec::new(),
+            log_floor: version,
+        }
+    }
+
+    /// Parses a Moving AI `.map` file (see [`Grid::from_movingai`]).
+    ///
+    /// # Errors
+    ///
+    /// [`NavGridError::Parse`] naming the offending line.
+    pub fn from_movingai(text: &str, transform: GridTransform) -> Result<Self, NavGridError> {
+        Ok(Self::new(Grid::from_movingai(text)?, transform))
+    }
+
+    /// Builds the grid from an ASCII picture (see [`Grid::from_ascii`]); the
+    /// picture's top line is the top of the grid in the world.
+    ///
+    /// # Errors
+    ///
+    /// [`NavGridError::Parse`] naming the offending line.
+    pub fn from_ascii(picture: &str, transform: GridTransform) -> Result<Self, NavGridError> {
+        Ok(Self::new(Grid::from_ascii(picture)?, transform))
+    }
+
+    /// The current grid.
+    #[must_use]
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// A cheap immutable snapshot of the current grid, for background work.
+    /// Later edits do not change it.
+    #[must_use]
+    pub fn snapshot(&self) -> Arc<Grid> {
+        Arc::clone(&self.grid)
+    }
+
+    /// The grid's placement in the world.
+    #[must_use]
+    pub fn transform(&self) -> GridTransform {
+        self.transform
+    }
+
+    /// Moves or rescales the grid in the world. Every path planned before is
+    /// in old world coordinates, so the plugin replans every agent
+    /// ([`PlanReason::GridReplaced`](super::PlanReason::GridReplaced)).
+    pub fn set_transform(&mut self, transform: GridTransform) {
+        if transform != self.transform {
+            self.transform = transform;
+            self.layout_id = fresh_layout_id();
+        }
+    }
+
+    /// Identifies this grid's layout: it changes when a new `NavGrid` is
+    /// built or the transform changes (not on cell edits, see
+    /// [`NavGrid::version`]). Versions are only comparable within one layout.
+    #[must_use]
+    pub fn layout_id(&self) -> u64 {
+        self.layout_id
+    }
+
+    /// The grid's version: plus one per edit that changed a cell.
+    #[must_use]
+    pub fn version(&self) -> u64 {
+        self.grid.version()
+    }
+
+    /// The edits made after `version`, oldest first, or `None` if the log no
+    /// longer reaches back that far (it keeps the last 1024 edits) or
+    /// `version` is in the future.
+    #[must_use]
+    pub fn edits_since(&self, version: u64) -> Option<&[GridEdit]> {
+        if version < self.log_floor || version > self.version() {
+            return None;
+        }
+        let first = self.log.partition_point(|e| e.version <= version);
+        Some(&self.log[first..])
+    }
+
+    /// Applies `f` to the grid and moves the edits it made into the log.
+    fn modify<R>(&mut self, f: impl FnOnce(&mut Grid) -> R) -> R {
+        let before = self.grid.version();
+        let grid = Arc::make_mut(&mut self.grid);
+        let result = f(grid);
+        let after = grid.version();
+        if after != before {
+            self.log.extend(grid.edits_since(before).copied());
+            grid.clear_edits_through(after);
+            if self.log.len() > EDIT_HISTORY {
+                let drop = self.log.len() - EDIT_HISTORY / 2;
+                self.log_floor = self.log[drop - 1].version;
+                self.log.drain(..drop);
+            }
+        }
+        result
+    }
+
+    /// Sets one cell free or blocked; returns whether it changed.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the cell is not in the grid.
+    pub fn set_cell_free(&mut self, cell: UVec2, free: bool) -> Result<bool, GridError> {
+        self.modify(|g| g.set_free(cell, free))
+    }
+
+    /// Sets every cell of `rect` (`min` inclusive, `max` exclusive, in cells)
+    /// free or blocked; returns whether any changed.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the rectangle leaves the grid.
+    pub fn set_rect_free(&mut self, rect: URect, free: bool) -> Result<bool, GridError> {
+        self.modify(|g| g.set_rect_free(rect, free))
+    }
+
+    /// Several edits at once, with one region update at the end (see
+    /// [`Grid::edit`]).
+    ///
+    /// # Errors
+    ///
+    /// The first [`GridError`] an edit returns; edits before it stay applied.
+    pub fn edit<R>(
+        &mut self,
+        f: impl FnOnce(&mut GridEditor<'_>) -> Result<R, GridError>,
+    ) -> Result<R, GridError> {
+        self.modify(|g| g.edit(f))
+    }
+
+    /// Sets the cell containing world point `p` free or blocked; returns
+    /// whether it changed (`false` if `p` is outside the grid or not finite).
+    pub fn set_world_point_free(&mut self, p: Vec2, free: bool) -> bool {
+        self.cell_at(p)
+            .is_some_and(|cell| self.set_cell_free(cell, free).unwrap_or(false))
+    }
+
+    /// Sets every cell overlapping the world rectangle `rect` (clipped to the
+    /// grid) free or blocked; returns whether any changed.
+    pub fn set_world_rect_free(&mut self, rect: Rect, free: bool) -> bool {
+        self.cells_overlapping(rect)
+            .is_some_and(|cells| self.set_rect_free(cells, free).unwrap_or(false))
+    }
+
+    /// The cells (`max` exclusive) whose interiors overlap the world
+    /// rectangle `rect`, clipped to the grid; `None` if there are none.
+    #[must_use]
+    pub fn cells_overlapping(&self, rect: Rect) -> Option<URect> {
+        if !(rect.min.is_finite() && rect.max.is_finite()) || rect.is_empty() {
+            return None;
+        }
+        let a = self.to_grid(rect.min);
+        let b = self.to_grid(rect.max);
+        let (w, h) = (f64::from(self.grid.width()), f64::from(self.grid.height()));
+        let lo = a.min(b).max(DVec2::ZERO);
+        let hi = a.max(b).min(DVec2::new(w, h));
+        let (x0, y0) = (lo.x.floor(), lo.y.floor());
+        let (x1, y1) = (hi.x.ceil(), hi.y.ceil());
+        (x0 < x1 && y0 < y1).then(|| URect::new(x0 as u32, y0 as u32, x1 as u32, y1 as u32))
+    }
+
+    /// World point to grid coordinates (y-down, in cells).
+    #[must_use]
+    pub fn to_grid(&self, p: Vec2) -> DVec2 {
+        let cs = f64::from(self.transform.cell_size);
+        let o = self.transform.origin.as_dvec2();
+        let h = f64::from(self.grid.height());
+        let q = p.as_dvec2();
+        DVec2::new((q.x - o.x) / cs, h - (q.y - o.y) / cs)
+    }
+
+    /// Grid coordinates to a world point.
+    #[must_use]
+    pub fn to_world(&self, p: DVec2) -> Vec2 {
+        let cs = f64::from(self.transform.cell_size);
+        let o = self.transform.origin.as_dvec2();
+        let h = f64::from(self.grid.height());
+        DVec2::new(o.x + p.x * cs, o.y + (h - p.y) * cs).as_vec2()
+    }
+
+    /// The cell containing world point `p` (on a cell edge: the cell to its
+    /// right, or below in grid terms), or `None` outside the grid.
+    #[must_use]
+    pub fn cell_at(&self, p: Vec2) -> Option<UVec2> {
+        let g = self.to_grid(p);
+        if !g.is_finite() {
+            return None;
+        }
+        let (x, y) = (g.x.floor(), g.y.floor());
+        self.grid
+            .contains(x as i64, y as i64)
+            .then(|| UVec2::new(x as u32, y as u32))
+    }
+
+    /// World position of the centre of `cell` (it need not be in the grid).
+    #[must_use]
+    pub fn cell_center(&self, cell: UVec2) -> Vec2 {
+        self.to_world(cell.as_dvec2() + DVec2::splat(0.5))
+    }
+
+    /// Whether world point `p` is traversable (in a free cell's closed
+    /// square).
+    #[must_use]
+    pub fn is_free_at(&self, p: Vec2) -> bool {
+        self.grid.is_point_traversable(self.to_grid(p))
+    }
+
+    /// Whether the straight segment between world points `a` and `b` is
+    /// walkable (see [`line_of_sight`]).
+    #[must_use]
+    pub fn line_of_sight(&self, a: Vec2, b: Vec2) -> bool {
+        line_of_sight(&self.grid, self.to_grid(a), self.to_grid(b))
+    }
+
+    /// The world rectangle the grid covers.
+    #[must_use]
+    pub fn world_rect(&self) -> Rect {
+        let size = self.grid.size().as_vec2() * self.transform.cell_size;
+        Rect::from_corners(self.transform.origin, self.transform.origin + size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_and_grid_round_trip() {
+        let nav = NavGrid::new(
+            Grid::new(10, 5).unwrap(),
+            GridTransform::new(Vec2::new(100.0, -50.0), 4.0).unwrap(),
+        );
+        let g = DVec2::new(2.5, 1.0);
+        let w = nav.to_world(g);
+        assert_eq!(w, Vec2::new(110.0, -34.0));
+        assert_eq!(nav.to_grid(w), g);
+        assert_eq!(nav.world_rect(), Rect::new(100.0, -50.0, 140.0, -30.0));
+        assert_eq!(nav.cell_at(Vec2::new(99.0, -40.0)), None);
+        assert_eq!(nav.cell_at(Vec2::new(f32::NAN, 0.0)), None);
+    }
+
+    #[test]
+    fn bad_transforms_are_errors() {
+        assert!(GridTransform::new(Vec2::ZERO, 0.0).is_err());
+        assert!(GridTransform::new(Vec2::ZERO, f32::NAN).is_err());
+        assert!(GridTransform::new(Vec2::NAN, 1.0).is_err());
+    }
+
+    #[test]
+    fn edits_are_logged_and_snapshots_keep_their_grid() {
+        let mut nav = NavGrid::new(Grid::new(8, 8).unwrap(), GridTransform::default());
+        let snap = nav.snapshot();
+        nav.set_cell_free(UVec2::new(1, 1), false).unwrap();
+        nav.set_rect_free(URect::new(2, 2, 4, 4), false).unwrap();
+        assert!(snap.is_free(1, 1), "the snapshot is untouched");
+        assert!(!nav.grid().is_free(1, 1));
+        assert_eq!(nav.edits_since(0).unwrap().len(), 2);
+        assert_eq!(nav.edits_since(1).unwrap().len(), 1);
+        assert_eq!(nav.edits_since(9), None);
+        assert!(!nav.set_world_point_free(Vec2::new(-1.0, 0.0), false));
+        assert!(
+            nav.cells_overlapping(Rect::new(-5.0, -5.0, -1.0, -1.0))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn old_edits_fall_out_of_the_log() {
+        let mut nav = NavGrid::new(Grid::new(4, 4).unwrap(), GridTransform::default());
+        for i in 0..=EDIT_HISTORY {
+            nav.set_cell_free(UVec2::new(0, 0), i % 2 == 1).unwrap();
+        }
+        assert_eq!(nav.edits_since(0), None);
+        assert_eq!(nav.edits_since(nav.version() - 3).unwrap().len(), 3);
+    }
+}

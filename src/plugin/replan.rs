@@ -1,0 +1,587 @@
+//! When to plan again, and for whom.
+//!
+//! The systems here run in [`AnyAngleSystems::Detect`](super::AnyAngleSystems::Detect) and only queue
+//! work; searches start in `Dispatch`. Each one touches agents only when its
+//! trigger fired, so a frame where nothing changed costs a few
+//! change-detection checks:
+//!
+//! | trigger | system | who replans |
+//! |---|---|---|
+//! | `PathRequest` added or changed | `replan_changed_requests` | that agent (path cleared) |
+//! | `PathfindingSettings` changed | `replan_on_settings_change` | agents using the changed setting |
+//! | `NavGrid` version or layout changed | `replan_on_grid_edits` | agents whose remaining path the edits affect |
+//! | a followed entity moved | `replan_moved_targets` | agents following it |
+//! | an agent moved | `track_progress` | that agent, if off its path |
+//!
+//! # Which edits affect a path
+//!
+//! For an agent with a path, the *remaining path* is the segment it is on
+//! (from the previous waypoint) and the waypoints after it.
+//!
+//! - **Blocked** cells affect it iff a remaining segment near them is no
+//!   longer visible ([`line_of_sight`] on the edited grid): the path crosses
+//!   a newly blocked cell, runs between two blocked cells, or squeezes
+//!   through a new double corner.
+//! - **Freed** cells can only shorten it if they reach inside the ellipse
+//!   whose foci are the agent and the path's end and whose major axis is the
+//!   remaining length: any path through a point outside it is longer. A
+//!   freed cell is tested exactly against that ellipse (minimum of the sum
+//!   of distances to the foci over the cell's square).
+//! - An agent with a fallback path, or whose goal is unreachable, also
+//!   replans when its cell and the goal's are now in one region, or when a
+//!   freed cell in its region lies closer to the goal than its fallback point.
+
+use bevy_ecs::prelude::*;
+use bevy_math::{DVec2, URect, Vec2};
+
+use super::components::{
+    NavPath, PathFailed, PathFailure, PathGoal, PathRequest, PathStatus, PlanReason,
+};
+use super::nav_grid::NavGrid;
+use super::position::{PositionChanged, PositionData, position};
+use super::settings::PathfindingSettings;
+use super::tasks::{FollowsTarget, PlanState, Planning};
+use crate::grid::{EditKind, Grid, GridEdit};
+use crate::los::line_of_sight;
+
+/// What [`edit_impact`] knows about one agent, in grid coordinates.
+pub(crate) struct EditCheck<'a> {
+    /// Start of the remaining path for the visibility check (the previous
+    /// waypoint, or the agent).
+    pub from: DVec2,
+    /// The agent (a focus of the shortcut ellipse).
+    pub agent: DVec2,
+    /// The waypoints ahead; empty when the agent has arrived or has no path.
+    pub ahead: &'a [DVec2],
+    /// The goal asked for.
+    pub goal: DVec2,
+    /// Whether the goal is unreachable (fallback path or no path).
+    pub fallback: bool,
+}
+
+/// Relative slack for "strictly shorter", absorbing `f32` world positions.
+const SLACK: f64 = 1e-6;
+
+/// Whether `edits` (already applied to `grid`) call for a new plan, and why.
+pub(crate) fn edit_impact(
+    grid: &Grid,
+    edits: &[GridEdit],
+    check: &EditCheck<'_>,
+) -> Option<PlanReason> {
+    let blocked = || {
+        edits
+            .iter()
+            .filter(|e| e.kind != EditKind::Freed)
+            .map(|e| e.rect)
+    };
+    let freed = || {
+        edits
+            .iter()
+            .filter(|e| e.kind != EditKind::Blocked)
+            .map(|e| e.rect)
+    };
+
+    if !check.ahead.is_empty() && blocked().next().is_some() {
+        let mut a = check.from;
+        for &b in check.ahead {
+            if blocked().any(|r| segment_near_rect(a, b, r)) && !line_of_sight(grid, a, b) {
+                return Some(PlanReason::PathBlocked);
+            }
+            a = b;
+        }
+    }
+    freed().next()?;
+    if check.fallback {
+        if connected(grid, check.agent, check.goal) {
+            return Some(PlanReason::RegionsConnected);
+        }
+        if let Some(end) = check.ahead.last() {
+            let now = end.distance(check.goal) * (1.0 - SLACK);
+            if freed().any(|r| {
+                rect_distance(r, check.goal) < now && rect_meets_region(grid, r, check.agent)
+            }) {
+                return Some(PlanReason::RegionsConnected);
+            }
+        }
+    }
+    if let (Some(first), Some(&end)) = (check.ahead.first(), check.ahead.last()) {
+        let remaining = check.agent.distance(*first)
+            + check
+                .ahead
+                .windows(2)
+                .map(|w| w[0].distance(w[1]))
+                .sum::<f64>();
+        let bound = remaining - SLACK * (1.0 + remaining);
+        if freed().any(|r| ellipse_sum(r, check.agent, end) < bound) {
+            return Some(PlanReason::Shortcut);
+        }
+    }
+    None
+}
+
+/// Whether segment `a-b`'s bounding box meets `rect` grown by one cell (a
+/// blocked cell can only spoil segments that touch its square or the squares
+/// around it: edges shared with blocked neighbours, new double corners).
+fn segment_near_rect(a: DVec2, b: DVec2, rect: URect) -> bool {
+    let lo = rect.min.as_dvec2() - DVec2::ONE;
+    let hi = rect.max.as_dvec2() + DVec2::ONE;
+    a.min(b).cmple(hi).all() && a.max(b).cmpge(lo).all()
+}
+
+/// Euclidean distance from `p` to the closed square of `rect`.
+fn rect_distance(rect: URect, p: DVec2) -> f64 {
+    p.distance(p.clamp(rect.min.as_dvec2(), rect.max.as_dvec2()))
+}
+
+/// Minimum of `|p - a| + |p - b|` over the closed square of `rect`.
+fn ellipse_sum(rect: URect, a: DVec2, b: DVec2) -> f64 {
+    let (lo, hi) = (rect.min.as_dvec2(), rect.max.as_dvec2());
+    if segment_meets_box(a, b, lo, hi) {
+        return a.distance(b);
+    }
+    // The minimum lies on the boundary; on each edge the function is convex,
+    // and its minimiser on the edge's line is where the straight line from a
+    // to b (or to b mirrored across that line) crosses it.
+    let f = |p: DVec2| p.distance(a) + p.distance(b);
+    let mut best = f64::INFINITY;
+    for axis in 0..2 {
+        let other = 1 - axis;
+        for c in [lo[axis], hi[axis]] {
+            let mut m = b;
+            if (a[axis] - c) * (b[axis] - c) > 0.0 {
+                m[axis] = 2.0 * c - b[axis];
+            }
+            let denom = m[axis] - a[axis];
+            let t = if denom == 0.0 {
+                a[other]
+            } else {
+                a[other] + (c - a[axis]) * (m[other] - a[other]) / denom
+            };
+            let mut p = DVec2::ZERO;
+            p[axis] = c;
+            p[other] = t.clamp(lo[other], hi[other]);
+            best = best.min(f(p));
+        }
+    }
+    best
+}
+
+/// Whether segment `a-b` meets the closed box `[lo, hi]` (Liang-Barsky).
+fn segment_meets_box(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> bool {
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for axis in 0..2 {
+        if d[axis] == 0.0 {
+            if a[axis] < lo[axis] || a[axis] > hi[axis] {
+                return false;
+            }
+        } else {
+            let (mut u, mut v) = (
+                (lo[axis] - a[axis]) / d[axis],
+                (hi[axis] - a[axis]) / d[axis],
+            );
+            if u > v {
+                core::mem::swap(&mut u, &mut v);
+            }
+            t0 = t0.max(u);
+            t1 = t1.min(v);
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The free cells whose closed squares contain `p` (up to four).
+fn cells_at(grid: &Grid, p: DVec2) -> impl Iterator<Item = (i64, i64)> + '_ {
+    #[expect(clippy::float_cmp, reason = "exact test for an integer coordinate")]
+    let span = |v: f64| {
+        let f = v.floor();
+        let c = f as i64;
+        if f == v {
+            [Some(c - 1), Some(c)]
+        } else {
+            [Some(c), None]
+        }
+    };
+    let (xs, ys) = if p.is_finite() {
+        (span(p.x), span(p.y))
+    } else {
+        ([None; 2], [None; 2])
+    };
+    xs.into_iter()
+        .flatten()
+        .flat_map(move |x| ys.into_iter().flatten().map(move |y| (x, y)))
+        .filter(|&(x, y)| grid.is_free(x, y))
+}
+
+/// Whether points `a` and `b` touch a common region (conservative at double
+/// corners).
+fn connected(grid: &Grid, a: DVec2, b: DVec2) -> bool {
+    cells_at(grid, a).any(|(ax, ay)| {
+        let ra = grid.region(ax, ay);
+        cells_at(grid, b).any(|(bx, by)| grid.region(bx, by) == ra)
+    })
+}
+
+/// Whether a free cell of `rect` is in a region touching point `p` (true for
+/// very large rectangles, to stay cheap).
+fn rect_meets_region(grid: &Grid, rect: URect, p: DVec2) -> bool {
+    if u64::from(rect.width()) * u64::from(rect.height()) > 4096 {
+        return true;
+    }
+    let mine: Vec<_> = cells_at(grid, p)
+        .filter_map(|(x, y)| grid.region(x, y))
+        .collect();
+    (rect.min.y..rect.max.y).any(|y| {
+        (rect.min.x..rect.max.x).any(|x| {
+            grid.region(i64::from(x), i64::from(y))
+                .is_some_and(|r| mine.contains(&r))
+        })
+    })
+}
+
+type ChangedRequestData = (
+    Entity,
+    &'static PathRequest,
+    &'static mut PlanState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+    Has<FollowsTarget>,
+);
+
+/// Replans agents whose [`PathRequest`] was added or changed to a different
+/// value; clears their path.
+pub(crate) fn replan_changed_requests(
+    mut planning: ResMut<Planning>,
+    mut agents: Query<ChangedRequestData, Changed<PathRequest>>,
+    mut commands: Commands,
+) {
+    for (entity, request, mut state, mut status, mut path, follows) in &mut agents {
+        if state.request.as_ref() == Some(request) {
+            continue;
+        }
+        state.request = Some(*request);
+        if !path.is_empty() {
+            *path = NavPath::default();
+        }
+        planning.request(entity, &mut state, &mut status, PlanReason::NewRequest);
+        let wants = matches!(request.goal, PathGoal::Entity(_));
+        if wants && !follows {
+            commands.entity(entity).insert(FollowsTarget);
+        } else if !wants && follows {
+            commands.entity(entity).remove::<FollowsTarget>();
+        }
+    }
+}
+
+/// Replans the agents a settings change concerns (see
+/// [`PathfindingSettings`]).
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn replan_on_settings_change(
+    settings: Res<PathfindingSettings>,
+    mut last: Local<Option<PathfindingSettings>>,
+    mut planning: ResMut<Planning>,
+    mut agents: Query<(Entity, &PathRequest, &mut PlanState, &mut PathStatus)>,
+) {
+    let Some(old) = last.replace(*settings) else {
+        return;
+    };
+    let algorithm = old.algorithm != settings.algorithm;
+    let fallback = old.fallback != settings.fallback;
+    if !algorithm && !fallback {
+        return;
+    }
+    for (entity, request, mut state, mut status) in &mut agents {
+        if state.request.is_none() || *status == PathStatus::Pending {
+            continue; // not planned yet, or waiting: it will use the new settings
+        }
+        let reason = if algorithm && request.algorithm.is_none() {
+            PlanReason::AlgorithmChanged
+        } else if fallback
+            && matches!(
+                *status,
+                PathStatus::Fallback | PathStatus::Unreachable | PathStatus::Computing
+            )
+        {
+            PlanReason::FallbackChanged
+        } else {
+            continue;
+        };
+        planning.request(entity, &mut state, &mut status, reason);
+    }
+}
+
+/// Replans the agents whose remaining path the latest grid edits affect
+/// (see the [module docs](self)); every agent if the grid was replaced.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn replan_on_grid_edits(
+    nav: Res<NavGrid>,
+    mut planning: ResMut<Planning>,
+    mut agents: Query<
+        (
+            Entity,
+            &mut PlanState,
+            &mut PathStatus,
+            &NavPath,
+            PositionData,
+        ),
+        With<PathRequest>,
+    >,
+) {
+    if nav.layout_id() == planning.seen_layout && nav.version() == planning.seen_version {
+        return;
+    }
+    let edits = if nav.layout_id() == planning.seen_layout {
+        nav.edits_since(planning.seen_version)
+    } else {
+        None
+    };
+    planning.seen_layout = nav.layout_id();
+    planning.seen_version = nav.version();
+    let freed_any = edits.is_none_or(|e| e.iter().any(|e| e.kind != EditKind::Blocked));
+    for (entity, mut state, mut status, path, pos) in &mut agents {
+        let unreachable = *status == PathStatus::Unreachable;
+        if *status == PathStatus::Failed(PathFailure::NoFreeCell) && freed_any {
+            planning.request(
+                entity,
+                &mut state,
+                &mut status,
+                PlanReason::RegionsConnected,
+            );
+            continue;
+        }
+        if !(status.has_path() || unreachable) {
+            continue; // busy agents are checked when their result arrives
+        }
+        let Some(edits) = edits else {
+            planning.request(entity, &mut state, &mut status, PlanReason::GridReplaced);
+            continue;
+        };
+        let Some(agent) = position(pos).map(|p| nav.to_grid(p)) else {
+            continue;
+        };
+        let goal = nav.to_grid(if unreachable {
+            state.goal.unwrap_or(Vec2::NAN)
+        } else {
+            path.goal
+        });
+        let (from, ahead) = remaining(path, agent);
+        let check = EditCheck {
+            from,
+            agent,
+            ahead,
+            goal,
+            fallback: unreachable || path.fallback,
+        };
+        if let Some(reason) = edit_impact(nav.grid(), edits, &check) {
+            planning.request(entity, &mut state, &mut status, reason);
+        }
+    }
+}
+
+/// The start of the remaining path and the waypoints ahead, in grid
+/// coordinates.
+fn remaining(path: &NavPath, agent: DVec2) -> (DVec2, &[DVec2]) {
+    let gw = &path.grid_waypoints;
+    let next = path.next.min(gw.len());
+    let ahead = &gw[next..];
+    let from = if next >= 1 {
+        gw[next - 1]
+    } else {
+        ahead.first().copied().unwrap_or(agent)
+    };
+    (from, ahead)
+}
+
+/// Replans agents whose followed entity moved farther than
+/// [`PathfindingSettings::replan_distance`] from the goal they planned for;
+/// fails those whose entity is gone.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn replan_moved_targets(
+    settings: Res<PathfindingSettings>,
+    mut planning: ResMut<Planning>,
+    mut agents: Query<
+        (
+            Entity,
+            &PathRequest,
+            &mut PlanState,
+            &mut PathStatus,
+            &mut NavPath,
+        ),
+        With<FollowsTarget>,
+    >,
+    positions: Query<PositionData>,
+    mut commands: Commands,
+) {
+    for (entity, request, mut state, mut status, mut path) in &mut agents {
+        let PathGoal::Entity(target) = request.goal else {
+            continue;
+        };
+        if !(status.has_path() || *status == PathStatus::Unreachable) {
+            continue;
+        }
+        match positions.get(target).ok().and_then(position) {
+            None => {
+                state.in_flight = None;
+                let failure = PathStatus::Failed(PathFailure::TargetLost(target));
+                status.set_if_neq(failure.clone());
+                if !path.is_empty() {
+                    *path = NavPath::default();
+                }
+                commands.trigger(PathFailed {
+                    entity,
+                    reason: PlanReason::TargetMoved,
+                    status: failure,
+                });
+            }
+            Some(p) => {
+                let moved = state.goal.is_none_or(|g| {
+                    let d = p.distance(g);
+                    d.is_nan() || d > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE
+                });
+                if moved {
+                    planning.request(entity, &mut state, &mut status, PlanReason::TargetMoved);
+                }
+            }
+        }
+    }
+}
+
+type ProgressData = (
+    Entity,
+    &'static mut PlanState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+    PositionData,
+);
+
+/// For agents that moved: advances [`NavPath::next`] past waypoints they
+/// have passed (without triggering `Changed<NavPath>`), and replans those
+/// farther than [`PathfindingSettings::replan_distance`] from their path.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn track_progress(
+    settings: Res<PathfindingSettings>,
+    mut planning: ResMut<Planning>,
+    mut agents: Query<ProgressData, (With<PathRequest>, PositionChanged)>,
+) {
+    for (entity, mut state, mut status, mut path, pos) in &mut agents {
+        if !status.has_path() {
+            continue;
+        }
+        let Some(p) = position(pos) else { continue };
+        let path = path.bypass_change_detection();
+        let w = &path.waypoints;
+        if path.next == 0 || w.is_empty() {
+            continue; // walking to a moved start: no reference segment yet
+        }
+        while path.next < w.len().saturating_sub(1)
+            && segment_distance(p, w[path.next], w[path.next + 1])
+                < segment_distance(p, w[path.next - 1], w[path.next])
+        {
+            path.next += 1;
+        }
+        let off = if path.next < w.len() {
+            segment_distance(p, w[path.next - 1], w[path.next])
+        } else {
+            p.distance(w[w.len() - 1])
+        };
+        if off > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE {
+            planning.request(entity, &mut state, &mut status, PlanReason::OffPath);
+        }
+    }
+}
+
+/// Slack added to [`PathfindingSettings::replan_distance`] so that rounding
+/// never makes an agent on its path count as off it (world units).
+const OFF_PATH_TOLERANCE: f32 = 1e-4;
+
+/// Distance from `p` to segment `a-b` (world units).
+pub(crate) fn segment_distance(p: Vec2, a: Vec2, b: Vec2) -> f32 {
+    let d = b - a;
+    let len2 = d.length_squared();
+    let t = if len2 > 0.0 {
+        ((p - a).dot(d) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    p.distance(a + d * t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute_ellipse_sum(rect: URect, a: DVec2, b: DVec2) -> f64 {
+        let (lo, hi) = (rect.min.as_dvec2(), rect.max.as_dvec2());
+        let n = 200;
+        let mut best = f64::INFINITY;
+        for i in 0..=n {
+            for j in 0..=n {
+                let p = lo + (hi - lo) * DVec2::new(f64::from(i), f64::from(j)) / f64::from(n);
+                best = best.min(p.distance(a) + p.distance(b));
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn ellipse_sum_matches_brute_force() {
+        let rects = [
+            URect::new(5, 5, 6, 6),
+            URect::new(2, 8, 7, 9),
+            URect::new(10, 0, 11, 20),
+        ];
+        let points = [
+            DVec2::new(0.5, 0.5),
+            DVec2::new(3.0, 12.0),
+            DVec2::new(8.25, 5.5),
+            DVec2::new(20.0, 3.0),
+            DVec2::new(5.5, 0.0),
+        ];
+        for r in rects {
+            for a in points {
+                for b in points {
+                    let exact = ellipse_sum(r, a, b);
+                    let brute = brute_ellipse_sum(r, a, b);
+                    assert!(exact <= brute + 1e-9, "{r:?} {a} {b}: {exact} > {brute}");
+                    assert!(brute - exact < 0.05, "{r:?} {a} {b}: {exact} << {brute}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_cell_on_path_is_detected_and_far_cell_is_not() {
+        let mut grid = Grid::new(10, 10).unwrap();
+        let ahead = [DVec2::new(9.5, 0.5)];
+        let check = EditCheck {
+            from: DVec2::new(0.5, 0.5),
+            agent: DVec2::new(0.5, 0.5),
+            ahead: &ahead,
+            goal: DVec2::new(9.5, 0.5),
+            fallback: false,
+        };
+        grid.set_free(bevy_math::UVec2::new(5, 5), false).unwrap();
+        let far: Vec<GridEdit> = grid.edits_since(0).copied().collect();
+        assert_eq!(edit_impact(&grid, &far, &check), None);
+        grid.set_free(bevy_math::UVec2::new(5, 0), false).unwrap();
+        let near: Vec<GridEdit> = grid.edits_since(1).copied().collect();
+        assert_eq!(
+            edit_impact(&grid, &near, &check),
+            Some(PlanReason::PathBlocked)
+        );
+    }
+
+    #[test]
+    #[expect(clippy::float_cmp, reason = "exact results")]
+    fn segment_distance_handles_degenerate_segments() {
+        let p = Vec2::new(3.0, 4.0);
+        assert_eq!(segment_distance(p, Vec2::ZERO, Vec2::ZERO), 5.0);
+        assert_eq!(
+            segment_distance(p, Vec2::new(0.0, 4.0), Vec2::new(10.0, 4.0)),
+            0.0
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! [`PathfindingSettings`]: the runtime configuration resource.
+//!
+//! The plugin inserts the default settings unless the app already has the
+//! resource, so a game either inserts its own before adding the plugin or
+//! changes fields at any time through `ResMut<PathfindingSettings>`:
+//!
+//! ```
+//! use bevy_anyangle::plugin::PathfindingSettings;
+//! use bevy_anyangle::prelude::*;
+//! use bevy_ecs::prelude::*;
+//!
+//! fn use_anya(mut settings: ResMut<PathfindingSettings>) {
+//!     settings.algorithm = Algorithm::Anya;
+//! }
+//! # let mut world = World::new();
+//! # world.insert_resource(PathfindingSettings::default());
+//! # world.run_system_once(use_anya).unwrap();
+//! # assert_eq!(world.resource::<PathfindingSettings>().algorithm, Algorithm::Anya);
+//! # use bevy_ecs::system::RunSystemOnce;
+//! ```
+//!
+//! # What a change does
+//!
+//! | field | effect on existing paths |
+//! |---|---|
+//! | `algorithm` | every agent without its own [`PathRequest::algorithm`](super::PathRequest::algorithm) replans ([`PlanReason::AlgorithmChanged`](super::PlanReason::AlgorithmChanged)) |
+//! | `fallback` | agents whose status is `Fallback` or `Unreachable` replan ([`PlanReason::FallbackChanged`](super::PlanReason::FallbackChanged)) |
+//! | everything else | applies to the next searches; no replan |
+
+use bevy_ecs::resource::Resource;
+
+use crate::search::{Algorithm, FallbackPolicy, PlanOptions};
+
+/// Runtime settings of the pathfinding plugin. See the [module docs](self)
+/// for what changing each field does.
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct PathfindingSettings {
+    /// The planner for agents that do not pick their own. Default:
+    /// [`Algorithm::LazyTheta`].
+    pub algorithm: Algorithm,
+    /// Unreachable goals: a fallback path to the closest reachable point
+    /// (status `Fallback`, the default) or status `Unreachable`.
+    pub fallback: FallbackPolicy,
+    /// Background searches running at once; further requests wait in a
+    /// first-in first-out queue with status `Pending`. Values below 1 count
+    /// as 1. Default: 32.
+    pub max_searches_in_flight: usize,
+    /// Node expansions allowed per search before it fails with
+    /// [`PathFailure::BudgetExhausted`](super::PathFailure::BudgetExhausted).
+    /// Default: `None` (no limit).
+    pub node_budget: Option<u64>,
+    /// Heuristic weight for Lazy Theta* and A* (see
+    /// [`PlanOptions::heuristic_weight`]). Default: 1.
+    pub heuristic_weight: f64,
+    /// An agent farther than this (world units) from the segment of its path
+    /// it is on replans ([`PlanReason::OffPath`](super::PlanReason::OffPath)); an agent following
+    /// an entity replans when the entity is this far from the path's end
+    /// ([`PlanReason::TargetMoved`](super::PlanReason::TargetMoved)).
+    /// `f32::INFINITY` turns both off; negative values count as 0. Keep it
+    /// above [`PathFollower::arrive_radius`](super::PathFollower::arrive_radius).
+    /// Default: 2.
+    pub replan_distance: f32,
+}
+
+impl Default for PathfindingSettings {
+    fn default() -> Self {
+        PathfindingSettings {
+            algorithm: Algorithm::LazyTheta,
+            fallback: FallbackPolicy::ClosestReachable,
+            max_searches_in_flight: 32,
+            node_budget: None,
+            heuristic_weight: 1.0,
+            replan_distance: 2.0,
+        }
+    }
+}
+
+impl PathfindingSettings {
+    /// The search options for one query with `algorithm`.
+    #[must_use]
+    pub fn plan_options(&self, algorithm: Algorithm) -> PlanOptions {
+        PlanOptions {
+            algorithm,
+            fallback: self.fallback,
+            heuristic_weight: self.heuristic_weight,
+            node_budget: self.node_budget,
+        }
+    }
+}

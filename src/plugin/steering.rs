@@ -1,0 +1,278 @@
+//! Built-in steering: [`PathFollower`] walks an agent along its [`NavPath`].
+//!
+//! Add a `PathFollower` next to the [`PathRequest`](super::PathRequest) and
+//! the agent moves at `speed` world units per second along the waypoints,
+//! in [`AnyAngleSystems::Steer`](super::AnyAngleSystems::Steer). It moves the
+//! agent's `Transform` (feature `transform`) when it has one, otherwise its
+//! [`NavPosition`]; `translation.z` is kept.
+//!
+//! The crate does not depend on `bevy_time`, so the step length comes from
+//! the [`SteeringClock`] resource: wall-clock time between frames by
+//! default, a fixed step for deterministic runs, or whatever the game writes
+//! (for example `Time::delta_secs()`):
+//!
+//! ```
+//! use bevy_anyangle::plugin::SteeringClock;
+//! use bevy_ecs::prelude::*;
+//!
+//! let mut world = World::new();
+//! world.insert_resource(SteeringClock::fixed(1.0 / 60.0));
+//! ```
+//!
+//! Steering only visits followers that still have somewhere to go: an
+//! agent joins that set when it gets a new path (`Changed<NavPath>`) or a
+//! `PathFollower`, and leaves it on arrival. A game that rewinds
+//! [`NavPath::next`] by hand does so through `&mut NavPath`, which marks it
+//! changed and so wakes the follower up again.
+//!
+//! A game that steers its own agents leaves out `PathFollower` and reads
+//! [`NavPath::next_waypoint`] in a system ordered after
+//! [`AnyAngleSystems::Apply`](super::AnyAngleSystems::Apply); the plugin
+//! advances [`NavPath::next`] as the agent passes waypoints.
+
+use std::time::Instant;
+
+use bevy_ecs::entity::EntityHashSet;
+use bevy_ecs::prelude::*;
+use bevy_math::Vec2;
+#[cfg(feature = "transform")]
+use bevy_transform::components::Transform;
+
+use super::components::{NavPath, NavPosition};
+
+/// Walks the agent along its [`NavPath`].
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct PathFollower {
+    /// World units per second. Not finite or not positive: the agent stays.
+    pub speed: f32,
+    /// The agent stops once it is this close to the last waypoint (world
+    /// units). Intermediate waypoints are passed exactly, so the agent stays
+    /// on the path around corners.
+    pub arrive_radius: f32,
+}
+
+impl Default for PathFollower {
+    /// Speed 4, arrive radius 0.05.
+    fn default() -> Self {
+        PathFollower {
+            speed: 4.0,
+            arrive_radius: 0.05,
+        }
+    }
+}
+
+/// How [`SteeringClock`] advances.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ClockMode {
+    /// Wall-clock time since the previous frame, at most `max_step` seconds.
+    RealTime {
+        /// Longest step, so that after a stall agents do not jump far along
+        /// their paths in one frame.
+        max_step: f32,
+    },
+    /// The same step every frame (deterministic runs, tests).
+    Fixed(f32),
+    /// The game writes [`SteeringClock::delta_seconds`] itself each frame,
+    /// before [`AnyAngleSystems::Steer`](super::AnyAngleSystems::Steer).
+    Manual,
+}
+
+/// The time step used by [`PathFollower`] steering.
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct SteeringClock {
+    /// How the step is obtained.
+    pub mode: ClockMode,
+    /// Seconds advanced this frame.
+    pub delta_seconds: f32,
+}
+
+impl Default for SteeringClock {
+    /// Real time, with steps of at most 0.1 s.
+    fn default() -> Self {
+        SteeringClock {
+            mode: ClockMode::RealTime { max_step: 0.1 },
+            delta_seconds: 0.0,
+        }
+    }
+}
+
+impl SteeringClock {
+    /// A clock advancing `seconds` each frame.
+    #[must_use]
+    pub fn fixed(seconds: f32) -> Self {
+        SteeringClock {
+            mode: ClockMode::Fixed(seconds),
+            delta_seconds: seconds,
+        }
+    }
+
+    /// A clock the game drives through [`SteeringClock::delta_seconds`].
+    #[must_use]
+    pub fn manual() -> Self {
+        SteeringClock {
+            mode: ClockMode::Manual,
+            delta_seconds: 0.0,
+        }
+    }
+}
+
+/// Advances [`SteeringClock`].
+pub(crate) fn tick_clock(mut clock: ResMut<SteeringClock>, mut last: Local<Option<Instant>>) {
+    let delta = match clock.mode {
+        ClockMode::RealTime { max_step } => {
+            let now = Instant::now();
+            let dt = last.map_or(0.0, |t| now.duration_since(t).as_secs_f32());
+            *last = Some(now);
+            dt.min(max_step)
+        }
+        ClockMode::Fixed(step) => step,
+        ClockMode::Manual => return,
+    };
+    clock.bypass_change_detection().delta_seconds = delta;
+}
+
+/// Moves one position along `path` by `step`; returns the new position, or
+/// `None` if the agent does not move.
+fn advance(path: &mut NavPath, follower: PathFollower, mut p: Vec2, mut step: f32) -> Option<Vec2> {
+    let start = p;
+    let last = path.waypoints.len().checked_sub(1)?;
+    while step > 0.0 && path.next <= last {
+        let target = path.waypoints[path.next];
+        let to = target - p;
+        let d = to.length();
+        if path.next == last && d <= follower.arrive_radius.max(0.0) {
+            path.next += 1;
+            break;
+        }
+        if d <= step {
+            p = target;
+            step -= d;
+            path.next += 1;
+        } else {
+            p += to * (step / d);
+            step = 0.0;
+        }
+    }
+    (p != start).then_some(p)
+}
+
+/// The followers that may still have somewhere to go, so that steering does
+/// not visit agents that have arrived.
+#[derive(Resource, Default)]
+pub(crate) struct ActiveFollowers(EntityHashSet);
+
+/// Followers that got a new path or just became followers.
+type NewlyMoving = (
+    With<PathFollower>,
+    Or<(Added<PathFollower>, Changed<NavPath>)>,
+);
+
+/// Adds followers that got a new path (or a new `PathFollower`) to
+/// [`ActiveFollowers`]. `NavPath::next` advances without change detection,
+/// so this only sees new paths and writes by the game.
+pub(crate) fn collect_followers(
+    mut active: ResMut<ActiveFollowers>,
+    changed: Query<Entity, NewlyMoving>,
+) {
+    for entity in &changed {
+        active.0.insert(entity);
+    }
+}
+
+/// Moves every active [`PathFollower`] along its path.
+#[cfg(feature = "transform")]
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn follow_paths(
+    clock: Res<SteeringClock>,
+    mut active: ResMut<ActiveFollowers>,
+    mut agents: Query<(
+        &PathFollower,
+        &mut NavPath,
+        Option<&mut Transform>,
+        Option<&mut NavPosition>,
+    )>,
+) {
+    let dt = clock.delta_seconds;
+    if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
+        return;
+    }
+    active.0.retain(|&entity| {
+        let Ok((follower, mut path, transform, nav_position)) = agents.get_mut(entity) else {
+            return false; // despawned, or no longer a follower
+        };
+        if path.is_finished() {
+            return false;
+        }
+        if !(follower.speed.is_finite() && follower.speed > 0.0) {
+            return true;
+        }
+        let path = path.bypass_change_detection();
+        let step = follower.speed * dt;
+        if let Some(mut t) = transform {
+            if let Some(p) = advance(path, *follower, t.translation.truncate(), step) {
+                t.translation.x = p.x;
+                t.translation.y = p.y;
+            }
+        } else if let Some(mut n) = nav_position
+            && let Some(p) = advance(path, *follower, n.0, step)
+        {
+            n.0 = p;
+        }
+        !path.is_finished()
+    });
+}
+
+/// Moves every active [`PathFollower`] along its path.
+#[cfg(not(feature = "transform"))]
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn follow_paths(
+    clock: Res<SteeringClock>,
+    mut active: ResMut<ActiveFollowers>,
+    mut agents: Query<(&PathFollower, &mut NavPath, &mut NavPosition)>,
+) {
+    let dt = clock.delta_seconds;
+    if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
+        return;
+    }
+    active.0.retain(|&entity| {
+        let Ok((follower, mut path, mut n)) = agents.get_mut(entity) else {
+            return false;
+        };
+        if path.is_finished() {
+            return false;
+        }
+        if !(follower.speed.is_finite() && follower.speed > 0.0) {
+            return true;
+        }
+        let path = path.bypass_change_detection();
+        if let Some(p) = advance(path, *follower, n.0, follower.speed * dt) {
+            n.0 = p;
+        }
+        !path.is_finished()
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_passes_corners_and_stops_at_the_end() {
+        let mut path = NavPath {
+            waypoints: vec![Vec2::ZERO, Vec2::new(1.0, 0.0), Vec2::new(1.0, 1.0)],
+            next: 1,
+            ..NavPath::default()
+        };
+        let f = PathFollower {
+            speed: 1.0,
+            arrive_radius: 0.01,
+        };
+        let p = advance(&mut path, f, Vec2::ZERO, 1.5).unwrap();
+        assert_eq!(p, Vec2::new(1.0, 0.5));
+        assert_eq!(path.next, 2);
+        let p = advance(&mut path, f, p, 10.0).unwrap();
+        assert_eq!(p, Vec2::new(1.0, 1.0));
+        assert!(path.is_finished());
+        assert_eq!(advance(&mut path, f, p, 1.0), None);
+    }
+}

@@ -1,0 +1,1144 @@
+//! Headless `App` tests of the Bevy plugin: real task pools, real background
+//! searches, `app.update()` loops with a bounded number of frames.
+
+#![expect(
+    clippy::float_cmp,
+    reason = "exact coordinates are asserted on purpose"
+)]
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use bevy_anyangle::grid::Grid;
+use bevy_anyangle::los::line_of_sight;
+use bevy_anyangle::plugin::{
+    AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathFailed, PathFailure,
+    PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings,
+    PlanReason, SteeringClock,
+};
+use bevy_anyangle::prelude::*;
+use bevy_app::{App, TaskPoolPlugin};
+use bevy_ecs::prelude::*;
+use bevy_math::{Vec2, Vec3};
+use bevy_transform::components::Transform;
+
+fn map(name: &str) -> String {
+    let path = format!("{}/data/maps/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Every [`PathReady`] and [`PathFailed`], in order.
+#[derive(Resource, Default)]
+struct EventLog {
+    ready: Vec<PathReady>,
+    failed: Vec<PathFailed>,
+}
+
+impl EventLog {
+    fn ready_reasons(&self) -> HashMap<Entity, PlanReason> {
+        self.ready.iter().map(|r| (r.entity, r.reason)).collect()
+    }
+}
+
+fn app_with(nav: NavGrid) -> App {
+    let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
+        .insert_resource(nav)
+        .insert_resource(SteeringClock::fixed(0.0))
+        .init_resource::<EventLog>()
+        .add_observer(|ready: On<PathReady>, mut log: ResMut<EventLog>| log.ready.push(*ready))
+        .add_observer(|failed: On<PathFailed>, mut log: ResMut<EventLog>| {
+            log.failed.push(failed.clone());
+        });
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Updates until `done` holds (checked after each frame); panics after
+/// `max_frames`.
+fn run_until(app: &mut App, max_frames: usize, mut done: impl FnMut(&mut World) -> bool) -> usize {
+    for frame in 1..=max_frames {
+        app.update();
+        if done(app.world_mut()) {
+            return frame;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("condition not reached in {max_frames} frames");
+}
+
+/// Updates until no agent waits for a search and none is running.
+fn settle(app: &mut App) -> usize {
+    run_until(app, 20_000, |world| {
+        let busy = world
+            .query::<&PathStatus>()
+            .iter(world)
+            .any(PathStatus::is_busy);
+        let d = world.resource::<PathfindingDiagnostics>();
+        !busy && d.in_flight == 0
+    })
+}
+
+fn status(app: &App, e: Entity) -> PathStatus {
+    app.world().get::<PathStatus>(e).unwrap().clone()
+}
+
+fn nav_path(app: &App, e: Entity) -> NavPath {
+    app.world().get::<NavPath>(e).unwrap().clone()
+}
+
+/// Checks `path` against the grid with the rules of `SPEC.md`, after
+/// converting its world waypoints back to grid coordinates.
+fn assert_valid(nav: &NavGrid, path: &NavPath, start: Vec2, goal: Option<Vec2>) {
+    assert!(!path.is_empty(), "no path");
+    assert_eq!(path.waypoints.len(), path.grid_waypoints.len());
+    let grid_pts: Vec<DVec2> = path.waypoints.iter().map(|&w| nav.to_grid(w)).collect();
+    for (p, q) in grid_pts.iter().zip(&path.grid_waypoints) {
+        assert!(
+            p.distance(*q) < 1e-9,
+            "world waypoint {p} does not map back to {q}"
+        );
+    }
+    assert!(
+        path.waypoints[0].distance(start) < 1e-4,
+        "path starts at {} not {start}",
+        path.waypoints[0]
+    );
+    if let Some(goal) = goal {
+        assert!(
+            path.end().unwrap().distance(goal) < 1e-4,
+            "path ends at {:?} not {goal}",
+            path.end()
+        );
+    }
+    for w in grid_pts.windows(2) {
+        assert!(
+            line_of_sight(nav.grid(), w[0], w[1]),
+            "segment {} - {} is not visible",
+            w[0],
+            w[1]
+        );
+    }
+    let length: f32 = path.waypoints.windows(2).map(|w| w[0].distance(w[1])).sum();
+    assert!(
+        (length - path.length).abs() < 1e-3 * (1.0 + length),
+        "length {} vs {length}",
+        path.length
+    );
+}
+
+/// A deterministic pseudo-random generator (`SplitMix64`).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u32) -> u32 {
+        (self.next() % u64::from(n)) as u32
+    }
+}
+
+/// `n` (start, goal) cell pairs in the grid's largest region.
+fn random_pairs(grid: &Grid, n: usize, seed: u64) -> Vec<(UVec2, UVec2)> {
+    let mut counts: HashMap<_, usize> = HashMap::new();
+    for y in 0..grid.height() {
+        for x in 0..grid.width() {
+            if let Some(r) = grid.region(i64::from(x), i64::from(y)) {
+                *counts.entry(r).or_default() += 1;
+            }
+        }
+    }
+    let big = counts.into_iter().max_by_key(|&(_, c)| c).unwrap().0;
+    let mut rng = Rng(seed);
+    let mut cell = || loop {
+        let c = UVec2::new(rng.below(grid.width()), rng.below(grid.height()));
+        if grid.region(i64::from(c.x), i64::from(c.y)) == Some(big) {
+            return c;
+        }
+    };
+    (0..n).map(|_| (cell(), cell())).collect()
+}
+
+/// The arena map, 2 world units per cell, centred on the origin.
+fn arena() -> NavGrid {
+    NavGrid::from_movingai(
+        &map("arena.map"),
+        GridTransform::new(Vec2::new(-49.0, -49.0), 2.0).unwrap(),
+    )
+    .unwrap()
+}
+
+/// Spawns agents at cell centres, standing still.
+fn spawn_agents(app: &mut App, pairs: &[(UVec2, UVec2)]) -> Vec<(Entity, Vec2, Vec2)> {
+    let nav = app.world().resource::<NavGrid>().clone();
+    pairs
+        .iter()
+        .map(|&(s, g)| {
+            let (start, goal) = (nav.cell_center(s), nav.cell_center(g));
+            let e = app
+                .world_mut()
+                .spawn((NavPosition(start), PathRequest::to(goal)))
+                .id();
+            (e, start, goal)
+        })
+        .collect()
+}
+
+#[test]
+fn two_hundred_agents_all_get_valid_paths() {
+    let mut app = app_with(arena());
+    let pairs = random_pairs(app.world().resource::<NavGrid>().grid(), 200, 7);
+    let agents = spawn_agents(&mut app, &pairs);
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    for &(e, start, goal) in &agents {
+        assert_eq!(status(&app, e), PathStatus::Ready);
+        assert_valid(&nav, &nav_path(&app, e), start, Some(goal));
+    }
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 200, "one PathReady per agent");
+    assert!(log.failed.is_empty());
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.searches_started, 200);
+    assert_eq!(d.results_applied, 200);
+}
+
+/// `NavPath` change ticks, to check that unaffected agents are not touched.
+fn path_ticks(
+    app: &App,
+    agents: &[(Entity, Vec2, Vec2)],
+) -> HashMap<Entity, bevy_ecs::change_detection::Tick> {
+    agents
+        .iter()
+        .map(|&(e, ..)| {
+            (
+                e,
+                app.world()
+                    .entity(e)
+                    .get_ref::<NavPath>()
+                    .unwrap()
+                    .last_changed(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn blocking_a_cell_replans_exactly_the_agents_whose_paths_cross_it() {
+    let mut app = app_with(arena());
+    let pairs = random_pairs(app.world().resource::<NavGrid>().grid(), 200, 11);
+    let agents = spawn_agents(&mut app, &pairs);
+    settle(&mut app);
+    let before = path_ticks(&app, &agents);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let paths: HashMap<Entity, NavPath> = agents
+        .iter()
+        .map(|&(e, ..)| (e, nav_path(&app, e)))
+        .collect();
+
+    // Block the free cell (no agent standing or heading there) that the most
+    // paths become invalid for.
+    let endpoints: HashSet<UVec2> = pairs.iter().flat_map(|&(s, g)| [s, g]).collect();
+    let blocked_by = |cell: UVec2| -> HashSet<Entity> {
+        let mut g = nav.grid().clone();
+        g.set_free(cell, false).unwrap();
+        paths
+            .iter()
+            .filter(|(_, p)| {
+                p.grid_waypoints
+                    .windows(2)
+                    .any(|w| !line_of_sight(&g, w[0], w[1]))
+            })
+            .map(|(&e, _)| e)
+            .collect()
+    };
+    let cell = (0..nav.grid().height())
+        .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
+        .filter(|&c| nav.grid().is_free(i64::from(c.x), i64::from(c.y)) && !endpoints.contains(&c))
+        .step_by(3)
+        .max_by_key(|&c| blocked_by(c).len())
+        .unwrap();
+    let expected = blocked_by(cell);
+    assert!(
+        expected.len() >= 3 && expected.len() < agents.len(),
+        "{} agents cross {cell}",
+        expected.len()
+    );
+
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    settle(&mut app);
+
+    let replanned = app.world().resource::<EventLog>().ready_reasons();
+    assert_eq!(replanned.keys().copied().collect::<HashSet<_>>(), expected);
+    assert!(replanned.values().all(|&r| r == PlanReason::PathBlocked));
+    let after = path_ticks(&app, &agents);
+    let nav = app.world().resource::<NavGrid>().clone();
+    for &(e, start, goal) in &agents {
+        if expected.contains(&e) {
+            assert_valid(&nav, &nav_path(&app, e), start, Some(goal));
+        } else {
+            assert_eq!(
+                before[&e], after[&e],
+                "unaffected agent {e}'s NavPath was written"
+            );
+        }
+        assert_eq!(status(&app, e), PathStatus::Ready);
+    }
+}
+
+#[test]
+fn freeing_a_wall_replans_the_agents_it_helps_and_only_them() {
+    // A wall down column 20 with a gap in rows 17..20. World y is up: grid
+    // row r spans world y in [19 - r, 20 - r].
+    let mut picture = String::new();
+    for y in 0..20 {
+        for x in 0..40 {
+            picture.push(if x == 20 && y < 17 { '#' } else { '.' });
+        }
+        picture.push('\n');
+    }
+    let nav = NavGrid::from_ascii(&picture, GridTransform::default()).unwrap();
+    let world = |x: f32, gy: f32| Vec2::new(x, 20.0 - gy);
+    let mut app = app_with(nav);
+    let cases = [
+        // Cross near the top: today around the wall's foot, a shortcut later.
+        ("helped", world(5.5, 1.5), world(35.5, 1.5)),
+        ("helped", world(4.5, 3.5), world(34.5, 2.5)),
+        ("helped", world(10.5, 0.5), world(30.5, 6.5)),
+        // Stay on one side: straight paths.
+        ("same side", world(2.5, 5.5), world(15.5, 10.5)),
+        ("same side", world(25.5, 3.5), world(38.5, 8.5)),
+        // Through the gap already.
+        ("gap", world(5.5, 18.5), world(35.5, 18.5)),
+        // Cross low: going round the foot stays shorter.
+        ("low", world(5.5, 14.5), world(35.5, 14.5)),
+    ];
+    let agents: Vec<_> = cases
+        .iter()
+        .map(|&(_, s, g)| {
+            app.world_mut()
+                .spawn((NavPosition(s), PathRequest::to(g)))
+                .id()
+        })
+        .collect();
+    settle(&mut app);
+    let old: Vec<NavPath> = agents.iter().map(|&e| nav_path(&app, e)).collect();
+    let before = path_ticks(
+        &app,
+        &agents
+            .iter()
+            .map(|&e| (e, Vec2::ZERO, Vec2::ZERO))
+            .collect::<Vec<_>>(),
+    );
+
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_rect_free(URect::new(20, 1, 21, 4), true)
+        .unwrap();
+    settle(&mut app);
+
+    let nav = app.world().resource::<NavGrid>().clone();
+    let replanned = app.world().resource::<EventLog>().ready_reasons();
+    for (i, &(kind, start, goal)) in cases.iter().enumerate() {
+        let e = agents[i];
+        // Would a fresh plan on the edited grid be shorter?
+        let fresh = plan(
+            nav.grid(),
+            nav.to_grid(start),
+            nav.to_grid(goal),
+            &PlanOptions::default(),
+        )
+        .unwrap();
+        let helped = (fresh.length as f32) < old[i].length - 1e-3;
+        assert_eq!(
+            helped,
+            kind == "helped",
+            "case {i} ({kind}): helped = {helped}"
+        );
+        assert_eq!(replanned.contains_key(&e), helped, "case {i} ({kind})");
+        let now = nav_path(&app, e);
+        if helped {
+            assert_eq!(replanned[&e], PlanReason::Shortcut);
+            assert!(
+                now.length < old[i].length - 1.0,
+                "case {i}: {} -> {}",
+                old[i].length,
+                now.length
+            );
+            assert_valid(&nav, &now, start, Some(goal));
+        } else {
+            let tick = app
+                .world()
+                .entity(e)
+                .get_ref::<NavPath>()
+                .unwrap()
+                .last_changed();
+            assert_eq!(tick, before[&e], "case {i}: NavPath touched");
+        }
+    }
+}
+
+/// Maze corners far apart, for searches that take a while.
+fn maze() -> (NavGrid, Vec2, Vec2, Vec2) {
+    let nav = NavGrid::from_movingai(&map("maze512-1-0.map"), GridTransform::default()).unwrap();
+    let g = nav.grid();
+    let find = |x0: u32, y0: u32| -> UVec2 {
+        for d in 0..64 {
+            for dy in 0..=d {
+                let c = UVec2::new(x0.abs_diff(d - dy), y0.abs_diff(dy));
+                if g.same_region(c, UVec2::new(1, 1)) {
+                    return c;
+                }
+            }
+        }
+        panic!("no free cell near ({x0}, {y0})");
+    };
+    let (start, a, b) = (UVec2::new(1, 1), find(510, 510), find(510, 1));
+    let (s, a, b) = (
+        nav.cell_center(start),
+        nav.cell_center(a),
+        nav.cell_center(b),
+    );
+    (nav, s, a, b)
+}
+
+#[test]
+fn a_goal_changed_while_its_search_runs_never_shows_the_stale_path() {
+    let (nav, start, goal_a, goal_b) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal_a)))
+        .id();
+    app.update();
+    assert_eq!(
+        status(&app, agent),
+        PathStatus::Computing,
+        "the first search should still run"
+    );
+    app.world_mut().get_mut::<PathRequest>(agent).unwrap().goal =
+        bevy_anyangle::plugin::PathGoal::Point(goal_b);
+    run_until(&mut app, 20_000, |world| {
+        let path = world.get::<NavPath>(agent).unwrap();
+        if let Some(end) = path.end() {
+            assert_eq!(end, goal_b, "the stale path to {goal_a} was shown");
+            assert_eq!(path.goal, goal_b);
+        }
+        *world.get::<PathStatus>(agent).unwrap() == PathStatus::Ready
+    });
+    settle(&mut app);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.searches_started, 2);
+    assert_eq!(d.results_applied, 1);
+    assert_eq!(d.results_discarded + d.searches_cancelled, 1, "{d:?}");
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 1);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(&nav, &nav_path(&app, agent), start, Some(goal_b));
+}
+
+#[test]
+fn a_result_planned_before_an_edit_is_checked_against_it() {
+    let (nav, start, goal, _) = maze();
+    // The path the search will find, planned here on the same grid.
+    let expected = plan(
+        nav.grid(),
+        nav.to_grid(start),
+        nav.to_grid(goal),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let mid = expected.waypoints.len() / 2;
+    let on_path = expected.waypoints[mid].midpoint(expected.waypoints[mid + 1]);
+    let cell = UVec2::new(on_path.x as u32, on_path.y as u32);
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    // Block a cell on the path while the search runs on the old snapshot.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    settle(&mut app);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(
+        (d.searches_started, d.results_discarded, d.results_applied),
+        (2, 1, 1),
+        "{d:?}"
+    );
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 1);
+    assert_eq!(log.ready[0].reason, PlanReason::PathBlocked);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let path = nav_path(&app, agent);
+    assert_valid(&nav, &path, start, None);
+    assert_eq!(path.grid_version, nav.version());
+}
+
+#[test]
+fn despawning_an_agent_with_a_search_in_flight_is_harmless() {
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    app.world_mut().despawn(agent);
+    run_until(&mut app, 20_000, |world| {
+        world.resource::<PathfindingDiagnostics>().in_flight == 0
+    });
+    for _ in 0..10 {
+        app.update();
+    }
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.results_applied, 0);
+    assert_eq!(d.results_discarded + d.searches_cancelled, 1, "{d:?}");
+    assert!(app.world().resource::<EventLog>().ready.is_empty());
+    // The plugin still works.
+    let other = app
+        .world_mut()
+        .spawn((
+            NavPosition(start),
+            PathRequest::to(start + Vec2::new(2.0, 0.0)),
+        ))
+        .id();
+    settle(&mut app);
+    assert!(status(&app, other).has_path());
+}
+
+/// The fallback target of `SPEC.md`, brute force: the closest point to
+/// `goal` over the free cells of `region_of`'s region.
+fn closest_reachable(grid: &Grid, region_of: UVec2, goal: DVec2) -> f64 {
+    let mut best = f64::INFINITY;
+    for y in 0..grid.height() {
+        for x in 0..grid.width() {
+            if grid.same_region(UVec2::new(x, y), region_of) {
+                let lo = DVec2::new(f64::from(x), f64::from(y));
+                best = best.min(goal.distance(goal.clamp(lo, lo + DVec2::ONE)));
+            }
+        }
+    }
+    best
+}
+
+#[test]
+fn an_unreachable_goal_gets_a_fallback_path_to_the_closest_reachable_point() {
+    let nav = NavGrid::from_ascii(
+        "................
+         .........#####..
+         .........#...#..
+         .........#...#..
+         .........#####..
+         ................",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    let (start, goal) = (Vec2::new(0.5, 0.5), Vec2::new(11.5, 3.0)); // goal in the closed box
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Fallback);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let path = nav_path(&app, agent);
+    assert!(path.fallback);
+    assert_eq!(path.goal, goal);
+    assert_valid(&nav, &path, start, None);
+    let want = closest_reachable(nav.grid(), UVec2::new(0, 5), nav.to_grid(goal));
+    let got = nav.to_grid(path.end().unwrap()).distance(nav.to_grid(goal));
+    assert!(
+        (got - want).abs() < 1e-6,
+        "fallback point at distance {got}, closest is {want}"
+    );
+    assert!(app.world().resource::<EventLog>().ready[0].fallback);
+
+    // With the fail policy the goal is reported unreachable.
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .fallback = FallbackPolicy::Fail;
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Unreachable);
+    assert!(nav_path(&app, agent).is_empty());
+    let failed = app.world().resource::<EventLog>().failed.clone();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].reason, PlanReason::FallbackChanged);
+
+    // Opening a door connects the regions: the agent replans and gets there.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(11, 1), true)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(&nav, &nav_path(&app, agent), start, Some(goal));
+    assert_eq!(
+        app.world()
+            .resource::<EventLog>()
+            .ready
+            .last()
+            .unwrap()
+            .reason,
+        PlanReason::RegionsConnected
+    );
+}
+
+#[test]
+fn a_fallback_path_replans_when_an_edit_connects_the_regions() {
+    let nav = NavGrid::from_ascii(
+        "..........
+         ..........
+         ######.###
+         ..........",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    // Close the door first: the goal below the wall becomes unreachable.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(6, 2), false)
+        .unwrap();
+    let (start, goal) = (Vec2::new(0.5, 3.5), Vec2::new(8.5, 0.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Fallback);
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(2, 2), true)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    assert_eq!(
+        app.world()
+            .resource::<EventLog>()
+            .ready
+            .last()
+            .unwrap()
+            .reason,
+        PlanReason::RegionsConnected
+    );
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(&nav, &nav_path(&app, agent), start, Some(goal));
+}
+
+#[test]
+fn switching_the_algorithm_resource_changes_which_planner_runs() {
+    let nav = NavGrid::new(Grid::new(30, 30).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let (start, goal) = (Vec2::new(0.5, 29.5), Vec2::new(25.5, 22.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    let pinned = app
+        .world_mut()
+        .spawn((
+            NavPosition(start),
+            PathRequest::to(goal).with_algorithm(Algorithm::Anya),
+        ))
+        .id();
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    assert_eq!(path.algorithm, Algorithm::LazyTheta);
+    assert_eq!(path.waypoints.len(), 2, "any-angle: one straight segment");
+
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .algorithm = Algorithm::AStar;
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    assert_eq!(path.algorithm, Algorithm::AStar);
+    for w in path.grid_waypoints.windows(2) {
+        let d = (w[1] - w[0]).abs();
+        assert!(
+            d.x == 0.0 || d.y == 0.0 || (d.x - d.y).abs() < 1e-12,
+            "A* moves are grid moves, not {d}"
+        );
+    }
+    assert!(path.waypoints.len() > 2);
+    let reasons = app.world().resource::<EventLog>().ready_reasons();
+    assert_eq!(reasons.get(&agent), Some(&PlanReason::AlgorithmChanged));
+    assert!(
+        !reasons.contains_key(&pinned),
+        "an agent with its own algorithm keeps it"
+    );
+    assert_eq!(nav_path(&app, pinned).algorithm, Algorithm::Anya);
+}
+
+#[test]
+fn bad_goals_and_positions_end_in_failed_or_fallback_with_a_reason() {
+    let nav = NavGrid::new(Grid::new(10, 10).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let here = Vec2::new(1.5, 1.5);
+    let gone = app.world_mut().spawn(NavPosition(here)).id();
+    app.world_mut().despawn(gone);
+    let w = app.world_mut();
+    let nan_goal = w
+        .spawn((NavPosition(here), PathRequest::to(Vec2::new(f32::NAN, 1.0))))
+        .id();
+    let inf_goal = w
+        .spawn((
+            NavPosition(here),
+            PathRequest::to(Vec2::new(3.0, f32::INFINITY)),
+        ))
+        .id();
+    let far_goal = w
+        .spawn((NavPosition(here), PathRequest::to(Vec2::new(1e7, -1e7))))
+        .id();
+    let nan_start = w
+        .spawn((NavPosition(Vec2::NAN), PathRequest::to(here)))
+        .id();
+    let nowhere = w.spawn(PathRequest::to(here)).id();
+    let lost = w.spawn((NavPosition(here), PathRequest::follow(gone))).id();
+    let outside = w
+        .spawn((
+            NavPosition(Vec2::new(-50.0, 5.0)),
+            PathRequest::to(Vec2::new(8.5, 8.5)),
+        ))
+        .id();
+    settle(&mut app);
+
+    assert_eq!(
+        status(&app, nan_goal),
+        PathStatus::Failed(PathFailure::NonFiniteGoal)
+    );
+    assert_eq!(
+        status(&app, inf_goal),
+        PathStatus::Failed(PathFailure::NonFiniteGoal)
+    );
+    assert_eq!(
+        status(&app, nan_start),
+        PathStatus::Failed(PathFailure::NonFiniteStart)
+    );
+    assert_eq!(
+        status(&app, nowhere),
+        PathStatus::Failed(PathFailure::NoPosition)
+    );
+    assert_eq!(
+        status(&app, lost),
+        PathStatus::Failed(PathFailure::TargetLost(gone))
+    );
+    for e in [nan_goal, inf_goal, nan_start, nowhere, lost] {
+        assert!(nav_path(&app, e).is_empty());
+    }
+    assert_eq!(app.world().resource::<EventLog>().failed.len(), 5);
+
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(status(&app, far_goal), PathStatus::Fallback);
+    let path = nav_path(&app, far_goal);
+    assert_valid(&nav, &path, here, None);
+    assert!(nav.world_rect().contains(path.end().unwrap()));
+
+    assert_eq!(status(&app, outside), PathStatus::Ready);
+    let path = nav_path(&app, outside);
+    assert!(path.start_moved && path.next == 0);
+    assert!(nav.world_rect().contains(path.waypoints[0]));
+    assert_valid(&nav, &path, path.waypoints[0], Some(Vec2::new(8.5, 8.5)));
+    let message = PathFailure::TargetLost(gone).to_string();
+    assert!(message.contains("gone"), "{message}");
+}
+
+#[test]
+fn followers_walk_their_paths_and_replan_when_pushed_off() {
+    let nav = NavGrid::from_ascii(
+        "..........
+         ....##....
+         ....##....
+         ..........",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.insert_resource(SteeringClock::fixed(0.05));
+    let (start, goal) = (Vec2::new(0.5, 2.0), Vec2::new(9.5, 2.0));
+    let agent = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(start.x, start.y, 3.0),
+            PathRequest::to(goal),
+            PathFollower {
+                speed: 5.0,
+                arrive_radius: 0.01,
+            },
+        ))
+        .id();
+    run_until(&mut app, 2_000, |world| {
+        world.get::<NavPath>(agent).unwrap().is_finished()
+            && !world.get::<NavPath>(agent).unwrap().is_empty()
+    });
+    let t = app.world().get::<Transform>(agent).unwrap();
+    assert!(t.translation.truncate().distance(goal) <= 0.01 + 1e-4);
+    assert_eq!(t.translation.z, 3.0, "z is kept");
+
+    // Push it away: it replans from where it is and walks back.
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .get_mut::<Transform>(agent)
+        .unwrap()
+        .translation = Vec3::new(2.5, 0.5, 3.0);
+    run_until(&mut app, 2_000, |world| {
+        let t = world.get::<Transform>(agent).unwrap();
+        t.translation.truncate().distance(goal) < 0.02
+    });
+    assert_eq!(
+        app.world().resource::<EventLog>().ready[0].reason,
+        PlanReason::OffPath
+    );
+}
+
+#[test]
+fn the_plugin_tracks_progress_for_games_that_steer_themselves() {
+    let nav = NavGrid::from_ascii(
+        "..........
+         ....##....
+         ....##....
+         ..........",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    let (start, goal) = (Vec2::new(0.5, 2.0), Vec2::new(9.5, 2.0));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    assert!(path.waypoints.len() >= 4, "{:?}", path.waypoints);
+    assert_eq!(path.next, 1);
+    let tick = app
+        .world()
+        .entity(agent)
+        .get_ref::<NavPath>()
+        .unwrap()
+        .last_changed();
+    // Walk (as a game would) past the first corner onto the next segment.
+    let (w1, w2) = (path.waypoints[1], path.waypoints[2]);
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = w1.lerp(w2, 0.5);
+    app.update();
+    let now = app.world().entity(agent).get_ref::<NavPath>().unwrap();
+    assert_eq!(now.next, 2);
+    assert_eq!(
+        now.last_changed(),
+        tick,
+        "progress does not count as a change"
+    );
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    // A game writing nonsense into the path does not crash the plugin.
+    app.world_mut().get_mut::<NavPath>(agent).unwrap().next = usize::MAX;
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = w2;
+    for _ in 0..3 {
+        app.update();
+    }
+}
+
+#[test]
+fn an_agent_following_an_entity_replans_when_it_moves_away() {
+    let nav = NavGrid::new(Grid::new(20, 20).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let target = app
+        .world_mut()
+        .spawn(NavPosition(Vec2::new(15.5, 15.5)))
+        .id();
+    let chaser = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(1.5, 1.5)),
+            PathRequest::follow(target),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(nav_path(&app, chaser).end(), Some(Vec2::new(15.5, 15.5)));
+    // A small move stays within the replan distance.
+    app.world_mut().get_mut::<NavPosition>(target).unwrap().0 = Vec2::new(15.0, 15.5);
+    settle(&mut app);
+    assert_eq!(app.world().resource::<EventLog>().ready.len(), 1);
+    app.world_mut().get_mut::<NavPosition>(target).unwrap().0 = Vec2::new(3.5, 18.5);
+    settle(&mut app);
+    assert_eq!(nav_path(&app, chaser).end(), Some(Vec2::new(3.5, 18.5)));
+    assert_eq!(
+        app.world().resource::<EventLog>().ready[1].reason,
+        PlanReason::TargetMoved
+    );
+    app.world_mut().despawn(target);
+    settle(&mut app);
+    assert_eq!(
+        status(&app, chaser),
+        PathStatus::Failed(PathFailure::TargetLost(target))
+    );
+}
+
+#[test]
+fn writing_an_equal_request_does_not_replan() {
+    let nav = NavGrid::new(Grid::new(10, 10).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(1.5, 1.5)),
+            PathRequest::to(Vec2::new(8.5, 8.5)),
+        ))
+        .id();
+    settle(&mut app);
+    app.world_mut()
+        .get_mut::<PathRequest>(agent)
+        .unwrap()
+        .set_changed();
+    app.world_mut()
+        .entity_mut(agent)
+        .insert(PathRequest::to(Vec2::new(8.5, 8.5)));
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(
+        app.world()
+            .resource::<PathfindingDiagnostics>()
+            .searches_started,
+        1
+    );
+}
+
+#[test]
+fn agents_wait_for_the_grid_and_replan_when_it_is_replaced_or_moved() {
+    let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
+        .init_resource::<EventLog>()
+        .add_observer(|ready: On<PathReady>, mut log: ResMut<EventLog>| log.ready.push(*ready));
+    app.finish();
+    app.cleanup();
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            PathRequest::to(Vec2::new(5.5, 5.5)),
+        ))
+        .id();
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(status(&app, agent), PathStatus::Pending, "no NavGrid yet");
+    app.insert_resource(NavGrid::new(
+        Grid::new(8, 8).unwrap(),
+        GridTransform::default(),
+    ));
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    assert_eq!(app.world().resource::<EventLog>().ready.len(), 1);
+
+    // Moving the grid in the world invalidates every world-space path.
+    let moved = GridTransform::new(Vec2::new(-1.0, -1.0), 1.0).unwrap();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_transform(moved);
+    settle(&mut app);
+    let log = &app.world().resource::<EventLog>().ready;
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[1].reason, PlanReason::GridReplaced);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(
+        &nav,
+        &nav_path(&app, agent),
+        Vec2::new(0.5, 0.5),
+        Some(Vec2::new(5.5, 5.5)),
+    );
+}
+
+#[test]
+fn removing_the_request_cancels_its_search() {
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    app.world_mut().entity_mut(agent).remove::<PathRequest>();
+    settle_searches(&mut app);
+    assert!(nav_path(&app, agent).is_empty());
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.results_applied, 0);
+    // Asking again plans again.
+    app.world_mut()
+        .entity_mut(agent)
+        .insert(PathRequest::to(goal));
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+}
+
+#[test]
+fn no_more_searches_run_than_the_limit() {
+    let (nav, start, a, b) = maze();
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .max_searches_in_flight = 2;
+    let agents: Vec<Entity> = (0..12)
+        .map(|i| {
+            let goal = if i % 2 == 0 { a } else { b };
+            app.world_mut()
+                .spawn((NavPosition(start), PathRequest::to(goal)))
+                .id()
+        })
+        .collect();
+    run_until(&mut app, 20_000, |world| {
+        let d = *world.resource::<PathfindingDiagnostics>();
+        assert!(d.in_flight <= 2, "{d:?}");
+        assert!(
+            d.searches_started - d.results_applied - d.searches_cancelled <= 2,
+            "{d:?}"
+        );
+        let computing = world
+            .query::<&PathStatus>()
+            .iter(world)
+            .filter(|s| **s == PathStatus::Computing)
+            .count();
+        assert!(computing <= 2);
+        d.results_applied == 12
+    });
+    for e in agents {
+        assert_eq!(status(&app, e), PathStatus::Ready);
+    }
+}
+
+/// Updates until no search runs (statuses may stay `Computing` for agents
+/// without a request).
+fn settle_searches(app: &mut App) {
+    run_until(app, 20_000, |world| {
+        world.resource::<PathfindingDiagnostics>().in_flight == 0
+    });
+}
+
+/// Main-thread cost of the plugin per frame with 10,000 idle agents whose
+/// paths are ready. Run with
+/// `cargo test --release --test plugin -- --ignored --nocapture frame_cost`.
+#[test]
+#[ignore = "measurement; run in release with --nocapture"]
+fn frame_cost_with_10k_idle_agents() {
+    /// Median and minimum of `app.update()` over `frames` frames (the
+    /// machine is shared, so the minimum is the least disturbed figure).
+    fn measure(app: &mut App, frames: usize) -> (Duration, Duration) {
+        for _ in 0..50 {
+            app.update();
+        }
+        let mut times: Vec<Duration> = (0..frames)
+            .map(|_| {
+                let t = Instant::now();
+                app.update();
+                t.elapsed()
+            })
+            .collect();
+        times.sort();
+        (times[frames / 2], times[0])
+    }
+    /// Runs every schedule on the main thread, so that the figures are the
+    /// systems' own cost, not thread wake-ups on a busy machine.
+    fn single_threaded(app: &mut App) {
+        use bevy_ecs::schedule::ScheduleLabel;
+        for label in [
+            bevy_app::Main.intern(),
+            bevy_app::First.intern(),
+            bevy_app::PreUpdate.intern(),
+            bevy_app::Update.intern(),
+            bevy_app::PostUpdate.intern(),
+            bevy_app::Last.intern(),
+        ] {
+            app.edit_schedule(label, |s| {
+                s.set_executor(bevy_ecs::schedule::SingleThreadedExecutor::new());
+            });
+        }
+    }
+    let frames = 2_000;
+    let nav = arena();
+    let pairs = random_pairs(nav.grid(), 10_000, 3);
+
+    // Baseline: the same app and entities, without the plugin's systems.
+    let mut bare = App::new();
+    bare.add_plugins(TaskPoolPlugin::default());
+    for &(s, _) in &pairs {
+        bare.world_mut().spawn((
+            Transform::from_translation(nav.cell_center(s).extend(0.0)),
+            NavPath::default(),
+        ));
+    }
+    single_threaded(&mut bare);
+    bare.finish();
+    bare.cleanup();
+    let (base, base_min) = measure(&mut bare, frames);
+
+    for (label, follower) in [("no follower", false), ("PathFollower, arrived", true)] {
+        let mut app = app_with(nav.clone());
+        for &(s, g) in &pairs {
+            let mut e = app.world_mut().spawn((
+                Transform::from_translation(nav.cell_center(s).extend(0.0)),
+                PathRequest::to(nav.cell_center(g)),
+            ));
+            if follower {
+                e.insert(PathFollower {
+                    speed: 1e6,
+                    arrive_radius: 0.01,
+                });
+            }
+        }
+        app.insert_resource(SteeringClock::fixed(1.0));
+        settle(&mut app);
+        for _ in 0..10 {
+            app.update();
+        }
+        assert!(
+            app.world_mut()
+                .query::<&NavPath>()
+                .iter(app.world())
+                .all(|p| !p.is_empty())
+        );
+        single_threaded(&mut app);
+        let (with, with_min) = measure(&mut app, frames);
+        println!(
+            "10k idle agents ({label}): app.update() median {with:?} (min {with_min:?}); \
+             without the plugin median {base:?} (min {base_min:?}); plugin share median {:?} (min {:?})",
+            with.saturating_sub(base),
+            with_min.saturating_sub(base_min)
+        );
+        // One frame with a one-cell edit: every agent with a path is checked.
+        let free = (0..nav.grid().height())
+            .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
+            .find(|c| nav.grid().is_free(i64::from(c.x), i64::from(c.y)))
+            .unwrap();
+        app.world_mut()
+            .resource_mut::<NavGrid>()
+            .set_cell_free(free, false)
+            .unwrap();
+        let t = Instant::now();
+        app.update();
+        println!(
+            "  frame with a one-cell edit: app.update() {:?}",
+            t.elapsed()
+        );
+        settle(&mut app);
+    }
+}

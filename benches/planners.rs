@@ -7,7 +7,7 @@
 //! on the same vertex grid is the baseline.
 //!
 //! ```text
-//! cargo bench --bench planners                 # every map (about 3 minutes)
+//! cargo bench --bench planners                 # every map (about 2 minutes)
 //! cargo bench --bench planners -- den520d      # one map
 //! cargo bench --bench planners -- anya/        # one planner
 //! ```
@@ -106,8 +106,8 @@ fn planners(c: &mut Criterion) {
     let mut group = c.benchmark_group("plan");
     group
         .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2));
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(1));
     for f in fixtures() {
         group.throughput(Throughput::Elements(f.queries.len() as u64));
         for algorithm in Algorithm::ALL {

@@ -1,0 +1,208 @@
+//! Anya against a brute-force reference (visibility graph over the corners,
+//! Dijkstra), the paper's figures, and the boundary cases of exactness.
+
+use bevy_math::DVec2;
+
+use crate::grid::Grid;
+use crate::los::line_of_sight;
+use crate::search::{Algorithm, Endpoint, PathKind, PlanOptions, Planner};
+
+/// A tiny deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Shortest valid path length from `s` to `t` by Dijkstra over the
+/// visibility graph of start, goal and every corner. `None` if unreachable.
+fn reference(grid: &Grid, s: &Endpoint, t: &Endpoint) -> Option<f64> {
+    let mut pts = vec![s.p, t.p];
+    for y in 0..=i64::from(grid.height()) {
+        for x in 0..=i64::from(grid.width()) {
+            if grid.vertex_mask(x, y).count_ones() == 3 {
+                pts.push(DVec2::new(x as f64, y as f64));
+            }
+        }
+    }
+    let n = pts.len();
+    let ok = |i: usize, j: usize| {
+        let (a, b) = (pts[i], pts[j]);
+        let ends = [(i, b), (j, a)];
+        ends.iter().all(|&(k, other)| match k {
+            0 => s.allows_towards(other),
+            1 => t.allows_towards(other),
+            _ => true,
+        }) && line_of_sight(grid, a, b)
+    };
+    let mut dist = vec![f64::INFINITY; n];
+    let mut done = vec![false; n];
+    dist[0] = 0.0;
+    loop {
+        let u = (0..n).filter(|&i| !done[i]).min_by(|&a, &b| dist[a].total_cmp(&dist[b]))?;
+        if dist[u].is_infinite() {
+            return None;
+        }
+        if u == 1 {
+            return Some(dist[1]);
+        }
+        done[u] = true;
+        for v in 0..n {
+            if !done[v] {
+                let d = dist[u] + pts[u].distance(pts[v]);
+                if d < dist[v] && ok(u, v) {
+                    dist[v] = d;
+                }
+            }
+        }
+    }
+}
+
+/// Plans with Anya, checks the path is valid, and returns its length.
+fn anya_length(planner: &mut Planner, grid: &Grid, s: DVec2, t: DVec2) -> Option<f64> {
+    let opts = PlanOptions { algorithm: Algorithm::Anya, ..PlanOptions::default() };
+    let path = planner.plan(grid, s, t, &opts).ok()?;
+    if path.kind != PathKind::Found || path.start_moved_from.is_some() {
+        return None;
+    }
+    let w = &path.waypoints;
+    assert_eq!(w[0], s, "path starts at the start");
+    assert_eq!(*w.last().expect("non-empty"), t, "path ends at the goal");
+    let (se, te) = (
+        Endpoint::resolve(grid, s).expect("valid start"),
+        Endpoint::resolve(grid, t).expect("valid goal"),
+    );
+    if w.len() > 1 {
+        assert!(se.allows_towards(w[1]), "leaves a double-corner start through its cell");
+        assert!(te.allows_towards(w[w.len() - 2]), "reaches a double-corner goal through its cell");
+    }
+    for pair in w.windows(2) {
+        assert!(line_of_sight(grid, pair[0], pair[1]), "invisible leg {pair:?} in {w:?}");
+    }
+    Some(path.length)
+}
+
+/// Compares Anya with the reference on one query; returns whether it ran.
+fn check(planner: &mut Planner, grid: &Grid, s: DVec2, t: DVec2) -> bool {
+    let (Some(se), Some(te)) = (Endpoint::resolve(grid, s), Endpoint::resolve(grid, t)) else {
+        return false;
+    };
+    if se.region != te.region {
+        return false;
+    }
+    let want = reference(grid, &se, &te).expect("same region means reachable");
+    let Some(got) = anya_length(planner, grid, s, t) else {
+        panic!("anya finds no path from {s} to {t} (optimum {want}) on\n{}", picture(grid));
+    };
+    assert!(
+        (got - want).abs() <= 1e-9 * want.max(1.0),
+        "anya {got} vs optimum {want} from {s} to {t} on\n{}",
+        picture(grid)
+    );
+    true
+}
+
+fn picture(grid: &Grid) -> String {
+    let mut out = String::new();
+    for y in 0..i64::from(grid.height()) {
+        for x in 0..i64::from(grid.width()) {
+            out.push(if grid.is_free(x, y) { '.' } else { '#' });
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn random_grid(rng: &mut Rng, w: u32, h: u32, density: f64) -> Grid {
+    let mut text = String::new();
+    for _ in 0..h {
+        for _ in 0..w {
+            text.push(if rng.unit() < density { '#' } else { '.' });
+        }
+        text.push('\n');
+    }
+    Grid::from_ascii(&text).expect("valid picture")
+}
+
+/// A random point of one of several kinds: vertex, cell centre, a point on a
+/// grid line, or any point.
+fn random_point(rng: &mut Rng, grid: &Grid, kind: u64) -> DVec2 {
+    let (w, h) = (u64::from(grid.width()), u64::from(grid.height()));
+    match kind {
+        0 => DVec2::new(rng.below(w + 1) as f64, rng.below(h + 1) as f64),
+        1 => DVec2::new(rng.below(w) as f64 + 0.5, rng.below(h) as f64 + 0.5),
+        2 => DVec2::new(rng.below(w + 1) as f64, rng.below(h) as f64 + rng.unit()),
+        3 => DVec2::new(rng.below(w) as f64 + rng.unit(), rng.below(h + 1) as f64),
+        _ => DVec2::new(rng.unit() * w as f64, rng.unit() * h as f64),
+    }
+}
+
+fn random_queries(seed: u64, count: usize, kinds: &[u64]) -> usize {
+    let mut rng = Rng(seed);
+    let mut planner = Planner::new();
+    let mut ran = 0;
+    while ran < count {
+        let (w, h) = (1 + rng.below(9) as u32, 1 + rng.below(9) as u32);
+        let density = [0.1, 0.2, 0.3, 0.45][rng.below(4) as usize];
+        let grid = random_grid(&mut rng, w, h, density);
+        for _ in 0..8 {
+            let ks = kinds[rng.below(kinds.len() as u64) as usize];
+            let kt = kinds[rng.below(kinds.len() as u64) as usize];
+            let (s, t) = (random_point(&mut rng, &grid, ks), random_point(&mut rng, &grid, kt));
+            if check(&mut planner, &grid, s, t) {
+                ran += 1;
+            }
+        }
+    }
+    ran
+}
+
+#[test]
+fn random_vertex_queries_are_optimal() {
+    assert!(random_queries(1, 4000, &[0]) >= 4000);
+}
+
+#[test]
+fn random_centre_queries_are_optimal() {
+    assert!(random_queries(2, 4000, &[1]) >= 4000);
+}
+
+#[test]
+fn random_mixed_queries_are_optimal() {
+    assert!(random_queries(3, 4000, &[0, 1, 2, 3, 4]) >= 4000);
+}
+
+#[test]
+fn checkerboards_never_squeeze() {
+    let mut planner = Planner::new();
+    let grid = Grid::from_ascii(
+        ".#.#.
+         #.#.#
+         .#.#.
+         .....",
+    )
+    .expect("valid");
+    let mut rng = Rng(9);
+    let mut ran = 0;
+    for _ in 0..2000 {
+        let (ks, kt) = (rng.below(5), rng.below(5));
+        let s = random_point(&mut rng, &grid, ks);
+        let t = random_point(&mut rng, &grid, kt);
+        ran += usize::from(check(&mut planner, &grid, s, t));
+    }
+    assert!(ran > 200);
+}

@@ -7,6 +7,9 @@ use crate::grid::Grid;
 use crate::los::line_of_sight;
 use crate::search::{Algorithm, Endpoint, PathKind, PlanOptions, Planner};
 
+/// Queries that needed a search (not a straight line), over all tests.
+static SEARCHED: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
 /// A tiny deterministic generator (SplitMix64).
 struct Rng(u64);
 
@@ -76,6 +79,9 @@ fn reference(grid: &Grid, s: &Endpoint, t: &Endpoint) -> Option<f64> {
 fn anya_length(planner: &mut Planner, grid: &Grid, s: DVec2, t: DVec2) -> Option<f64> {
     let opts = PlanOptions { algorithm: Algorithm::Anya, ..PlanOptions::default() };
     let path = planner.plan(grid, s, t, &opts).ok()?;
+    if path.stats.expanded > 0 {
+        SEARCHED.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    }
     if path.kind != PathKind::Found || path.start_moved_from.is_some() {
         return None;
     }
@@ -156,7 +162,8 @@ fn random_queries(seed: u64, count: usize, kinds: &[u64]) -> usize {
     let mut planner = Planner::new();
     let mut ran = 0;
     while ran < count {
-        let (w, h) = (1 + rng.below(9) as u32, 1 + rng.below(9) as u32);
+        let side = if rng.below(4) == 0 { 24 } else { 9 };
+        let (w, h) = (1 + rng.below(side) as u32, 1 + rng.below(side) as u32);
         let density = [0.1, 0.2, 0.3, 0.45][rng.below(4) as usize];
         let grid = random_grid(&mut rng, w, h, density);
         for _ in 0..8 {
@@ -205,4 +212,17 @@ fn checkerboards_never_squeeze() {
         ran += usize::from(check(&mut planner, &grid, s, t));
     }
     assert!(ran > 200);
+}
+
+/// Many more queries on larger grids: `cargo test --lib anya -- --ignored`.
+#[test]
+#[ignore = "slow: about a minute"]
+fn stress_many_random_queries() {
+    let mut total = 0;
+    for seed in 100..140 {
+        total += random_queries(seed, 2500, &[0, 1, 2, 3, 4]);
+    }
+    assert!(total >= 100_000);
+    let searched = SEARCHED.load(core::sync::atomic::Ordering::Relaxed);
+    println!("{total} queries, {searched} searched");
 }

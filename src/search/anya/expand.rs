@@ -36,9 +36,9 @@ use super::scan;
 use super::{Roots, Scratch};
 use crate::geom::orient_sign;
 use crate::grid::Grid;
+use crate::search::SearchStats;
 use crate::search::endpoint::Endpoint;
 use crate::search::heap::OpenEntry;
-use crate::search::SearchStats;
 
 /// The directions a new root sends successors into.
 #[derive(Clone, Copy, Debug)]
@@ -84,10 +84,34 @@ impl Wedge {
                     return false;
                 }
                 // cross(q - c, f) for an axis-aligned f.
-                let cross = if f[0] == 0 { sgn_f(q.x - c.x) * f[1] } else { -sgn_f(q.y - c.y) * f[0] };
+                let cross = if f[0] == 0 {
+                    sgn_f(q.x - c.x) * f[1]
+                } else {
+                    -sgn_f(q.y - c.y) * f[0]
+                };
                 cross * s >= 0
             }
         }
+    }
+}
+
+/// The larger of two endpoints on line `y` of a node rooted at `r`.
+#[inline]
+fn max_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
+    if a.cmp(b, r, y) == Ordering::Less {
+        b
+    } else {
+        a
+    }
+}
+
+/// The smaller of two endpoints on line `y` of a node rooted at `r`.
+#[inline]
+fn min_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
+    if a.cmp(b, r, y) == Ordering::Greater {
+        b
+    } else {
+        a
     }
 }
 
@@ -124,8 +148,14 @@ impl Anya<'_> {
             Kind::Goal => return n.g,
             Kind::Flat { .. } => r.x,
             Kind::Cone { .. } => {
-                let ty = if (t.y - y) * (r.y - y) > 0.0 { 2.0 * y - t.y } else { t.y };
-                if ty == y { t.x } else { r.x + (t.x - r.x) * (y - r.y) / (ty - r.y) }
+                let ty = if (t.y - y) * (r.y - y) > 0.0 {
+                    2.0 * y - t.y
+                } else {
+                    t.y
+                };
+                // r and the (mirrored) goal are on opposite sides of the line
+                // or the goal is on it: ty - r.y is never 0.
+                r.x + (t.x - r.x) * (y - r.y) / (ty - r.y)
             }
         };
         let p = DVec2::new(x.clamp(lo, hi), y);
@@ -138,7 +168,11 @@ impl Anya<'_> {
         let id = self.scratch.nodes.len() as u32;
         self.scratch.nodes.push(n);
         // Ties pop the larger `g` first, so a goal node (`g = f`) wins.
-        self.scratch.open.push(OpenEntry { f, g: n.g, node: id });
+        self.scratch.open.push(OpenEntry {
+            f,
+            g: n.g,
+            node: id,
+        });
         self.stats.generated += 1;
     }
 
@@ -179,7 +213,8 @@ impl Anya<'_> {
         let vp = Self::vpoint(v[0], v[1]);
         let ex = sgn(vp.x.total_cmp(&r.x));
         let ey = sgn(vp.y.total_cmp(&r.y));
-        if (ex == sx && ey == sy) || (ex == 0 && ey == sy) || (ey == 0 && ex == sx) {
+        // Into the blocked cell, or along one of its edges.
+        if (ey == sy && (ex == sx || ex == 0)) || (ey == 0 && ex == sx) {
             return None;
         }
         let centre = DVec2::new(vp.x + 0.5 * f64::from(sx), vp.y + 0.5 * f64::from(sy));
@@ -197,19 +232,21 @@ impl Anya<'_> {
     /// if this improves `v`'s entry in the root history, sends successors
     /// into the taut wedge.
     fn turn(&mut self, v: [i64; 2], root: u32, r: DVec2, g: f64) {
-        let Some(wedge) = self.taut_turn(v, r) else { return };
+        let Some(wedge) = self.taut_turn(v, r) else {
+            return;
+        };
         let vp = Self::vpoint(v[0], v[1]);
         let gv = g + r.distance(vp);
         let id = self.scratch.vertex_id(v[0], v[1]);
         if !self.scratch.roots.improve(id, gv, root) {
             return;
         }
-        self.from_root(vp, id, gv, wedge);
+        self.seed_root(vp, id, gv, wedge);
     }
 
     /// Successors of a new root `c` (id `root`, cost `g`) in `wedge`: cones
     /// onto the grid lines above and below and flats along its own line.
-    pub(super) fn from_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge) {
+    pub(super) fn seed_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge) {
         let height = i64::from(self.grid.height());
         if c.y.fract() == 0.0 {
             let y = c.y as i64;
@@ -237,14 +274,25 @@ impl Anya<'_> {
             if !lf && !rf {
                 return None;
             }
-            let l = if lf { scan::run_left(self.grid, cy, k - 1) } else { k };
-            let r = if rf { scan::run_right(self.grid, cy, k) } else { k };
+            let l = if lf {
+                scan::run_left(self.grid, cy, k - 1)
+            } else {
+                k
+            };
+            let r = if rf {
+                scan::run_right(self.grid, cy, k)
+            } else {
+                k
+            };
             Some((l, r))
         } else {
             let k = x.floor() as i64;
-            self.grid
-                .is_free(k, cy)
-                .then(|| (scan::run_left(self.grid, cy, k), scan::run_right(self.grid, cy, k)))
+            self.grid.is_free(k, cy).then(|| {
+                (
+                    scan::run_left(self.grid, cy, k),
+                    scan::run_right(self.grid, cy, k),
+                )
+            })
         }
     }
 
@@ -252,7 +300,9 @@ impl Anya<'_> {
     /// direction `dir`), limited to `wedge`.
     fn cone_from_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge, dir: i8, ny: i64) {
         let cy = if dir > 0 { ny - 1 } else { ny };
-        let Some((l, r)) = self.base_run(cy, c.x) else { return };
+        let Some((l, r)) = self.base_run(cy, c.x) else {
+            return;
+        };
         let (mut lo, mut hi) = (Ep::Int(l), Ep::Int(r));
         let d = f64::from(dir);
         match wedge {
@@ -276,9 +326,9 @@ impl Anya<'_> {
                 } else {
                     let bound = Ep::Line(p).normalized(c, ny);
                     if s * ey < 0 {
-                        lo = self.max(lo, bound, c, ny);
+                        lo = max_ep(lo, bound, c, ny);
                     } else {
-                        hi = self.min(hi, bound, c, ny);
+                        hi = min_ep(hi, bound, c, ny);
                     }
                 }
                 // Bound from f: cross((x - c.x, d), f) = (x - c.x) f.y - d f.x.
@@ -289,9 +339,9 @@ impl Anya<'_> {
                 } else {
                     let k = Ep::Int(c.x as i64);
                     if s * f[1] > 0 {
-                        lo = self.max(lo, k, c, ny);
+                        lo = max_ep(lo, k, c, ny);
                     } else {
-                        hi = self.min(hi, k, c, ny);
+                        hi = min_ep(hi, k, c, ny);
                     }
                 }
             }
@@ -312,16 +362,6 @@ impl Anya<'_> {
             return;
         }
         self.split(root, c, g, ny, dir, lo, hi);
-    }
-
-    #[inline]
-    fn max(&self, a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
-        if a.cmp(b, r, y) == Ordering::Less { b } else { a }
-    }
-
-    #[inline]
-    fn min(&self, a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
-        if a.cmp(b, r, y) == Ordering::Greater { b } else { a }
     }
 
     /// Splits the visible interval `[lo, hi]` of line `ny` (reached from root
@@ -350,8 +390,22 @@ impl Anya<'_> {
 
     /// Emits one cone piece `[a, b]` of line `ny` (cells beyond it uniform),
     /// after goal detection and cul-de-sac pruning.
-    #[expect(clippy::too_many_arguments, reason = "one cone piece's full description")]
-    fn piece(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, a: Ep, b: Ep, first: bool, last: bool) {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one cone piece's full description"
+    )]
+    fn piece(
+        &mut self,
+        root: u32,
+        r: DVec2,
+        g: f64,
+        ny: i64,
+        dir: i8,
+        a: Ep,
+        b: Ep,
+        first: bool,
+        last: bool,
+    ) {
         if self.goal_line == Some(ny)
             && a.cmp_point(r, self.t) != Ordering::Greater
             && b.cmp_point(r, self.t) != Ordering::Less
@@ -374,7 +428,18 @@ impl Anya<'_> {
         if !(onward || turn_a || turn_b) {
             return; // cul-de-sac
         }
-        self.scratch.succ.push(Node { root, r, g, y: ny, a, b, kind: Kind::Cone { dir }, turn_a, turn_b, onward });
+        self.scratch.succ.push(Node {
+            root,
+            r,
+            g,
+            y: ny,
+            a,
+            b,
+            kind: Kind::Cone { dir },
+            turn_a,
+            turn_b,
+            onward,
+        });
     }
 
     /// The flat interval of line `y` from `from` (a vertex, or the root itself
@@ -395,9 +460,17 @@ impl Anya<'_> {
         } else {
             x.floor() as i64
         };
-        let end = if dir > 0 { scan::flat_right(self.grid, y, first) } else { scan::flat_left(self.grid, y, first) };
+        let end = if dir > 0 {
+            scan::flat_right(self.grid, y, first)
+        } else {
+            scan::flat_left(self.grid, y, first)
+        };
         let near = from.map_or(Ep::Root, Ep::Int);
-        let (a, b) = if dir > 0 { (near, Ep::Int(end)) } else { (Ep::Int(end), near) };
+        let (a, b) = if dir > 0 {
+            (near, Ep::Int(end))
+        } else {
+            (Ep::Int(end), near)
+        };
         if self.goal_line == Some(y)
             && a.cmp_point(r, self.t) != Ordering::Greater
             && b.cmp_point(r, self.t) != Ordering::Less
@@ -410,8 +483,23 @@ impl Anya<'_> {
         if !turn {
             return;
         }
-        let (turn_a, turn_b) = if dir > 0 { (false, true) } else { (true, false) };
-        self.scratch.succ.push(Node { root, r, g, y, a, b, kind: Kind::Flat { dir }, turn_a, turn_b, onward: true });
+        let (turn_a, turn_b) = if dir > 0 {
+            (false, true)
+        } else {
+            (true, false)
+        };
+        self.scratch.succ.push(Node {
+            root,
+            r,
+            g,
+            y,
+            a,
+            b,
+            kind: Kind::Flat { dir },
+            turn_a,
+            turn_b,
+            onward: true,
+        });
     }
 
     /// Expands node `n` (not a goal node): its successors go to
@@ -450,7 +538,10 @@ impl Anya<'_> {
         let ny = y + i64::from(dir);
         let cy = if dir > 0 { y } else { y - 1 };
         let k = n.a.floor(r, y);
-        let (l, rr) = (scan::run_left(self.grid, cy, k), scan::run_right(self.grid, cy, k));
+        let (l, rr) = (
+            scan::run_left(self.grid, cy, k),
+            scan::run_right(self.grid, cy, k),
+        );
         let (la, lb) = (n.a.as_line(r, y), n.b.as_line(r, y));
         if self.goal_cell_row == Some(cy)
             && self.t.x >= l as f64
@@ -460,8 +551,8 @@ impl Anya<'_> {
         {
             self.push_goal(n.root, r, n.g);
         }
-        let lo = self.max(la.normalized(r, ny), Ep::Int(l), r, ny);
-        let hi = self.min(lb.normalized(r, ny), Ep::Int(rr), r, ny);
+        let lo = max_ep(la.normalized(r, ny), Ep::Int(l), r, ny);
+        let hi = min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny);
         if lo.cmp(hi, r, ny) == Ordering::Greater {
             return;
         }
@@ -489,6 +580,10 @@ impl Roots {
     #[inline]
     pub(super) fn g(&self, id: u32) -> f64 {
         let i = id as usize;
-        if self.stamp[i] == self.generation { self.g[i] } else { f64::INFINITY }
+        if self.stamp[i] == self.generation {
+            self.g[i]
+        } else {
+            f64::INFINITY
+        }
     }
 }

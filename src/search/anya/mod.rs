@@ -86,7 +86,11 @@ impl Scratch {
 
 /// Runs Anya from `ctx.start` to `ctx.goal`; on success the path is in `out`,
 /// `ctx.start.p` first and `ctx.goal.p` last.
-pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+) -> Outcome {
     let grid = ctx.grid;
     let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
     scratch.row_len = w + 1;
@@ -104,7 +108,11 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
         goal: ctx.goal,
         t,
         goal_line: on_line(t.y),
-        goal_cell_row: if t.y.fract() == 0.0 { None } else { Some(t.y.floor() as i64) },
+        goal_cell_row: if t.y.fract() == 0.0 {
+            None
+        } else {
+            Some(t.y.floor() as i64)
+        },
         scratch,
         stats: &mut stats,
     };
@@ -115,12 +123,18 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
         let id = anya.scratch.vertex_id(x, y);
         anya.scratch.roots.improve(id, 0.0, start_id);
     }
-    let wedge = if ctx.start.restricted { Wedge::SouthEast } else { Wedge::Full };
-    anya.from_root(s, start_id, 0.0, wedge);
+    let wedge = if ctx.start.restricted {
+        Wedge::SouthEast
+    } else {
+        Wedge::Full
+    };
+    anya.seed_root(s, start_id, 0.0, wedge);
     flush(&mut anya);
 
     let outcome = loop {
-        let Some(entry) = anya.scratch.open.pop() else { break Outcome::Exhausted };
+        let Some(entry) = anya.scratch.open.pop() else {
+            break Outcome::Exhausted;
+        };
         let node = anya.scratch.nodes[entry.node as usize];
         if node.kind == Kind::Goal {
             reconstruct(&anya, &node, start_id, s, out);

@@ -73,7 +73,8 @@ impl Ep {
         match (self, other) {
             (Ep::Int(a), Ep::Int(b)) => a.cmp(&b),
             (Ep::Line(o1), Ep::Line(o2)) => {
-                let flips = u8::from(yf < root.y) + u8::from(o1.y < root.y) + u8::from(o2.y < root.y);
+                let flips =
+                    u8::from(yf < root.y) + u8::from(o1.y < root.y) + u8::from(o2.y < root.y);
                 flip_if(orient_sign(root, o1, o2), flips % 2 == 1)
             }
             (Ep::Int(k), _) => other.cmp_point(root, DVec2::new(k as f64, yf)).reverse(),
@@ -136,12 +137,14 @@ impl Ep {
     /// The largest integer `< x`.
     #[inline]
     pub(super) fn int_below(self, root: DVec2, y: i64) -> i64 {
-        match self {
-            Ep::Int(k) => k - 1,
-            _ => {
-                let f = self.floor(root, y);
-                if self.cmp(Ep::Int(f), root, y) == Ordering::Equal { f - 1 } else { f }
-            }
+        if let Ep::Int(k) = self {
+            return k - 1;
+        }
+        let f = self.floor(root, y);
+        if self.cmp(Ep::Int(f), root, y) == Ordering::Equal {
+            f - 1
+        } else {
+            f
         }
     }
 }

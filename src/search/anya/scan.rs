@@ -45,7 +45,11 @@ pub(super) fn run_left(grid: &Grid, cy: i64, x: i64) -> i64 {
     let end = (x + 1) as usize;
     let mut w = end / 64;
     let rem = end % 64;
-    let mut word = if rem == 0 { 0 } else { !row[w] & ((1u64 << rem) - 1) };
+    let mut word = if rem == 0 {
+        0
+    } else {
+        !row[w] & ((1u64 << rem) - 1)
+    };
     loop {
         if word != 0 {
             // Bit b is cell b - 1, blocked: the run starts at cell b.
@@ -121,7 +125,11 @@ pub(super) fn flat_left(grid: &Grid, y: i64, from: i64) -> i64 {
     let last = (from + 1) as usize;
     let mut w = last / 64;
     let rem = last % 64;
-    let mut mask = if rem == 63 { u64::MAX } else { (1u64 << (rem + 1)) - 1 };
+    let mut mask = if rem == 63 {
+        u64::MAX
+    } else {
+        (1u64 << (rem + 1)) - 1
+    };
     loop {
         let (u, d, ul, dl) = line_words(up, dn, w);
         let flags = !(ul | dl) | double_corners(u, d, ul, dl) | (ul & dl & (u ^ d));

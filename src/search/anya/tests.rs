@@ -10,7 +10,7 @@ use crate::search::{Algorithm, Endpoint, PathKind, PlanOptions, Planner};
 /// Queries that needed a search (not a straight line), over all tests.
 static SEARCHED: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
-/// A tiny deterministic generator (SplitMix64).
+/// A tiny deterministic generator (`SplitMix64`).
 struct Rng(u64);
 
 impl Rng {
@@ -56,7 +56,9 @@ fn reference(grid: &Grid, s: &Endpoint, t: &Endpoint) -> Option<f64> {
     let mut done = vec![false; n];
     dist[0] = 0.0;
     loop {
-        let u = (0..n).filter(|&i| !done[i]).min_by(|&a, &b| dist[a].total_cmp(&dist[b]))?;
+        let u = (0..n)
+            .filter(|&i| !done[i])
+            .min_by(|&a, &b| dist[a].total_cmp(&dist[b]))?;
         if dist[u].is_infinite() {
             return None;
         }
@@ -77,7 +79,10 @@ fn reference(grid: &Grid, s: &Endpoint, t: &Endpoint) -> Option<f64> {
 
 /// Plans with Anya, checks the path is valid, and returns its length.
 fn anya_length(planner: &mut Planner, grid: &Grid, s: DVec2, t: DVec2) -> Option<f64> {
-    let opts = PlanOptions { algorithm: Algorithm::Anya, ..PlanOptions::default() };
+    let opts = PlanOptions {
+        algorithm: Algorithm::Anya,
+        ..PlanOptions::default()
+    };
     let path = planner.plan(grid, s, t, &opts).ok()?;
     if path.stats.expanded > 0 {
         SEARCHED.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
@@ -93,11 +98,20 @@ fn anya_length(planner: &mut Planner, grid: &Grid, s: DVec2, t: DVec2) -> Option
         Endpoint::resolve(grid, t).expect("valid goal"),
     );
     if w.len() > 1 {
-        assert!(se.allows_towards(w[1]), "leaves a double-corner start through its cell");
-        assert!(te.allows_towards(w[w.len() - 2]), "reaches a double-corner goal through its cell");
+        assert!(
+            se.allows_towards(w[1]),
+            "leaves a double-corner start through its cell"
+        );
+        assert!(
+            te.allows_towards(w[w.len() - 2]),
+            "reaches a double-corner goal through its cell"
+        );
     }
     for pair in w.windows(2) {
-        assert!(line_of_sight(grid, pair[0], pair[1]), "invisible leg {pair:?} in {w:?}");
+        assert!(
+            line_of_sight(grid, pair[0], pair[1]),
+            "invisible leg {pair:?} in {w:?}"
+        );
     }
     Some(path.length)
 }
@@ -112,7 +126,10 @@ fn check(planner: &mut Planner, grid: &Grid, s: DVec2, t: DVec2) -> bool {
     }
     let want = reference(grid, &se, &te).expect("same region means reachable");
     let Some(got) = anya_length(planner, grid, s, t) else {
-        panic!("anya finds no path from {s} to {t} (optimum {want}) on\n{}", picture(grid));
+        panic!(
+            "anya finds no path from {s} to {t} (optimum {want}) on\n{}",
+            picture(grid)
+        );
     };
     assert!(
         (got - want).abs() <= 1e-9 * want.max(1.0),
@@ -169,7 +186,10 @@ fn random_queries(seed: u64, count: usize, kinds: &[u64]) -> usize {
         for _ in 0..8 {
             let ks = kinds[rng.below(kinds.len() as u64) as usize];
             let kt = kinds[rng.below(kinds.len() as u64) as usize];
-            let (s, t) = (random_point(&mut rng, &grid, ks), random_point(&mut rng, &grid, kt));
+            let (s, t) = (
+                random_point(&mut rng, &grid, ks),
+                random_point(&mut rng, &grid, kt),
+            );
             if check(&mut planner, &grid, s, t) {
                 ran += 1;
             }

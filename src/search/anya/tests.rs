@@ -246,3 +246,292 @@ fn stress_many_random_queries() {
     let searched = SEARCHED.load(core::sync::atomic::Ordering::Relaxed);
     println!("{total} queries, {searched} searched");
 }
+
+/// Plans with Anya and returns the waypoints, after checking the length
+/// against the reference.
+fn waypoints(grid: &str, s: (f64, f64), t: (f64, f64)) -> Vec<DVec2> {
+    let grid = Grid::from_ascii(grid).expect("valid picture");
+    let (s, t) = (DVec2::new(s.0, s.1), DVec2::new(t.0, t.1));
+    let mut planner = Planner::new();
+    assert!(check(&mut planner, &grid, s, t), "query runs");
+    let opts = PlanOptions {
+        algorithm: Algorithm::Anya,
+        ..PlanOptions::default()
+    };
+    planner.plan(&grid, s, t, &opts).expect("path").waypoints
+}
+
+fn pts(v: &[(f64, f64)]) -> Vec<DVec2> {
+    v.iter().map(|&(x, y)| DVec2::new(x, y)).collect()
+}
+
+/// Figure 5 and 7 of the paper: a flat node runs along the line from its
+/// root to a corner whose blocked cell is behind it, and turns there into a
+/// cone (a non-observable successor).
+#[test]
+fn figure_7_flat_node_turns_at_its_far_corner() {
+    let w = waypoints(
+        "....
+         ##..",
+        (0.0, 1.0),
+        (3.0, 2.0),
+    );
+    assert_eq!(w, pts(&[(0.0, 1.0), (2.0, 1.0), (3.0, 2.0)]));
+}
+
+/// Figure 6 of the paper: a cone node's interval ends at a corner; paths
+/// hidden from the root turn there (non-observable successors) while the
+/// rest of the interval projects on (observable successors).
+#[test]
+fn figure_6_cone_turns_at_a_corner_endpoint() {
+    let w = waypoints(
+        "......
+         ......
+         ..##..
+         ..##..
+         ......",
+        (0.0, 0.0),
+        (3.0, 5.0),
+    );
+    assert_eq!(w, pts(&[(0.0, 0.0), (2.0, 4.0), (3.0, 5.0)]));
+}
+
+/// Figure 4 of the paper: a cone node whose interval endpoints are not
+/// vertices (rays from the root through corners), then projected twice.
+#[test]
+fn figure_4_cone_with_fractional_endpoints() {
+    let w = waypoints(
+        "#.#...
+         ......
+         ......
+         .#....
+         ......",
+        (1.5, 0.5),
+        (1.5, 4.5),
+    );
+    // Straight down the middle of cell column 1 is blocked by (1, 3).
+    assert!(w.len() >= 3, "{w:?}");
+}
+
+/// The goal lies exactly on the endpoint of a projected interval: the ray
+/// from root (2, 2) through corner (4, 3) reaches line 4 at the goal.
+#[test]
+fn goal_exactly_on_an_interval_endpoint() {
+    let grid = "..........
+                ..#.......
+                ....#.....
+                ..........";
+    let w = waypoints(grid, (0.0, 0.0), (6.0, 4.0));
+    // Turning at (4, 3) by a zero angle is as short; either form is right.
+    let direct = pts(&[(0.0, 0.0), (2.0, 2.0), (6.0, 4.0)]);
+    let touching = pts(&[(0.0, 0.0), (2.0, 2.0), (4.0, 3.0), (6.0, 4.0)]);
+    assert!(w == direct || w == touching, "{w:?}");
+    // Just beside the endpoint, on either side.
+    for x in [
+        6.0 - 1e-9,
+        6.0 + 1e-9,
+        5.999_999_999_999_999,
+        6.000_000_000_000_001,
+    ] {
+        let w = waypoints(grid, (0.0, 0.0), (x, 4.0));
+        assert!(w.len() >= 3);
+    }
+}
+
+/// Three corners on one line: the path touches them all (collinear roots).
+#[test]
+fn collinear_roots() {
+    let w = waypoints(
+        ".......
+         .#.....
+         ...#...
+         .....#.
+         .......",
+        (0.0, 2.0),
+        (7.0, 4.0),
+    );
+    assert!(w.len() >= 3, "{w:?}");
+}
+
+/// A ray that passes exactly through a vertex between two blocks: a
+/// zero-width interval.
+#[test]
+fn zero_width_interval_through_a_vertex() {
+    let grid = "....#
+                ##..#
+                ...#.
+                .....";
+    let mut planner = Planner::new();
+    let g = Grid::from_ascii(grid).expect("valid");
+    for s in [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0), (0.0, 0.0)] {
+        for t in [(4.0, 4.0), (4.5, 3.5), (2.0, 4.0), (0.0, 4.0), (4.5, 2.5)] {
+            let (s, t) = (DVec2::new(s.0, s.1), DVec2::new(t.0, t.1));
+            check(&mut planner, &g, s, t);
+        }
+    }
+}
+
+/// Paths may run along the map border only with a free cell beside them,
+/// and roots may sit on the border.
+#[test]
+fn roots_and_paths_on_the_map_border() {
+    let w = waypoints(
+        "......
+         .####.
+         ......",
+        (0.0, 3.0),
+        (6.0, 0.0),
+    );
+    assert_eq!(w, pts(&[(0.0, 3.0), (5.0, 2.0), (6.0, 0.0)]));
+    let w = waypoints(".#\n.#\n..", (0.0, 0.0), (2.0, 3.0));
+    assert_eq!(w, pts(&[(0.0, 0.0), (1.0, 2.0), (2.0, 3.0)]));
+}
+
+/// A start on a double corner leaves through its south-east cell only, and a
+/// goal on one is reached through that cell only.
+#[test]
+fn double_corner_endpoints_use_the_south_east_cell() {
+    // Vertex (1, 2) is a double corner: cells (0, 1) and (1, 2) free, (1, 1)
+    // and (0, 2) blocked.
+    let grid = "...
+                .#.
+                #..
+                ...";
+    let w = waypoints(grid, (1.0, 2.0), (0.5, 1.5));
+    assert!(
+        w.len() > 2,
+        "no squeezing from the double-corner start: {w:?}"
+    );
+    let w = waypoints(grid, (0.5, 1.5), (1.0, 2.0));
+    assert!(
+        w.len() > 2,
+        "no squeezing into the double-corner goal: {w:?}"
+    );
+    let w = waypoints(grid, (1.0, 2.0), (2.5, 3.5));
+    assert_eq!(w.len(), 2);
+    let w = waypoints(grid, (1.0, 2.0), (0.0, 4.0));
+    assert!(w.len() > 2, "leaves through the south-east cell: {w:?}");
+}
+
+/// Cell centres stay exact: every turning point is an exact vertex.
+#[test]
+fn centres_turn_at_exact_vertices() {
+    let w = waypoints(
+        "....
+         .##.
+         ....",
+        (0.5, 1.5),
+        (3.5, 1.5),
+    );
+    // Over or under the block: as long either way, every turn exact.
+    let over = pts(&[(0.5, 1.5), (1.0, 1.0), (3.0, 1.0), (3.5, 1.5)]);
+    let under = pts(&[(0.5, 1.5), (1.0, 2.0), (3.0, 2.0), (3.5, 1.5)]);
+    assert!(w == over || w == under, "{w:?}");
+}
+
+/// Arbitrary points, including ones a rounding error away from a line.
+#[test]
+fn arbitrary_points_near_lines() {
+    let grid = Grid::from_ascii(
+        ".....
+         .#.#.
+         .....
+         ..#..",
+    )
+    .expect("valid");
+    let mut planner = Planner::new();
+    let eps = f64::EPSILON * 4.0;
+    for (s, t) in [
+        ((0.1, 0.1), (4.9, 3.9)),
+        ((1.0 + eps, 2.0), (4.0, 0.0 + eps)),
+        ((2.0, 2.0 - eps), (2.5, 3.999_999_999)),
+        ((0.3, 2.0), (4.7, 1.0 + eps)),
+        ((1.999_999_999_9, 1.5), (3.000_000_000_1, 1.5)),
+    ] {
+        check(
+            &mut planner,
+            &grid,
+            DVec2::new(s.0, s.1),
+            DVec2::new(t.0, t.1),
+        );
+    }
+}
+
+/// The node budget stops the search.
+#[test]
+fn node_budget_stops_the_search() {
+    let grid = Grid::from_ascii(
+        "........
+         .######.
+         ........",
+    )
+    .expect("valid");
+    let opts = PlanOptions {
+        algorithm: Algorithm::Anya,
+        node_budget: Some(1),
+        ..PlanOptions::default()
+    };
+    let r = Planner::new().plan(&grid, DVec2::new(0.5, 1.5), DVec2::new(7.5, 1.5), &opts);
+    assert!(
+        matches!(r, Err(crate::search::PlanError::BudgetExhausted { .. })),
+        "{r:?}"
+    );
+}
+
+/// A maze of one-cell corridors.
+#[test]
+fn mazes_are_optimal() {
+    let mut rng = Rng(77);
+    let mut planner = Planner::new();
+    let mut ran = 0;
+    for _ in 0..30 {
+        let (cw, ch) = (2 + rng.below(6) as usize, 2 + rng.below(6) as usize);
+        let (w, h) = (2 * cw + 1, 2 * ch + 1);
+        let mut free = vec![false; w * h];
+        let mut stack = vec![(0usize, 0usize)];
+        let mut seen = vec![false; cw * ch];
+        seen[0] = true;
+        free[w + 1] = true;
+        while let Some(&(x, y)) = stack.last() {
+            let mut next = Vec::new();
+            for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
+                let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                if nx >= 0
+                    && ny >= 0
+                    && (nx as usize) < cw
+                    && (ny as usize) < ch
+                    && !seen[ny as usize * cw + nx as usize]
+                {
+                    next.push((nx as usize, ny as usize));
+                }
+            }
+            if next.is_empty() {
+                stack.pop();
+                continue;
+            }
+            let (nx, ny) = next[rng.below(next.len() as u64) as usize];
+            seen[ny * cw + nx] = true;
+            free[(2 * ny + 1) * w + 2 * nx + 1] = true;
+            free[(y + ny + 1) * w + x + nx + 1] = true;
+            stack.push((nx, ny));
+        }
+        let text: String = (0..h)
+            .map(|y| {
+                (0..w)
+                    .map(|x| if free[y * w + x] { '.' } else { '#' })
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        let grid = Grid::from_ascii(&text).expect("valid");
+        for _ in 0..40 {
+            let kind = rng.below(3);
+            let (s, t) = (
+                random_point(&mut rng, &grid, kind),
+                random_point(&mut rng, &grid, kind),
+            );
+            ran += usize::from(check(&mut planner, &grid, s, t));
+        }
+    }
+    assert!(ran > 100);
+}

@@ -75,11 +75,11 @@ pub fn orientation(a: DVec2, b: DVec2, c: DVec2) -> Orientation {
 #[must_use]
 pub(crate) fn orient_sign(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
     // Shewchuk's orient2d arrangement: (a - c) x (b - c).
+    // ccwerrboundA = (3 + 16 eps) eps with eps = 2^-53.
+    const ERR_BOUND: f64 = 3.330_669_073_875_472e-16;
     let detleft = (a.x - c.x) * (b.y - c.y);
     let detright = (a.y - c.y) * (b.x - c.x);
     let det = detleft - detright;
-    // ccwerrboundA = (3 + 16 eps) eps with eps = 2^-53.
-    const ERR_BOUND: f64 = 3.330_669_073_875_472e-16;
     let bound = ERR_BOUND * (detleft.abs() + detright.abs());
     if det > bound {
         return Ordering::Greater;
@@ -128,7 +128,9 @@ fn orient_exact(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
         .iter()
         .rev()
         .find(|v| **v != 0.0)
-        .map_or(Ordering::Equal, |v| v.partial_cmp(&0.0).unwrap_or(Ordering::Equal))
+        .map_or(Ordering::Equal, |v| {
+            v.partial_cmp(&0.0).unwrap_or(Ordering::Equal)
+        })
 }
 
 #[inline]
@@ -170,14 +172,6 @@ pub(crate) fn lattice_shift(points: &[DVec2]) -> Option<u32> {
     } else {
         None
     }
-}
-
-/// Euclidean distance between two integer points.
-#[inline]
-#[must_use]
-pub(crate) fn dist_i(a: [i64; 2], b: [i64; 2]) -> f64 {
-    let (dx, dy) = ((a[0] - b[0]) as f64, (a[1] - b[1]) as f64);
-    (dx * dx + dy * dy).sqrt()
 }
 
 /// Length of a polyline.

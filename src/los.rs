@@ -18,7 +18,7 @@ use core::cmp::Ordering;
 use bevy_math::DVec2;
 
 use crate::geom::{lattice_shift, orient_i64, orient_sign};
-use crate::grid::Grid;
+use crate::grid::{BitPlane, Grid};
 
 /// Whether segment `a-b` is visible on `grid` (see the [module docs](self)).
 ///
@@ -45,8 +45,11 @@ pub fn line_of_sight(grid: &Grid, a: DVec2, b: DVec2) -> bool {
     if !grid.contains_point(a) || !grid.contains_point(b) {
         return false;
     }
+    // -0.0 is 0: the walk orders coordinates with `total_cmp`, which would
+    // put it below +0.0.
+    let (a, b) = (a + DVec2::ZERO, b + DVec2::ZERO);
     match lattice_shift(&[a, b]) {
-        Some(0) => segment_visible(grid, Lattice::<0>::of(a), Lattice::<0>::of(b)),
+        Some(0) => los_vertices(grid, Lattice::<0>::of(a).0, Lattice::<0>::of(b).0),
         Some(_) => segment_visible(grid, Lattice::<1>::of(a), Lattice::<1>::of(b)),
         None => segment_visible(grid, a, b),
     }
@@ -54,10 +57,107 @@ pub fn line_of_sight(grid: &Grid, a: DVec2, b: DVec2) -> bool {
 
 /// Vertex-to-vertex line of sight, in integers. Vertices must lie in
 /// `[0, width] x [0, height]`.
-#[inline]
+///
+/// Instead of visiting cells one by one, it visits the rows the segment
+/// crosses (or the columns, whichever are fewer, using the grid's
+/// column-major copy) and checks each one's span of cells with word masks;
+/// the span ends come from an incremental exact division (no division in the
+/// loop).
 #[must_use]
 pub(crate) fn los_vertices(grid: &Grid, a: [i64; 2], b: [i64; 2]) -> bool {
-    segment_visible(grid, Lattice::<0>(a), Lattice::<0>(b))
+    if (b[1] - a[1]).abs() <= (b[0] - a[0]).abs() {
+        // Few rows: walk rows. (x, y) are (cell within line, line).
+        spans_visible(grid, grid.rows(), a, b, |u, v| grid.is_double_corner(u, v))
+    } else {
+        // Few columns: the same walk on the transposed grid.
+        spans_visible(grid, grid.cols(), [a[1], a[0]], [b[1], b[0]], |u, v| {
+            grid.is_double_corner(v, u)
+        })
+    }
+}
+
+/// The walk of [`los_vertices`] over one bit plane, in plane coordinates
+/// `(u, v)`: `v` indexes lines, `u` cells within a line; `|v_b - v_a| <=
+/// |u_b - u_a|`. `double(u, v)` says whether plane vertex `(u, v)` is a
+/// double corner (a property that transposing the grid keeps).
+#[inline]
+fn spans_visible(
+    grid: &Grid,
+    plane: &BitPlane,
+    a: [i64; 2],
+    b: [i64; 2],
+    double: impl Fn(i64, i64) -> bool,
+) -> bool {
+    // Walk towards increasing v (and increasing u along a line).
+    let (a, b) = if (a[1], a[0]) <= (b[1], b[0]) {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let (du, dv) = (b[0] - a[0], b[1] - a[1]);
+    if dv == 0 {
+        return if du == 0 {
+            grid.is_vertex_traversable(a[0], a[1])
+        } else {
+            along_line_visible(plane, a[1], a[0], b[0])
+        };
+    }
+    // u on line boundary v = v_a + k is u_a + k du / dv; keep q = floor(k du /
+    // dv) and rem = k du - q dv for the current boundary.
+    let (step_q, step_r) = (du.div_euclid(dv), du.rem_euclid(dv));
+    let (mut q, mut rem) = (0i64, 0i64);
+    for v in a[1]..b[1] {
+        let (q0, rem0) = (q, rem);
+        q += step_q;
+        rem += step_r;
+        if rem >= dv {
+            rem -= dv;
+            q += 1;
+        }
+        // Cells crossed in line v: between u(v) and u(v + 1).
+        let (lo, hi) = if du >= 0 {
+            (a[0] + q0, a[0] + q + i64::from(rem != 0) - 1)
+        } else {
+            (a[0] + q, a[0] + q0 + i64::from(rem0 != 0) - 1)
+        };
+        if !plane.all_free(v, lo, hi) {
+            return false;
+        }
+        // Passing exactly through a vertex on the next boundary (strictly
+        // inside the segment): it must not be a double corner.
+        if rem == 0 && v + 1 < b[1] && double(a[0] + q, v + 1) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Segment along the boundary between lines `v - 1` and `v`, from vertex
+/// `u0` to `u1 > u0`: every unit edge needs a free cell on one side, and no
+/// vertex strictly between may be a double corner.
+fn along_line_visible(plane: &BitPlane, v: i64, u0: i64, u1: i64) -> bool {
+    // Chunks of up to 63 vertices w = w0 + i; bit i of `*_lo` is cell w - 1,
+    // of `*_hi` cell w (the stored bit of cell c is c + 1).
+    let mut w0 = u0;
+    while w0 < u1 {
+        let n = (u1 - w0).min(63);
+        let bit = w0 as usize;
+        let (a_lo, a_hi) = (plane.bits_at(v - 1, bit), plane.bits_at(v - 1, bit + 1));
+        let (b_lo, b_hi) = (plane.bits_at(v, bit), plane.bits_at(v, bit + 1));
+        // Edge w .. w + 1 (i in 0..n) runs along cell w of both lines.
+        let edges = (1u64 << n) - 1;
+        if (a_hi | b_hi) & edges != edges {
+            return false;
+        }
+        // Interior vertices: i in 0..n except the segment's first vertex.
+        let inner = if w0 == u0 { edges & !1 } else { edges };
+        let double = (a_lo & b_hi & !a_hi & !b_lo) | (a_hi & b_lo & !a_lo & !b_hi);
+        if double & inner != 0 {
+            return false;
+        }
+        w0 += n;
+    }
+    true
 }
 
 /// A point the walk can work with exactly.
@@ -149,14 +249,19 @@ fn segment_visible<P: WalkPoint>(grid: &Grid, a: P, b: P) -> bool {
 }
 
 fn point_traversable<P: WalkPoint>(grid: &Grid, p: P) -> bool {
-    (p.ceil(0) - 1..=p.floor(0))
-        .any(|x| (p.ceil(1) - 1..=p.floor(1)).any(|y| grid.is_free(x, y)))
+    (p.ceil(0) - 1..=p.floor(0)).any(|x| (p.ceil(1) - 1..=p.floor(1)).any(|y| grid.is_free(x, y)))
 }
 
 /// A segment parallel to `axis` (0: horizontal), walking in direction `s`.
 fn axis_visible<P: WalkPoint>(grid: &Grid, a: P, b: P, axis: usize, s: i64) -> bool {
     let other = 1 - axis;
-    let free = |u: i64, v: i64| if axis == 0 { grid.is_free(u, v) } else { grid.is_free(v, u) };
+    let free = |u: i64, v: i64| {
+        if axis == 0 {
+            grid.is_free(u, v)
+        } else {
+            grid.is_free(v, u)
+        }
+    };
     let (first, last) = span(a, b, axis, s);
     let (v0, v1) = (a.floor(other), a.ceil(other));
     let mut u = first;
@@ -215,7 +320,10 @@ fn diagonal_visible<P: WalkPoint>(grid: &Grid, a: P, b: P, sx: i64, sy: i64) -> 
             debug_assert!(false, "line-of-sight walk overshot its end cell");
             return false;
         }
-        let corner = [if sx > 0 { cx + 1 } else { cx }, if sy > 0 { cy + 1 } else { cy }];
+        let corner = [
+            if sx > 0 { cx + 1 } else { cx },
+            if sy > 0 { cy + 1 } else { cy },
+        ];
         match sign(P::orient(a, b, corner)) * flip {
             1 => cx += sx,
             -1 => cy += sy,
@@ -253,9 +361,18 @@ mod tests {
     #[test]
     fn edges_between_two_blocked_cells_are_not() {
         let g = Grid::from_ascii("...\n##.\n##.\n").unwrap();
-        assert!(line_of_sight(&g, v(0.0, 1.0), v(2.0, 1.0)), "free cells above");
-        assert!(!line_of_sight(&g, v(1.0, 1.0), v(1.0, 3.0)), "between the two blocked columns");
-        assert!(line_of_sight(&g, v(2.0, 1.0), v(2.0, 3.0)), "free cells to the right");
+        assert!(
+            line_of_sight(&g, v(0.0, 1.0), v(2.0, 1.0)),
+            "free cells above"
+        );
+        assert!(
+            !line_of_sight(&g, v(1.0, 1.0), v(1.0, 3.0)),
+            "between the two blocked columns"
+        );
+        assert!(
+            line_of_sight(&g, v(2.0, 1.0), v(2.0, 3.0)),
+            "free cells to the right"
+        );
         assert!(!line_of_sight(&g, v(0.0, 2.0), v(2.0, 2.0)));
     }
 
@@ -266,7 +383,10 @@ mod tests {
         assert!(g.is_double_corner(1, 1));
         assert!(!line_of_sight(&g, v(0.0, 0.0), v(2.0, 2.0)));
         assert!(!line_of_sight(&g, v(0.5, 0.5), v(1.5, 1.5)));
-        assert!(line_of_sight(&g, v(0.5, 0.5), v(1.0, 1.0)), "ending at it is fine");
+        assert!(
+            line_of_sight(&g, v(0.5, 0.5), v(1.0, 1.0)),
+            "ending at it is fine"
+        );
         assert!(line_of_sight(&g, v(1.0, 1.0), v(2.0, 2.0)));
         // Along grid line y = 1 through the double corner.
         assert!(!line_of_sight(&g, v(0.5, 1.0), v(1.5, 1.0)));
@@ -278,11 +398,55 @@ mod tests {
     fn touching_a_blocked_corner_is_fine() {
         let g = Grid::from_ascii("...\n.#.\n...").unwrap();
         assert!(line_of_sight(&g, v(0.0, 3.0), v(1.0, 2.0)));
-        assert!(line_of_sight(&g, v(0.0, 2.0), v(2.0, 0.0)), "touches the corner (1, 1)");
+        assert!(
+            line_of_sight(&g, v(0.0, 2.0), v(2.0, 0.0)),
+            "touches the corner (1, 1)"
+        );
         assert!(line_of_sight(&g, v(0.0, 0.0), v(1.0, 1.0)));
         assert!(line_of_sight(&g, v(0.0, 2.0), v(1.0, 1.0)));
         assert!(!line_of_sight(&g, v(1.0, 2.0), v(2.0, 1.0)));
-        assert!(line_of_sight(&g, v(0.0, 1.0), v(3.0, 1.0)), "along the top edge");
+        assert!(
+            line_of_sight(&g, v(0.0, 1.0), v(3.0, 1.0)),
+            "along the top edge"
+        );
+    }
+
+    #[test]
+    fn row_spans_agree_with_the_cell_walk() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..60 {
+            let (w, h) = if round % 2 == 0 {
+                (1 + next() % 200, 1 + next() % 9)
+            } else {
+                (1 + next() % 9, 1 + next() % 200)
+            };
+            let density = next() % 60;
+            let mut g = Grid::new(w as u32, h as u32).unwrap();
+            for y in 0..h {
+                for x in 0..w {
+                    if next() % 100 < density {
+                        g.set_free(bevy_math::UVec2::new(x as u32, y as u32), false)
+                            .unwrap();
+                    }
+                }
+            }
+            for _ in 0..400 {
+                let a = [(next() % (w + 1)) as i64, (next() % (h + 1)) as i64];
+                let b = [(next() % (w + 1)) as i64, (next() % (h + 1)) as i64];
+                let walk = segment_visible(&g, Lattice::<0>(a), Lattice::<0>(b));
+                assert_eq!(
+                    los_vertices(&g, a, b),
+                    walk,
+                    "round {round}: {a:?} -> {b:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -22,8 +22,11 @@
 //! squeeze through a double corner). The grid keeps a region label per cell,
 //! up to date after every edit, so [`Grid::same_region`] is O(1).
 
+mod bits;
 mod movingai;
 mod regions;
+
+pub(crate) use bits::BitPlane;
 
 pub use movingai::{MapParseError, MapParseErrorKind, Scenario, ScenarioEntry};
 
@@ -115,24 +118,30 @@ const EDIT_LOG_CAPACITY: usize = 256;
 pub struct Grid {
     width: u32,
     height: u32,
-    /// `u64` words per stored row.
-    stride: usize,
-    /// Rows `-1..=height`, each `stride` words; cell `x` is bit `x + 1` and a
-    /// set bit means *free*. The padding rows and bits are always 0 (blocked),
-    /// so scans may step one cell past the border without bounds checks.
-    bits: Vec<u64>,
+    /// Free cells, row by row: line `y` is row `y`.
+    rows: BitPlane,
+    /// The same cells column by column (line `x` is column `x`), for fast
+    /// vertical scans.
+    cols: BitPlane,
     /// Region label per cell (`0` = blocked), row-major.
     labels: Vec<u32>,
     region_count: u32,
+    /// Per vertex (row-major, `(width + 1) x (height + 1)`): bits 0..8 the
+    /// grid moves of [`VERTEX_MOVES`] that are allowed and end on a vertex
+    /// that is not a double corner; bits 8..12 the free mask of the four
+    /// cells around it (as [`Grid::vertex_mask`]).
+    vertex_info: Vec<u16>,
     version: u64,
     edits: Vec<GridEdit>,
+    /// Cells changed since derived data (regions, vertex info) was refreshed.
+    dirty: Option<URect>,
 }
 
 impl PartialEq for Grid {
     /// Two grids are equal when they have the same size and the same free
     /// cells; versions and edit logs are not compared.
     fn eq(&self, other: &Self) -> bool {
-        self.width == other.width && self.height == other.height && self.bits == other.bits
+        self.width == other.width && self.height == other.height && self.rows == other.rows
     }
 }
 
@@ -159,16 +168,17 @@ impl Grid {
         if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
             return Err(GridError::BadSize { width, height });
         }
-        let stride = (width as usize + 2).div_ceil(64);
         let mut grid = Grid {
             width,
             height,
-            stride,
-            bits: vec![0; stride * (height as usize + 2)],
+            rows: BitPlane::new(height, width),
+            cols: BitPlane::new(width, height),
             labels: vec![0; width as usize * height as usize],
+            vertex_info: vec![0; (width as usize + 1) * (height as usize + 1)],
             region_count: 0,
             version: 0,
             edits: Vec::new(),
+            dirty: None,
         };
         if free {
             for y in 0..height {
@@ -239,9 +249,7 @@ impl Grid {
             return false;
         }
         // Padding bits and rows are 0, so -1 and width/height read as blocked.
-        let bit = (x + 1) as usize;
-        let word = self.bits[(y + 1) as usize * self.stride + bit / 64];
-        word >> (bit % 64) & 1 == 1
+        self.rows.get(y, x)
     }
 
     /// Whether cell `(x, y)` is blocked (the negation of [`Grid::is_free`]).
@@ -277,7 +285,14 @@ impl Grid {
     #[must_use]
     #[inline]
     pub fn is_double_corner(&self, x: i64, y: i64) -> bool {
-        matches!(self.vertex_mask(x, y), 0b1001 | 0b0110)
+        let mask = if (0..=i64::from(self.width)).contains(&x)
+            && (0..=i64::from(self.height)).contains(&y)
+        {
+            (self.vertex_info(x, y) >> 8) as u8
+        } else {
+            self.vertex_mask(x, y)
+        };
+        matches!(mask, 0b1001 | 0b0110)
     }
 
     /// Whether the real point `p` is traversable: it lies in the closed square
@@ -306,7 +321,7 @@ impl Grid {
     /// Number of free cells.
     #[must_use]
     pub fn free_count(&self) -> u64 {
-        self.bits.iter().map(|w| u64::from(w.count_ones())).sum()
+        self.rows.count_free()
     }
 
     /// The grid's version: 0 when built, plus one per edit that changed a cell.
@@ -392,11 +407,16 @@ impl Grid {
             changed |= self.set_row_bits(y, rect.min.x, rect.max.x, free);
         }
         if changed {
+            self.dirty = Some(self.dirty.map_or(rect, |d| d.union(rect)));
             self.version += 1;
             self.log_edit(GridEdit {
                 version: self.version,
                 rect,
-                kind: if free { EditKind::Freed } else { EditKind::Blocked },
+                kind: if free {
+                    EditKind::Freed
+                } else {
+                    EditKind::Blocked
+                },
             });
         }
         Ok(changed)
@@ -407,7 +427,11 @@ impl Grid {
             let merged = self.edits.drain(..).fold(edit, |acc, e| GridEdit {
                 version: acc.version.max(e.version),
                 rect: acc.rect.union(e.rect),
-                kind: if acc.kind == e.kind { acc.kind } else { EditKind::Mixed },
+                kind: if acc.kind == e.kind {
+                    acc.kind
+                } else {
+                    EditKind::Mixed
+                },
             });
             self.edits.push(merged);
         } else {
@@ -417,19 +441,11 @@ impl Grid {
 
     /// Sets cells `x0..x1` of row `y`; returns whether a bit changed.
     fn set_row_bits(&mut self, y: u32, x0: u32, x1: u32, free: bool) -> bool {
-        let row = (y as usize + 1) * self.stride;
-        let mut changed = false;
-        let (mut b, end) = (x0 as usize + 1, x1 as usize + 1);
-        while b < end {
-            let word = b / 64;
-            let lo = b % 64;
-            let hi = (end - word * 64).min(64);
-            let mask = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
-            let w = &mut self.bits[row + word];
-            let new = if free { *w | mask } else { *w & !mask };
-            changed |= new != *w;
-            *w = new;
-            b = word * 64 + hi;
+        let changed = self.rows.set_range(y, x0, x1, free);
+        if changed {
+            for x in x0..x1 {
+                self.cols.set_range(x, y, y + 1, free);
+            }
         }
         changed
     }
@@ -477,19 +493,81 @@ impl Grid {
         self.region_count
     }
 
-    /// Words of stored row `y` (`-1..=height`): bit `x + 1` is cell `x`, set
-    /// when free; padding is 0.
-    #[must_use]
+    /// The free cells row by row.
     #[inline]
-    pub(crate) fn row_words(&self, y: i64) -> &[u64] {
-        let r = (y + 1) as usize * self.stride;
-        &self.bits[r..r + self.stride]
+    pub(crate) fn rows(&self) -> &BitPlane {
+        &self.rows
     }
 
+    /// The free cells column by column.
+    #[inline]
+    pub(crate) fn cols(&self) -> &BitPlane {
+        &self.cols
+    }
+
+    /// Words of stored row `y` (`-1..=height`): bit `x + 1` is cell `x`, set
+    /// when free; padding is 0.
+    #[inline]
+    pub(crate) fn row_words(&self, y: i64) -> &[u64] {
+        self.rows.line(y)
+    }
+
+    /// Brings derived data up to date after edits (or construction).
     fn relabel(&mut self) {
         self.region_count = regions::label(self);
+        let (w, h) = (i64::from(self.width), i64::from(self.height));
+        // A cell change alters the masks of its corners and the moves of
+        // vertices up to one step further.
+        let (x0, y0, x1, y1) = match self.dirty.take() {
+            Some(r) => (
+                i64::from(r.min.x) - 1,
+                i64::from(r.min.y) - 1,
+                i64::from(r.max.x) + 1,
+                i64::from(r.max.y) + 1,
+            ),
+            None => (0, 0, w, h),
+        };
+        for y in y0.max(0)..=y1.min(h) {
+            for x in x0.max(0)..=x1.min(w) {
+                let info = self.compute_vertex_info(x, y);
+                self.vertex_info[(y * (w + 1) + x) as usize] = info;
+            }
+        }
+    }
+
+    fn compute_vertex_info(&self, x: i64, y: i64) -> u16 {
+        let m = self.vertex_mask(x, y);
+        let mut moves = 0u16;
+        for (i, &(dx, dy, need)) in VERTEX_MOVES.iter().enumerate() {
+            // (`is_double_corner` reads the info being rebuilt: use the cells.)
+            if m & need != 0 && !matches!(self.vertex_mask(x + dx, y + dy), 0b1001 | 0b0110) {
+                moves |= 1 << i;
+            }
+        }
+        moves | u16::from(m) << 8
+    }
+
+    /// The precomputed info of vertex `(x, y)` (see the field docs); the
+    /// vertex must lie in `[0, width] x [0, height]`.
+    #[inline]
+    pub(crate) fn vertex_info(&self, x: i64, y: i64) -> u16 {
+        self.vertex_info[(y * (i64::from(self.width) + 1) + x) as usize]
     }
 }
+
+/// The eight grid moves from a vertex: offset, and the cells around the
+/// vertex (bits of [`Grid::vertex_mask`]) of which at least one must be free.
+/// A diagonal move crosses one cell; a straight move runs along an edge.
+pub(crate) const VERTEX_MOVES: [(i64, i64, u8); 8] = [
+    (1, 0, 0b1010),
+    (-1, 0, 0b0101),
+    (0, 1, 0b1100),
+    (0, -1, 0b0011),
+    (1, 1, 0b1000),
+    (-1, -1, 0b0001),
+    (1, -1, 0b0010),
+    (-1, 1, 0b0100),
+];
 
 /// A handle for batched edits, see [`Grid::edit`].
 pub struct GridEditor<'a> {
@@ -531,7 +609,11 @@ impl GridEditor<'_> {
 pub(crate) fn cell_span(v: f64) -> [Option<i64>; 2] {
     let f = v.floor();
     let c = f as i64;
-    if f == v { [Some(c - 1), Some(c)] } else { [Some(c), None] }
+    if f == v {
+        [Some(c - 1), Some(c)]
+    } else {
+        [Some(c), None]
+    }
 }
 
 #[cfg(test)]

@@ -103,13 +103,22 @@ fn grid_from_rows<'a>(
     let mut grid = Grid::new_blocked(width as u32, height as u32).map_err(|e| match e {
         GridError::BadSize { width, height } => err(
             1,
-            MapParseErrorKind::BadSize { width: width.into(), height: height.into() },
+            MapParseErrorKind::BadSize {
+                width: width.into(),
+                height: height.into(),
+            },
         ),
         GridError::OutOfBounds { .. } => unreachable!("construction never edits"),
     })?;
     for (y, (line, row)) in rows.enumerate() {
         if row.len() != width {
-            return Err(err(line, MapParseErrorKind::RowLength { expected: width, found: row.len() }));
+            return Err(err(
+                line,
+                MapParseErrorKind::RowLength {
+                    expected: width,
+                    found: row.len(),
+                },
+            ));
         }
         let mut x = 0;
         while x < width {
@@ -152,8 +161,13 @@ pub(super) fn parse_ascii(picture: &str) -> Result<Grid, MapParseError> {
 
 pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
     // One final line break ends the last row; it does not start another.
-    let text = text.strip_suffix('\n').map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
-    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).enumerate();
+    let text = text
+        .strip_suffix('\n')
+        .map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
+    let mut lines = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .enumerate();
     let (mut width, mut height) = (None, None);
     let mut saw_type = false;
     let mut last_line = 0;
@@ -176,8 +190,15 @@ pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
         let value = parts.next();
         let number = |field: &'static str| -> Result<u64, MapParseError> {
             let text = value.unwrap_or_default();
-            text.parse::<u64>()
-                .map_err(|_| err(n, MapParseErrorKind::BadNumber { field, text: text.to_owned() }))
+            text.parse::<u64>().map_err(|_| {
+                err(
+                    n,
+                    MapParseErrorKind::BadNumber {
+                        field,
+                        text: text.to_owned(),
+                    },
+                )
+            })
         };
         match key.to_ascii_lowercase().as_str() {
             "type" => saw_type = true,
@@ -205,7 +226,13 @@ pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
     }
     if rows.len() < height {
         let end = rows.last().map_or(last_line + 1, |r| r.0 + 1);
-        return Err(err(end, MapParseErrorKind::MissingRows { expected: height, found: rows.len() }));
+        return Err(err(
+            end,
+            MapParseErrorKind::MissingRows {
+                expected: height,
+                found: rows.len(),
+            },
+        ));
     }
     grid_from_rows(rows.into_iter(), width)
 }
@@ -245,7 +272,10 @@ impl Scenario {
     ///
     /// A [`MapParseError`] naming the offending line.
     pub fn parse(text: &str) -> Result<Self, MapParseError> {
-        let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).enumerate();
+        let mut lines = text
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .enumerate();
         let version = loop {
             match lines.next() {
                 None => return Err(err(1, MapParseErrorKind::Empty)),
@@ -258,7 +288,10 @@ impl Scenario {
             || !matches!(words.next(), Some("1" | "1.0"))
             || words.next().is_some()
         {
-            return Err(err(version.0, MapParseErrorKind::BadVersion(version.1.to_owned())));
+            return Err(err(
+                version.0,
+                MapParseErrorKind::BadVersion(version.1.to_owned()),
+            ));
         }
         let mut entries = Vec::new();
         for (i, line) in lines {
@@ -272,7 +305,13 @@ impl Scenario {
             }
             let int = |k: usize, field: &'static str| -> Result<u32, MapParseError> {
                 fields[k].parse::<u32>().map_err(|_| {
-                    err(n, MapParseErrorKind::BadNumber { field, text: fields[k].to_owned() })
+                    err(
+                        n,
+                        MapParseErrorKind::BadNumber {
+                            field,
+                            text: fields[k].to_owned(),
+                        },
+                    )
                 })
             };
             let (map_width, map_height) = (int(2, "map width")?, int(3, "map height")?);
@@ -296,7 +335,13 @@ impl Scenario {
                 .ok()
                 .filter(|v| v.is_finite() && *v >= 0.0)
                 .ok_or_else(|| {
-                    err(n, MapParseErrorKind::BadNumber { field: "optimal length", text: fields[8].to_owned() })
+                    err(
+                        n,
+                        MapParseErrorKind::BadNumber {
+                            field: "optimal length",
+                            text: fields[8].to_owned(),
+                        },
+                    )
                 })?;
             entries.push(ScenarioEntry {
                 bucket: int(0, "bucket")?,
@@ -318,7 +363,8 @@ mod tests {
 
     #[test]
     fn header_fields_in_any_order_and_crlf() {
-        let g = Grid::from_movingai("width 3\r\ntype octile\r\nheight 2\r\nmap\r\n.@T\r\nGS.\r\n").unwrap();
+        let g = Grid::from_movingai("width 3\r\ntype octile\r\nheight 2\r\nmap\r\n.@T\r\nGS.\r\n")
+            .unwrap();
         assert_eq!((g.width(), g.height()), (3, 2));
         assert!(g.is_free(0, 0) && !g.is_free(1, 0) && !g.is_free(2, 0));
         assert!(g.is_free(0, 1) && g.is_free(1, 1) && g.is_free(2, 1));
@@ -327,18 +373,36 @@ mod tests {
     #[test]
     fn malformed_maps_name_the_line() {
         let e = Grid::from_movingai("type octile\nheight 2\nwidth 3\nmap\n...\n..\n").unwrap_err();
-        assert_eq!(e, err(6, MapParseErrorKind::RowLength { expected: 3, found: 2 }));
+        assert_eq!(
+            e,
+            err(
+                6,
+                MapParseErrorKind::RowLength {
+                    expected: 3,
+                    found: 2
+                }
+            )
+        );
         let e = Grid::from_movingai("type octile\nheight x\nwidth 3\nmap\n").unwrap_err();
         assert_eq!(e.line, 2);
         let e = Grid::from_movingai("type octile\nheight 3\nwidth 3\nmap\n...\n").unwrap_err();
-        assert!(matches!(e.kind, MapParseErrorKind::MissingRows { expected: 3, found: 1 }));
+        assert!(matches!(
+            e.kind,
+            MapParseErrorKind::MissingRows {
+                expected: 3,
+                found: 1
+            }
+        ));
         let e = Grid::from_movingai("type octile\nheight 1\nmap\n.\n").unwrap_err();
         assert_eq!(e.kind, MapParseErrorKind::MissingField("width"));
         let e = Grid::from_movingai("type octile\nheight 0\nwidth 3\nmap\n").unwrap_err();
         assert!(matches!(e.kind, MapParseErrorKind::BadSize { .. }));
         let e = Grid::from_movingai("type octile\nheight 1\nwidth 1\nmap\n.\n.\n").unwrap_err();
         assert_eq!(e, err(6, MapParseErrorKind::TrailingContent));
-        assert_eq!(Grid::from_movingai("").unwrap_err().kind, MapParseErrorKind::Empty);
+        assert_eq!(
+            Grid::from_movingai("").unwrap_err().kind,
+            MapParseErrorKind::Empty
+        );
         assert!(Grid::from_movingai("\u{0}\u{ff}").is_err());
     }
 
@@ -346,12 +410,18 @@ mod tests {
     fn ascii_rows_must_match() {
         let e = Grid::from_ascii("...\n..").unwrap_err();
         assert_eq!(e.line, 2);
-        assert_eq!(Grid::from_ascii("  \n ").unwrap_err().kind, MapParseErrorKind::Empty);
+        assert_eq!(
+            Grid::from_ascii("  \n ").unwrap_err().kind,
+            MapParseErrorKind::Empty
+        );
     }
 
     #[test]
     fn scenarios_with_tabs_or_spaces() {
-        let s = Scenario::parse("version 1.0\n0\tm.map\t4\t4\t0\t1\t3\t3\t4.24264069\n1 m.map 4 4 1 1 2 2 1.41\n").unwrap();
+        let s = Scenario::parse(
+            "version 1.0\n0\tm.map\t4\t4\t0\t1\t3\t3\t4.24264069\n1 m.map 4 4 1 1 2 2 1.41\n",
+        )
+        .unwrap();
         assert_eq!(s.entries.len(), 2);
         assert_eq!(s.entries[0].start, UVec2::new(0, 1));
         assert_eq!(s.entries[1].goal, UVec2::new(2, 2));

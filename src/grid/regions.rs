@@ -29,9 +29,14 @@ fn row_runs(grid: &Grid, y: u32, out: &mut Vec<Run>) {
     let mut bit = 1usize; // cell 0
     while bit < total {
         // next set bit at or after `bit`
-        let Some(start) = next_bit(words, bit, true) else { break };
+        let Some(start) = next_bit(words, bit, true) else {
+            break;
+        };
         let end = next_bit(words, start, false).unwrap_or(total);
-        out.push(Run { x0: (start - 1) as u32, x1: (end - 1) as u32 });
+        out.push(Run {
+            x0: (start - 1) as u32,
+            x1: (end - 1) as u32,
+        });
         bit = end;
     }
 }
@@ -68,7 +73,10 @@ pub(super) fn label(grid: &mut Grid) -> u32 {
 
     let mut parent: Vec<u32> = (0..runs.len() as u32).collect();
     for y in 1..grid.height as usize {
-        let (prev, cur) = (row_start[y - 1]..row_start[y], row_start[y]..row_start[y + 1]);
+        let (prev, cur) = (
+            row_start[y - 1]..row_start[y],
+            row_start[y]..row_start[y + 1],
+        );
         let (mut i, mut j) = (prev.start, cur.start);
         while i < prev.end && j < cur.end {
             let (a, b) = (runs[i], runs[j]);
@@ -92,13 +100,17 @@ pub(super) fn label(grid: &mut Grid) -> u32 {
     grid.labels.fill(0);
     let width = grid.width as usize;
     for y in 0..grid.height as usize {
-        for k in row_start[y]..row_start[y + 1] {
+        for (k, run) in runs
+            .iter()
+            .enumerate()
+            .take(row_start[y + 1])
+            .skip(row_start[y])
+        {
             let root = find(&mut parent, k as u32) as usize;
             if label_of_root[root] == 0 {
                 count += 1;
                 label_of_root[root] = count;
             }
-            let run = runs[k];
             grid.labels[y * width + run.x0 as usize..y * width + run.x1 as usize]
                 .fill(label_of_root[root]);
         }

@@ -9,7 +9,6 @@
 
 use bevy_math::DVec2;
 
-use super::heap::OpenEntry;
 use super::vertex_graph::{Graph, Scratch};
 use super::{Endpoint, Outcome, SearchContext};
 use crate::los::line_of_sight;
@@ -20,7 +19,11 @@ fn octile(a: DVec2, b: DVec2) -> f64 {
 }
 
 /// Runs A* from `ctx.start` to `ctx.goal`; on success the path is in `out`.
-pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+) -> Outcome {
     let graph = Graph::new(ctx);
     scratch.prepare(graph.node_count());
     let weight = ctx.options.weight();
@@ -42,25 +45,22 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
         }
     }
     let targets = &targets[..target_count];
-    let h = |graph: &Graph<'_>, n: u32| {
-        if n == graph.goal {
+    let h = |p: DVec2| {
+        if p == goal.p {
             return 0.0;
         }
-        let p = graph.point(n);
-        weight * targets.iter().map(|(t, rest)| octile(p, *t) + rest).fold(f64::INFINITY, f64::min)
+        weight
+            * targets
+                .iter()
+                .map(|(t, rest)| octile(p, *t) + rest)
+                .fold(f64::INFINITY, f64::min)
     };
 
     let start = graph.start;
-    scratch.get_mut(start).g = 0.0;
-    scratch.get_mut(start).parent = start;
-    scratch.open.push(OpenEntry { f: h(&graph, start), g: 0.0, node: start });
+    scratch.relax(start, 0.0, start, || h(graph.point(start)));
     ctx.stats.generated += 1;
 
-    while let Some(entry) = scratch.open.pop() {
-        let n = entry.node;
-        if scratch.get(n).closed {
-            continue;
-        }
+    while let Some(n) = scratch.pop() {
         if n == graph.goal {
             graph.reconstruct(scratch, out);
             return Outcome::Found;
@@ -70,14 +70,9 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
         if let Some(stop) = ctx.should_stop() {
             return stop;
         }
-        let g_n = entry.g;
-        graph.neighbours(n, |m, cost| {
-            let ms = scratch.get_mut(m);
-            let g = g_n + cost;
-            if !ms.closed && g < ms.g {
-                ms.g = g;
-                ms.parent = n;
-                scratch.open.push(OpenEntry { f: g + h(&graph, m), g, node: m });
+        let g_n = scratch.get(n).g;
+        graph.neighbours(n, |m, p, cost| {
+            if scratch.relax(m, g_n + cost, n, || h(p)) {
                 ctx.stats.generated += 1;
             }
         });

@@ -35,7 +35,7 @@ impl Endpoint {
         if !grid.contains_point(p) {
             return None;
         }
-        let vertex = (p.x.fract() == 0.0 && p.y.fract() == 0.0).then(|| [p.x as i64, p.y as i64]);
+        let vertex = (p.x.fract() == 0.0 && p.y.fract() == 0.0).then_some([p.x as i64, p.y as i64]);
         let mut cells = [[0i64; 2]; 4];
         let mut cell_count = 0;
         let mut restricted = false;
@@ -65,7 +65,14 @@ impl Endpoint {
             cells[i] = cells[0];
         }
         let region = grid.region(cells[0][0], cells[0][1])?;
-        Some(Endpoint { p, vertex, cells, cell_count, restricted, region })
+        Some(Endpoint {
+            p,
+            vertex,
+            cells,
+            cell_count,
+            restricted,
+            region,
+        })
     }
 
     /// The cells the path may use at this point.
@@ -101,21 +108,29 @@ pub(crate) fn visible(ctx: &mut SearchContext<'_>, a: &Endpoint, b: &Endpoint) -
 ///
 /// When that point is a vertex that would belong to another cell (a double
 /// corner, whose points belong to the south-east cell), it is moved 1/1024 of
-/// a cell into the chosen cell so that it is valid.
-pub(crate) fn nearest_valid_point(grid: &Grid, p: DVec2, region: Option<RegionId>) -> Option<DVec2> {
+/// a cell into the chosen cell so that it is valid; distances are measured
+/// after that move, so an equally close valid point wins.
+pub(crate) fn nearest_valid_point(
+    grid: &Grid,
+    p: DVec2,
+    region: Option<RegionId>,
+) -> Option<DVec2> {
     let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
     let clamped = DVec2::new(p.x.clamp(0.0, w as f64), p.y.clamp(0.0, h as f64));
-    let c0 = [(clamped.x.floor() as i64).min(w - 1), (clamped.y.floor() as i64).min(h - 1)];
+    let c0 = [
+        (clamped.x.floor() as i64).min(w - 1),
+        (clamped.y.floor() as i64).min(h - 1),
+    ];
     let wanted = |x: i64, y: i64| match region {
         Some(r) => grid.region(x, y) == Some(r),
         None => grid.is_free(x, y),
     };
-    let mut best: Option<(f64, [i64; 2], DVec2)> = None;
+    let mut best: Option<(f64, DVec2)> = None;
     let max_ring = w.max(h);
     for r in 0..=max_ring {
         // Every cell of ring r is at least r - 1 away from `clamped`, and
         // clamping to the grid never increases distances to its cells.
-        if let Some((d, _, _)) = best
+        if let Some((d, _)) = best
             && (r - 1) as f64 > d
         {
             break;
@@ -125,13 +140,18 @@ pub(crate) fn nearest_valid_point(grid: &Grid, p: DVec2, region: Option<RegionId
             if !wanted(x, y) {
                 return;
             }
-            let q = DVec2::new(
-                p.x.clamp(x as f64, (x + 1) as f64),
-                p.y.clamp(y as f64, (y + 1) as f64),
+            let q = owned_point(
+                grid,
+                [x, y],
+                DVec2::new(
+                    p.x.clamp(x as f64, (x + 1) as f64),
+                    p.y.clamp(y as f64, (y + 1) as f64),
+                ),
             );
+            // Its actual distance, so a valid point wins a tie with a nudged one.
             let d = q.distance(p);
-            if best.is_none_or(|(bd, _, _)| d < bd) {
-                best = Some((d, [x, y], q));
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, q));
             }
         };
         for y in y0.max(0)..=y1.min(h - 1) {
@@ -149,17 +169,18 @@ pub(crate) fn nearest_valid_point(grid: &Grid, p: DVec2, region: Option<RegionId
             }
         }
     }
-    let (_, cell, q) = best?;
-    let ok = Endpoint::resolve(grid, q).is_some_and(|e| e.has_cell(cell));
-    if ok {
-        return Some(q);
+    best.map(|(_, q)| q)
+}
+
+/// `q`, a point of free `cell`'s square, or — if `q` is a double corner that
+/// belongs to another cell (its south-east one) — `q` moved 1/1024 of a cell
+/// diagonally into `cell`, so that it is a valid point of `cell`.
+fn owned_point(grid: &Grid, cell: [i64; 2], q: DVec2) -> DVec2 {
+    let (x, y) = (q.x as i64, q.y as i64);
+    let on_vertex = q.x.fract() == 0.0 && q.y.fract() == 0.0;
+    if !on_vertex || !grid.is_double_corner(x, y) || cell == [x, y] {
+        return q;
     }
-    // A vertex owned by another cell: step into ours.
-    let centre = DVec2::new(cell[0] as f64 + 0.5, cell[1] as f64 + 0.5);
-    let step = |from: f64, to: f64| match from.total_cmp(&to) {
-        core::cmp::Ordering::Less => 1.0 / 1024.0,
-        core::cmp::Ordering::Greater => -1.0 / 1024.0,
-        core::cmp::Ordering::Equal => 0.0,
-    };
-    Some(q + DVec2::new(step(q.x, centre.x), step(q.y, centre.y)))
+    let step = |v: i64, c: i64| if v == c { 1.0 / 1024.0 } else { -1.0 / 1024.0 };
+    q + DVec2::new(step(x, cell[0]), step(y, cell[1]))
 }

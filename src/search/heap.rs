@@ -4,7 +4,6 @@
 //! is pushed again and the stale entry is skipped when popped (the caller
 //! compares the entry's `g` with the node's current one).
 
-use core::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// One open-list entry.
@@ -18,36 +17,25 @@ pub(crate) struct OpenEntry {
     pub node: u32,
 }
 
-impl PartialEq for OpenEntry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
+/// The heap's ordering key: "greater" pops first. Smaller `f` first, then
+/// larger `g`, then smaller node id (for determinism). Non-negative finite
+/// floats order like their bit patterns, so the key is one integer compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key(u128, u32);
 
-impl Eq for OpenEntry {}
-
-impl PartialOrd for OpenEntry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for OpenEntry {
-    /// "Greater" means "pops first": smaller `f`, then larger `g`, then
-    /// smaller node id (for determinism).
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .f
-            .total_cmp(&self.f)
-            .then_with(|| self.g.total_cmp(&other.g))
-            .then_with(|| other.node.cmp(&self.node))
+impl Key {
+    #[inline]
+    fn of(e: &OpenEntry) -> Self {
+        debug_assert!(e.f >= 0.0 && e.g >= 0.0, "costs are non-negative");
+        let hi = u128::from(!e.f.to_bits());
+        Key(hi << 64 | u128::from(e.g.to_bits()), !e.node)
     }
 }
 
 /// A reusable open list.
 #[derive(Default, Debug)]
 pub(crate) struct OpenList {
-    heap: BinaryHeap<OpenEntry>,
+    heap: BinaryHeap<Key>,
 }
 
 impl OpenList {
@@ -57,11 +45,15 @@ impl OpenList {
 
     #[inline]
     pub(crate) fn push(&mut self, entry: OpenEntry) {
-        self.heap.push(entry);
+        self.heap.push(Key::of(&entry));
     }
 
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<OpenEntry> {
-        self.heap.pop()
+        self.heap.pop().map(|Key(k, node)| OpenEntry {
+            f: f64::from_bits(!((k >> 64) as u64)),
+            g: f64::from_bits(k as u64),
+            node: !node,
+        })
     }
 }

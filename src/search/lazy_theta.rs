@@ -10,38 +10,32 @@
 
 use bevy_math::DVec2;
 
-use super::heap::OpenEntry;
 use super::vertex_graph::{Graph, Scratch};
 use super::{Outcome, SearchContext};
 
 /// Runs Lazy Theta* from `ctx.start` to `ctx.goal`; on success the path is
 /// in `out`, start first.
-pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &mut Vec<DVec2>) -> Outcome {
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+) -> Outcome {
     let graph = Graph::new(ctx);
     scratch.prepare(graph.node_count());
     let weight = ctx.options.weight();
     let goal_point = ctx.goal.p;
-    let h = |graph: &Graph<'_>, n: u32| weight * graph.point(n).distance(goal_point);
+    let h = |p: DVec2| weight * p.distance(goal_point);
 
     let start = graph.start;
-    {
-        let s = scratch.get_mut(start);
-        s.g = 0.0;
-        s.parent = start;
-    }
-    scratch.open.push(OpenEntry { f: h(&graph, start), g: 0.0, node: start });
+    scratch.relax(start, 0.0, start, || h(graph.point(start)));
     ctx.stats.generated += 1;
 
-    while let Some(entry) = scratch.open.pop() {
-        let n = entry.node;
-        if scratch.get(n).closed {
-            continue;
-        }
+    while let Some(n) = scratch.pop() {
         // SetVertex: verify the assumed line of sight from the parent.
         let parent = scratch.get(n).parent;
         if n != start && !graph.visible(ctx, parent, n) {
             let mut best = (f64::INFINITY, parent);
-            graph.neighbours(n, |m, cost| {
+            graph.neighbours(n, |m, _, cost| {
                 let ms = scratch.get(m);
                 if ms.closed && ms.g + cost < best.0 {
                     best = (ms.g + cost, m);
@@ -60,21 +54,13 @@ pub(crate) fn search(ctx: &mut SearchContext<'_>, scratch: &mut Scratch, out: &m
         if let Some(stop) = ctx.should_stop() {
             return stop;
         }
-        let (n_parent, g_parent) = {
-            let p = scratch.get(n).parent;
-            (p, scratch.get(p).g)
-        };
-        graph.neighbours(n, |m, _| {
-            let ms = scratch.get_mut(m);
-            if ms.closed {
-                return;
-            }
+        let n_parent = scratch.get(n).parent;
+        let g_parent = scratch.get(n_parent).g;
+        let parent_point = graph.point(n_parent);
+        graph.neighbours(n, |m, p, _| {
             // Path 2, assumed: straight from n's parent.
-            let g = g_parent + graph.distance(n_parent, m);
-            if g < ms.g {
-                ms.g = g;
-                ms.parent = n_parent;
-                scratch.open.push(OpenEntry { f: g + h(&graph, m), g, node: m });
+            let g = g_parent + parent_point.distance(p);
+            if scratch.relax(m, g, n_parent, || h(p)) {
                 ctx.stats.generated += 1;
             }
         });

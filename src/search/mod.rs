@@ -62,8 +62,12 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm, in a stable order.
-    pub const ALL: [Algorithm; 4] =
-        [Algorithm::LazyTheta, Algorithm::Anya, Algorithm::AStar, Algorithm::AStarSmoothed];
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::LazyTheta,
+        Algorithm::Anya,
+        Algorithm::AStar,
+        Algorithm::AStarSmoothed,
+    ];
 
     /// The command-line name: `lazy-theta`, `anya`, `astar`, `astar-ps`.
     #[must_use]
@@ -149,7 +153,10 @@ impl PlanOptions {
     /// Default options with the given algorithm.
     #[must_use]
     pub fn with_algorithm(algorithm: Algorithm) -> Self {
-        PlanOptions { algorithm, ..Self::default() }
+        PlanOptions {
+            algorithm,
+            ..Self::default()
+        }
     }
 
     pub(crate) fn weight(&self) -> f64 {
@@ -308,7 +315,7 @@ impl SearchContext<'_> {
         {
             return Some(Outcome::Budget);
         }
-        if self.stats.expanded % 1024 == 0
+        if self.stats.expanded.is_multiple_of(1024)
             && let Some(flag) = self.cancel
             && flag.load(core::sync::atomic::Ordering::Relaxed)
         {
@@ -354,6 +361,15 @@ impl Planner {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sizes the search memory for `grid` now, so that the first query on it
+    /// does not pay for the allocation (useful before timing queries, or
+    /// before a frame-critical first request).
+    pub fn reserve(&mut self, grid: &Grid) {
+        let vertices = (grid.width() as usize + 1) * (grid.height() as usize + 1);
+        self.vertex.reserve(vertices + 2);
+        self.anya.reserve(grid);
     }
 
     /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
@@ -406,12 +422,16 @@ impl Planner {
         if !goal.is_finite() {
             return Err(PlanError::NonFinite(Role::Goal));
         }
+        // -0.0 is the number 0: make it +0.0 so that ordering by bits or
+        // `total_cmp` treats it as such.
+        let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
         let (start_ep, start_moved_from) = match Endpoint::resolve(grid, start) {
             Some(ep) => (ep, None),
             None => {
                 let p = endpoint::nearest_valid_point(grid, start, None)
                     .ok_or(PlanError::NoFreeCell)?;
-                let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+                let ep =
+                    Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
                 (ep, Some(start))
             }
         };
@@ -423,8 +443,14 @@ impl Planner {
                 if options.fallback == FallbackPolicy::Fail {
                     return Err(PlanError::Unreachable { closest: p });
                 }
-                let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
-                (ep, PathKind::Fallback { requested_goal: goal })
+                let ep =
+                    Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+                (
+                    ep,
+                    PathKind::Fallback {
+                        requested_goal: goal,
+                    },
+                )
             }
         };
 
@@ -440,12 +466,16 @@ impl Planner {
         let outcome = if start_ep.p == goal_ep.p {
             waypoints.push(start_ep.p);
             Outcome::Found
-        } else if options.algorithm.is_any_angle() && endpoint::visible(&mut ctx, &start_ep, &goal_ep) {
+        } else if options.algorithm.is_any_angle()
+            && endpoint::visible(&mut ctx, &start_ep, &goal_ep)
+        {
             waypoints.extend([start_ep.p, goal_ep.p]);
             Outcome::Found
         } else {
             match options.algorithm {
-                Algorithm::LazyTheta => lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints),
+                Algorithm::LazyTheta => {
+                    lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints)
+                }
                 Algorithm::Anya => anya::search(&mut ctx, &mut self.anya, &mut waypoints),
                 Algorithm::AStarSmoothed => {
                     let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints);
@@ -491,7 +521,12 @@ thread_local! {
 /// let path = plan(&grid, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5), &PlanOptions::default()).unwrap();
 /// assert_eq!(path.waypoints, vec![DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5)]);
 /// ```
-pub fn plan(grid: &Grid, start: DVec2, goal: DVec2, options: &PlanOptions) -> Result<Path, PlanError> {
+pub fn plan(
+    grid: &Grid,
+    start: DVec2,
+    goal: DVec2,
+    options: &PlanOptions,
+) -> Result<Path, PlanError> {
     PLANNER.with(|p| match p.try_borrow_mut() {
         Ok(mut planner) => planner.plan(grid, start, goal, options),
         // Re-entrant use (a planner called from inside a planner) gets fresh memory.

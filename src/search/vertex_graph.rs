@@ -10,14 +10,22 @@
 
 use bevy_math::DVec2;
 
-use super::heap::OpenList;
 use super::{Endpoint, SearchContext};
-use crate::geom::dist_i;
-use crate::grid::Grid;
+use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
 
 /// `parent` of a node that has none yet.
 pub(crate) const NO_PARENT: u32 = u32::MAX;
+
+/// Cost of each move of [`VERTEX_MOVES`].
+const MOVE_COST: [f64; 8] = {
+    let d = core::f64::consts::SQRT_2;
+    [1.0, 1.0, 1.0, 1.0, d, d, d, d]
+};
+
+/// The moves of [`VERTEX_MOVES`] that point into the south-east quadrant:
+/// the only ones a start or goal on a double corner may use.
+const SOUTH_EAST_MOVES: u16 = 0b0001_0101;
 
 /// Per-node search state.
 #[derive(Clone, Copy, Debug)]
@@ -26,39 +34,163 @@ pub(crate) struct NodeState {
     pub parent: u32,
     /// The generation this state belongs to; older states read as unseen.
     stamp: u32,
+    /// Index in the open list's heap, or [`NOT_OPEN`].
+    heap_pos: u32,
     pub closed: bool,
 }
 
-const UNSEEN: NodeState = NodeState { g: f64::INFINITY, parent: NO_PARENT, stamp: 0, closed: false };
+/// `heap_pos` of a node that is not on the open list.
+const NOT_OPEN: u32 = u32::MAX;
+
+const UNSEEN: NodeState = NodeState {
+    g: f64::INFINITY,
+    parent: NO_PARENT,
+    stamp: 0,
+    heap_pos: NOT_OPEN,
+    closed: false,
+};
+
+/// An open-list entry: the node and the key it is ordered by.
+#[derive(Clone, Copy, Debug)]
+struct HeapItem {
+    f: f64,
+    g: f64,
+    node: u32,
+}
+
+impl HeapItem {
+    /// Pops first: smaller `f`, then larger `g` (deeper nodes first).
+    #[inline]
+    fn before(&self, other: &HeapItem) -> bool {
+        self.f < other.f || (self.f == other.f && self.g > other.g)
+    }
+}
 
 /// Search memory reused across queries: one `NodeState` per node, valid only
-/// when stamped with the current generation, so nothing is cleared per query.
+/// when stamped with the current generation, so nothing is cleared per query,
+/// and an indexed binary heap as the open list (a node improved while open
+/// moves up in place: no duplicate entries).
 #[derive(Default, Debug)]
 pub(crate) struct Scratch {
     nodes: Vec<NodeState>,
     generation: u32,
-    pub open: OpenList,
+    heap: Vec<HeapItem>,
 }
 
 impl Scratch {
-    /// Starts a new query over `count` nodes.
-    pub(crate) fn prepare(&mut self, count: usize) {
+    /// Makes room for `count` nodes.
+    pub(crate) fn reserve(&mut self, count: usize) {
         if self.nodes.len() < count {
             self.nodes.resize(count, UNSEEN);
         }
+    }
+
+    /// Starts a new query over `count` nodes.
+    pub(crate) fn prepare(&mut self, count: usize) {
+        self.reserve(count);
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.nodes.fill(UNSEEN);
             self.generation = 1;
         }
-        self.open.clear();
+        self.heap.clear();
+    }
+
+    /// Offers `node` a path of cost `g` through `parent`: if that improves
+    /// on its cost and it is not closed, records it and (re)queues the node
+    /// with key `g + h()`. Returns whether it improved.
+    #[inline]
+    pub(crate) fn relax(
+        &mut self,
+        node: u32,
+        g: f64,
+        parent: u32,
+        h: impl FnOnce() -> f64,
+    ) -> bool {
+        let s = self.get_mut(node);
+        if s.closed || g >= s.g {
+            return false;
+        }
+        let f = g + h();
+        let s = self.get_mut(node);
+        s.g = g;
+        s.parent = parent;
+        let pos = if s.heap_pos == NOT_OPEN {
+            self.heap.push(HeapItem { f, g, node });
+            self.heap.len() - 1
+        } else {
+            let pos = s.heap_pos as usize;
+            self.heap[pos] = HeapItem { f, g, node };
+            pos
+        };
+        self.sift_up(pos);
+        true
+    }
+
+    /// Takes the best open node off the open list.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<u32> {
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("the heap is not empty");
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            self.sift_down(0);
+        }
+        self.nodes[top.node as usize].heap_pos = NOT_OPEN;
+        Some(top.node)
+    }
+
+    fn sift_up(&mut self, mut pos: usize) {
+        let item = self.heap[pos];
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            let p = self.heap[parent];
+            if !item.before(&p) {
+                break;
+            }
+            self.heap[pos] = p;
+            self.nodes[p.node as usize].heap_pos = pos as u32;
+            pos = parent;
+        }
+        self.heap[pos] = item;
+        self.nodes[item.node as usize].heap_pos = pos as u32;
+    }
+
+    fn sift_down(&mut self, mut pos: usize) {
+        let item = self.heap[pos];
+        let len = self.heap.len();
+        loop {
+            let left = 2 * pos + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < len && self.heap[right].before(&self.heap[left]) {
+                right
+            } else {
+                left
+            };
+            let c = self.heap[child];
+            if !c.before(&item) {
+                break;
+            }
+            self.heap[pos] = c;
+            self.nodes[c.node as usize].heap_pos = pos as u32;
+            pos = child;
+        }
+        self.heap[pos] = item;
+        self.nodes[item.node as usize].heap_pos = pos as u32;
     }
 
     /// The state of `node` in this query.
     #[inline]
     pub(crate) fn get(&self, node: u32) -> NodeState {
         let s = self.nodes[node as usize];
-        if s.stamp == self.generation { s } else { UNSEEN }
+        if s.stamp == self.generation {
+            s
+        } else {
+            UNSEEN
+        }
     }
 
     /// Mutable state of `node`, reset first if it is from an older query.
@@ -67,7 +199,10 @@ impl Scratch {
         let generation = self.generation;
         let s = &mut self.nodes[node as usize];
         if s.stamp != generation {
-            *s = NodeState { stamp: generation, ..UNSEEN };
+            *s = NodeState {
+                stamp: generation,
+                ..UNSEEN
+            };
         }
         s
     }
@@ -112,7 +247,17 @@ impl<'a> Graph<'a> {
         };
         let (start, start_box) = node(ctx.start, vertex_count);
         let (goal, goal_box) = node(ctx.goal, vertex_count + 1);
-        Graph { grid, w1, vertex_count, start, goal, start_ep: ctx.start, goal_ep: ctx.goal, start_box, goal_box }
+        Graph {
+            grid,
+            w1,
+            vertex_count,
+            start,
+            goal,
+            start_ep: ctx.start,
+            goal_ep: ctx.goal,
+            start_box,
+            goal_box,
+        }
     }
 
     /// Nodes in the graph (vertices plus two special slots).
@@ -164,56 +309,79 @@ impl<'a> Graph<'a> {
         if !self.grid.is_double_corner(x, y) {
             return true;
         }
-        self.endpoint(self.id(x, y)).is_some_and(|e| e.allows_towards(other))
+        self.endpoint(self.id(x, y))
+            .is_some_and(|e| e.allows_towards(other))
     }
 
-    /// Calls `f(neighbour, cost)` for every edge at `id`.
+    /// Calls `f(neighbour, its point, cost)` for every edge at `id`.
     #[inline]
-    pub(crate) fn neighbours(&self, id: u32, mut f: impl FnMut(u32, f64)) {
+    pub(crate) fn neighbours(&self, id: u32, mut f: impl FnMut(u32, DVec2, f64)) {
         let special = |b: Option<CornerBox>, node: u32| b.is_some() && node == id;
         if special(self.start_box, self.start) || special(self.goal_box, self.goal) {
             let ep = self.endpoint(id).expect("special nodes are endpoints");
             for c in ep.cells() {
-                for [x, y] in [[c[0], c[1]], [c[0] + 1, c[1]], [c[0], c[1] + 1], [c[0] + 1, c[1] + 1]] {
+                for [x, y] in [
+                    [c[0], c[1]],
+                    [c[0] + 1, c[1]],
+                    [c[0], c[1] + 1],
+                    [c[0] + 1, c[1] + 1],
+                ] {
                     if self.vertex_usable(x, y, ep.p) {
-                        f(self.id(x, y), ep.p.distance(DVec2::new(x as f64, y as f64)));
+                        let p = DVec2::new(x as f64, y as f64);
+                        f(self.id(x, y), p, ep.p.distance(p));
                     }
                 }
             }
             // Start and goal in one cell: the direct segment.
-            let other = if id == self.start { self.goal } else { self.start };
+            let other = if id == self.start {
+                self.goal
+            } else {
+                self.start
+            };
             let other_ep = self.endpoint(other).expect("start and goal are endpoints");
             // (A vertex goal or start is one of the corners above.)
             if other >= self.vertex_count && ep.cells().iter().any(|c| other_ep.has_cell(*c)) {
-                f(other, ep.p.distance(other_ep.p));
+                f(other, other_ep.p, ep.p.distance(other_ep.p));
             }
             return;
         }
         let [x, y] = self.xy(id);
         let here = DVec2::new(x as f64, y as f64);
-        let m = self.grid.vertex_mask(x, y);
-        // Cells around (x, y): bit 0 (x-1,y-1), 1 (x,y-1), 2 (x-1,y), 3 (x,y).
-        const MOVES: [(i64, i64, u8, f64); 8] = [
-            (1, 0, 0b1010, 1.0),
-            (-1, 0, 0b0101, 1.0),
-            (0, 1, 0b1100, 1.0),
-            (0, -1, 0b0011, 1.0),
-            (1, 1, 0b1000, core::f64::consts::SQRT_2),
-            (-1, -1, 0b0001, core::f64::consts::SQRT_2),
-            (1, -1, 0b0010, core::f64::consts::SQRT_2),
-            (-1, 1, 0b0100, core::f64::consts::SQRT_2),
-        ];
+        let info = self.grid.vertex_info(x, y);
         let restricted = self.endpoint(id).is_some_and(|e| e.restricted);
-        for (dx, dy, need, cost) in MOVES {
-            if m & need == 0 {
-                continue;
-            }
-            if restricted && (dx < 0 || dy < 0) {
-                continue;
-            }
-            let (nx, ny) = (x + dx, y + dy);
-            if self.vertex_usable(nx, ny, here) {
-                f(self.id(nx, ny), cost);
+        let mut moves = info & 0xff;
+        if restricted {
+            moves &= SOUTH_EAST_MOVES;
+        }
+        while moves != 0 {
+            let i = moves.trailing_zeros() as usize;
+            moves &= moves - 1;
+            let (dx, dy, _) = VERTEX_MOVES[i];
+            f(
+                (i64::from(id) + dy * self.w1 + dx) as u32,
+                DVec2::new((x + dx) as f64, (y + dy) as f64),
+                MOVE_COST[i],
+            );
+        }
+        // Moves onto a start or goal on a double corner (left out of the
+        // precomputed moves, which never enter a double corner).
+        for (node, ep) in [(self.start, self.start_ep), (self.goal, self.goal_ep)] {
+            if let Some([ex, ey]) = ep.vertex
+                && ep.restricted
+                && (ex - x).abs() <= 1
+                && (ey - y).abs() <= 1
+                && node != id
+                && ep.allows_towards(here)
+            {
+                let i = VERTEX_MOVES
+                    .iter()
+                    .position(|m| (m.0, m.1) == (ex - x, ey - y))
+                    .expect("a neighbouring vertex is one move away");
+                let cells = (info >> 8) as u8;
+                if cells & VERTEX_MOVES[i].2 != 0 && (!restricted || SOUTH_EAST_MOVES >> i & 1 == 1)
+                {
+                    f(node, ep.p, MOVE_COST[i]);
+                }
             }
         }
         for (b, node) in [(self.start_box, self.start), (self.goal_box, self.goal)] {
@@ -222,9 +390,12 @@ impl<'a> Graph<'a> {
                 && (b.min[1]..=b.max[1]).contains(&y)
             {
                 let ep = self.endpoint(node).expect("special nodes are endpoints");
-                let touches = ep.cells().iter().any(|c| (x - c[0]) & !1 == 0 && (y - c[1]) & !1 == 0);
+                let touches = ep
+                    .cells()
+                    .iter()
+                    .any(|c| (x - c[0]) & !1 == 0 && (y - c[1]) & !1 == 0);
                 if touches && self.vertex_usable(x, y, ep.p) {
-                    f(node, here.distance(ep.p));
+                    f(node, ep.p, here.distance(ep.p));
                 }
             }
         }
@@ -251,16 +422,6 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Euclidean distance between two nodes.
-    #[inline]
-    pub(crate) fn distance(&self, a: u32, b: u32) -> f64 {
-        if a < self.vertex_count && b < self.vertex_count {
-            dist_i(self.xy(a), self.xy(b))
-        } else {
-            self.point(a).distance(self.point(b))
-        }
-    }
-
     /// Writes the path ending at `goal` into `out`, start first.
     pub(crate) fn reconstruct(&self, scratch: &Scratch, out: &mut Vec<DVec2>) {
         out.clear();
@@ -271,7 +432,10 @@ impl<'a> Graph<'a> {
                 break;
             }
             n = scratch.get(n).parent;
-            debug_assert_ne!(n, NO_PARENT, "every reached node has a parent chain to the start");
+            debug_assert_ne!(
+                n, NO_PARENT,
+                "every reached node has a parent chain to the start"
+            );
         }
         out.reverse();
     }

@@ -77,6 +77,12 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
+    /// Sizes the root history for `grid` now (see `Planner::reserve`).
+    pub(crate) fn reserve(&mut self, grid: &crate::grid::Grid) {
+        let count = (grid.width() as usize + 1) * (grid.height() as usize + 1) + 1;
+        self.roots.prepare(count);
+    }
+
     /// The root id of vertex `(x, y)`.
     #[inline]
     fn vertex_id(&self, x: i64, y: i64) -> u32 {

@@ -1,0 +1,252 @@
+//! The random-query loop the property tests share: generate grids and
+//! queries, plan, validate every path, compare lengths with the reference.
+
+use bevy_anyangle::prelude::*;
+
+use super::generate::{Family, QueryMix, Rng, grid_of, random_grid};
+use super::{Expect, Reference, close};
+
+/// What to require of path lengths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Optimality {
+    /// Only validity.
+    Valid,
+    /// Never shorter than the any-angle optimum (any valid path is).
+    AtLeastOptimum,
+    /// Equal to the any-angle optimum (Anya).
+    Optimum,
+    /// Equal to the 8-connected optimum when both ends are vertices (A*),
+    /// and never shorter than the any-angle optimum.
+    GridOptimum,
+}
+
+/// One random run.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    /// The planner.
+    pub algorithm: Algorithm,
+    /// What to require of lengths.
+    pub optimality: Optimality,
+    /// Seed of the whole run.
+    pub seed: u64,
+    /// How many grids.
+    pub grids: usize,
+    /// Queries per grid.
+    pub queries_per_grid: usize,
+    /// Largest side of a grid.
+    pub max_side: i64,
+    /// Only grids of this family (`None`: every family).
+    pub family: Option<Family>,
+    /// How endpoints are drawn.
+    pub mix: QueryMix,
+}
+
+/// What a run saw (for coverage assertions).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Queries planned and checked.
+    pub queries: usize,
+    /// Paths that reached the goal.
+    pub found: usize,
+    /// Fallback paths.
+    pub fallback: usize,
+    /// Paths whose start was moved.
+    pub moved: usize,
+    /// Queries with an endpoint on a double corner.
+    pub double_corner_ends: usize,
+    /// Lengths compared with an optimum.
+    pub compared: usize,
+    /// Paths exactly as long as the any-angle optimum.
+    pub optimal: usize,
+    /// Sum of relative excess over the any-angle optimum.
+    pub excess: f64,
+    /// Queries also planned with `FallbackPolicy::Fail`.
+    pub fail_policy_checked: usize,
+    /// A* lengths compared with the 8-connected optimum.
+    pub grid_compared: usize,
+}
+
+/// Runs the queries; panics with a reproducible report (grid, query, path)
+/// if any check fails.
+pub fn run(r: Run) -> Tally {
+    let mut rng = Rng::new(r.seed);
+    let mut planner = Planner::new();
+    let options = PlanOptions::with_algorithm(r.algorithm);
+    let fail_options = PlanOptions {
+        fallback: FallbackPolicy::Fail,
+        ..options
+    };
+    let expect = Expect::for_algorithm(r.algorithm);
+    let mut tally = Tally::default();
+    let mut failures: Vec<String> = Vec::new();
+    let mut failure_count = 0;
+    for grid_index in 0..r.grids {
+        let tg = match r.family {
+            None => random_grid(&mut rng, r.max_side),
+            Some(family) => {
+                let (w, h) = (rng.range(3, r.max_side), rng.range(3, r.max_side));
+                grid_of(&mut rng, family, w, h)
+            }
+        };
+        let reference = Reference::new(&tg.grid);
+        let any_free =
+            (0..reference.height()).any(|y| (0..reference.width()).any(|x| reference.free(x, y)));
+        for query_index in 0..r.queries_per_grid {
+            let q = super::generate::query(&mut rng, &reference, r.mix);
+            let result = planner.plan(&tg.grid, q.start, q.goal, &options);
+            tally.queries += 1;
+            let checked = check_one(
+                &reference, q.start, q.goal, &result, any_free, r, expect, &mut tally,
+            )
+            .and_then(|()| {
+                let Ok(path) = &result else { return Ok(()) };
+                if path.is_fallback() || query_index % 8 == 0 {
+                    tally.fail_policy_checked += 1;
+                    check_fail_policy(&mut planner, &tg.grid, q.start, q.goal, path, &fail_options)
+                } else {
+                    Ok(())
+                }
+            });
+            if let Err(e) = checked {
+                failure_count += 1;
+                if failures.len() < 3 {
+                    failures.push(reference.report(
+                        &format!(
+                            "{} (seed {}, grid {grid_index} of family {:?}, query {query_index}): {e}",
+                            r.algorithm, r.seed, tg.family
+                        ),
+                        q.start,
+                        q.goal,
+                        &result,
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{failure_count} of {} queries failed; the first ones:\n\n{}",
+        tally.queries,
+        failures.join("\n")
+    );
+    if std::env::var_os("ANYANGLE_TEST_STATS").is_some() {
+        eprintln!("{}: {tally:?}", r.algorithm);
+    }
+    tally
+}
+
+#[expect(clippy::too_many_arguments, reason = "one query's whole context")]
+fn check_one(
+    reference: &Reference,
+    start: DVec2,
+    goal: DVec2,
+    result: &Result<Path, PlanError>,
+    any_free: bool,
+    r: Run,
+    expect: Expect,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    if !any_free {
+        return match result {
+            Err(PlanError::NoFreeCell) => Ok(()),
+            other => Err(format!(
+                "the grid has no free cell: expected Err(NoFreeCell), got {other:?}"
+            )),
+        };
+    }
+    let path = match result {
+        Ok(p) => p,
+        Err(e) => return Err(format!("planning failed: {e:?}")),
+    };
+    reference.validate(start, goal, path, expect)?;
+    if path.is_fallback() {
+        tally.fallback += 1;
+    } else {
+        tally.found += 1;
+    }
+    if path.start_moved_from.is_some() {
+        tally.moved += 1;
+    }
+    if reference.on_double_corner(path.start()) || reference.on_double_corner(path.end()) {
+        tally.double_corner_ends += 1;
+    }
+    if r.optimality == Optimality::Valid {
+        return Ok(());
+    }
+    let optimum = reference
+        .optimum(path.start(), path.end())
+        .ok_or("the reference finds no path between the path's own ends")?;
+    tally.compared += 1;
+    if close(path.length, optimum) {
+        tally.optimal += 1;
+    }
+    tally.excess += (path.length - optimum) / optimum.max(1e-300);
+    match r.optimality {
+        Optimality::Valid => {}
+        Optimality::AtLeastOptimum => {
+            if path.length < optimum && !close(path.length, optimum) {
+                return Err(format!(
+                    "the path ({}) is shorter than the optimum ({optimum})",
+                    path.length
+                ));
+            }
+        }
+        Optimality::Optimum => {
+            if !close(path.length, optimum) {
+                return Err(format!(
+                    "the path is {} long but the optimum is {optimum}",
+                    path.length
+                ));
+            }
+        }
+        Optimality::GridOptimum => {
+            if path.length < optimum && !close(path.length, optimum) {
+                return Err(format!(
+                    "the path ({}) is shorter than the any-angle optimum ({optimum})",
+                    path.length
+                ));
+            }
+            let (s, t) = (path.start(), path.end());
+            if s.fract() == DVec2::ZERO && t.fract() == DVec2::ZERO {
+                let grid = reference
+                    .grid_optimum([s.x as i64, s.y as i64], [t.x as i64, t.y as i64])
+                    .ok_or("the reference finds no 8-connected path between the path's own ends")?;
+                tally.grid_compared += 1;
+                if !close(path.length, grid) {
+                    return Err(format!(
+                        "the A* path is {} long but the 8-connected optimum is {grid}",
+                        path.length
+                    ));
+                }
+                if grid < optimum && !close(grid, optimum) {
+                    return Err(format!(
+                        "reference: 8-connected optimum {grid} below any-angle optimum {optimum}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// With `FallbackPolicy::Fail`: the same path when the goal is reachable,
+/// `Unreachable` naming the fallback target otherwise.
+fn check_fail_policy(
+    planner: &mut Planner,
+    grid: &Grid,
+    start: DVec2,
+    goal: DVec2,
+    path: &Path,
+    options: &PlanOptions,
+) -> Result<(), String> {
+    let again = planner.plan(grid, start, goal, options);
+    match (path.is_fallback(), again) {
+        (true, Err(PlanError::Unreachable { closest })) if closest == path.end() => Ok(()),
+        (false, Ok(p)) if p.waypoints == path.waypoints && p.kind == path.kind => Ok(()),
+        (fallback, other) => Err(format!(
+            "with FallbackPolicy::Fail (the default policy gave a {} path ending at {:?}) the planner returned {other:?}",
+            if fallback { "fallback" } else { "found" },
+            path.end()
+        )),
+    }
+}

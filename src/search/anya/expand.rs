@@ -31,10 +31,9 @@ use core::cmp::Ordering;
 
 use bevy_math::DVec2;
 
-use super::node::{Ep, Kind, Node};
+use super::node::{Ep, Kind, Node, orient};
 use super::scan;
 use super::{Roots, Scratch};
-use crate::geom::orient_sign;
 use crate::grid::Grid;
 use crate::search::SearchStats;
 use crate::search::endpoint::Endpoint;
@@ -80,7 +79,7 @@ impl Wedge {
             Wedge::SouthEast => q.x >= c.x && q.y >= c.y,
             Wedge::Turn { p, s, f } => {
                 // cross(c - p, q - c) = cross(c - p, q - p).
-                if sgn(orient_sign(p, c, q)) * s < 0 {
+                if sgn(orient(p, c, q)) * s < 0 {
                     return false;
                 }
                 // cross(q - c, f) for an axis-aligned f.
@@ -218,7 +217,7 @@ impl Anya<'_> {
             return None;
         }
         let centre = DVec2::new(vp.x + 0.5 * f64::from(sx), vp.y + 0.5 * f64::from(sy));
-        let s = sgn(orient_sign(r, vp, centre));
+        let s = sgn(orient(r, vp, centre));
         if s == 0 {
             return None;
         }

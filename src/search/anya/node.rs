@@ -35,6 +35,31 @@ pub(super) enum Ep {
     Root,
 }
 
+/// Whether `v` is a multiple of 1/2 (vertices, cell centres).
+#[inline]
+fn is_half(v: f64) -> bool {
+    (v * 2.0).fract() == 0.0
+}
+
+/// Exact sign of `(b - a) x (c - a)`.
+///
+/// When every coordinate is a multiple of 1/2 (and below 2^20, as grid
+/// coordinates are), each difference has at most 22 significant bits, each
+/// product at most 44 and their difference at most 45, so plain `f64`
+/// arithmetic is exact and the sign is right. Otherwise [`orient_sign`]
+/// decides, with its adaptive exact arithmetic.
+#[inline]
+pub(super) fn orient(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
+    if is_half(a.x) && is_half(a.y) && is_half(b.x) && is_half(b.y) && is_half(c.x) && is_half(c.y)
+    {
+        let det = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+        // `det` is exact, so comparing it with 0 is the exact sign (and -0
+        // compares equal to 0).
+        return det.partial_cmp(&0.0).unwrap_or(Ordering::Equal);
+    }
+    orient_sign(a, b, c)
+}
+
 /// `ord`, reversed when `flip`.
 #[inline]
 fn flip_if(ord: Ordering, flip: bool) -> Ordering {
@@ -63,7 +88,7 @@ impl Ep {
             Ep::Root => root.x.total_cmp(&q.x),
             // (X - r) x (q - r) = dy (x - q.x) with X on the line, and X - r
             // is a multiple of (o - r) of sign sign(dy) sign(o.y - r.y).
-            Ep::Line(o) => flip_if(orient_sign(root, o, q), o.y < root.y),
+            Ep::Line(o) => flip_if(orient(root, o, q), o.y < root.y),
         }
     }
 
@@ -75,7 +100,7 @@ impl Ep {
             (Ep::Line(o1), Ep::Line(o2)) => {
                 let flips =
                     u8::from(yf < root.y) + u8::from(o1.y < root.y) + u8::from(o2.y < root.y);
-                flip_if(orient_sign(root, o1, o2), flips % 2 == 1)
+                flip_if(orient(root, o1, o2), flips % 2 == 1)
             }
             (Ep::Int(k), _) => other.cmp_point(root, DVec2::new(k as f64, yf)).reverse(),
             (_, Ep::Int(k)) => self.cmp_point(root, DVec2::new(k as f64, yf)),

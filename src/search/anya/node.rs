@@ -38,23 +38,37 @@ pub(super) enum Ep {
 /// Whether `v` is a multiple of 1/2 (vertices, cell centres).
 #[inline]
 fn is_half(v: f64) -> bool {
-    (v * 2.0).fract() == 0.0
+    // A round trip through i64 (cheaper than `fract`, which is a libm call
+    // without SSE4.1); NaN and huge values fail it.
+    let t = v * 2.0;
+    t == (t as i64) as f64
 }
 
 /// Exact sign of `(b - a) x (c - a)`.
 ///
-/// When every coordinate is a multiple of 1/2 (and below 2^20, as grid
-/// coordinates are), each difference has at most 22 significant bits, each
-/// product at most 44 and their difference at most 45, so plain `f64`
-/// arithmetic is exact and the sign is right. Otherwise [`orient_sign`]
-/// decides, with its adaptive exact arithmetic.
+/// A floating-point filter decides most cases. When it cannot (nearly or
+/// exactly collinear points, frequent here) and every coordinate is a
+/// multiple of 1/2 below 2^20, as vertices and cell centres are, each
+/// difference has at most 22 significant bits, each product at most 44 and
+/// their difference at most 45, so the plain `f64` determinant is exact and
+/// so is its sign. Otherwise [`orient_sign`] decides, with its adaptive exact
+/// arithmetic.
 #[inline]
 pub(super) fn orient(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
+    let left = (b.x - a.x) * (c.y - a.y);
+    let right = (b.y - a.y) * (c.x - a.x);
+    let det = left - right;
+    // Shewchuk's bound for this arrangement: (3 + 16 eps) eps, eps = 2^-53.
+    let bound = 3.330_669_073_875_472e-16 * (left.abs() + right.abs());
+    if det > bound {
+        return Ordering::Greater;
+    }
+    if det < -bound {
+        return Ordering::Less;
+    }
     if is_half(a.x) && is_half(a.y) && is_half(b.x) && is_half(b.y) && is_half(c.x) && is_half(c.y)
     {
-        let det = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
-        // `det` is exact, so comparing it with 0 is the exact sign (and -0
-        // compares equal to 0).
+        // `det` is exact here; -0 compares equal to 0.
         return det.partial_cmp(&0.0).unwrap_or(Ordering::Equal);
     }
     orient_sign(a, b, c)

@@ -116,7 +116,9 @@ fn min_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
 
 /// One query's search: the grid, the goal, and the scratch memory.
 pub(super) struct Anya<'a> {
+    /// The grid searched.
     pub grid: &'a Grid,
+    /// The goal endpoint (its double-corner restriction).
     pub goal: &'a Endpoint,
     /// The goal point.
     pub t: DVec2,
@@ -124,7 +126,9 @@ pub(super) struct Anya<'a> {
     pub goal_line: Option<i64>,
     /// The goal's cell row, if it is strictly inside one.
     pub goal_cell_row: Option<i64>,
+    /// Root history, node arena, open list.
     pub scratch: &'a mut Scratch,
+    /// Counters of the query.
     pub stats: &'a mut SearchStats,
 }
 

@@ -143,8 +143,14 @@ pub(crate) fn search(
         };
         let node = anya.scratch.nodes[entry.node as usize];
         if node.kind == Kind::Goal {
-            reconstruct(&anya, &node, start_id, s, out);
-            break Outcome::Found;
+            // Parent links strictly decrease g, so they always reach the
+            // start; a broken chain would be a bug, reported as a failed
+            // search rather than a panic.
+            break if reconstruct(&anya, &node, start_id, s, out) {
+                Outcome::Found
+            } else {
+                Outcome::Exhausted
+            };
         }
         if node.g > anya.scratch.roots.g(node.root) {
             continue; // stale: its root has since been reached more cheaply
@@ -184,23 +190,29 @@ fn flush(anya: &mut Anya<'_>) {
 }
 
 /// Writes the path ending at goal node `goal` into `out`, start first.
-fn reconstruct(anya: &Anya<'_>, goal: &Node, start_id: u32, s: DVec2, out: &mut Vec<DVec2>) {
+/// Returns `false` if the root parent links do not lead to the start.
+fn reconstruct(
+    anya: &Anya<'_>,
+    goal: &Node,
+    start_id: u32,
+    s: DVec2,
+    out: &mut Vec<DVec2>,
+) -> bool {
     out.clear();
     out.push(anya.t);
     let roots = &anya.scratch.roots;
     let mut id = goal.root;
     let row_len = anya.scratch.row_len;
-    // Parent links strictly decrease g, so they reach the start; the bound
-    // only guards against a broken invariant.
     for _ in 0..roots.g.len() {
         if id == start_id {
             out.push(s);
             out.reverse();
-            return;
+            return true;
         }
         let (x, y) = (i64::from(id) % row_len, i64::from(id) / row_len);
         out.push(DVec2::new(x as f64, y as f64));
         id = roots.parent[id as usize];
     }
-    unreachable!("root parent links form a chain to the start");
+    out.clear();
+    false
 }

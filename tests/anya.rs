@@ -35,6 +35,7 @@ fn anya_run(
         max_side: 16,
         family,
         mix,
+        heuristic_weight: 1.0,
     })
 }
 

@@ -126,12 +126,9 @@ fn agrees_on_dyadic_float_points() {
                 let scale = (1u64 << k) as f64;
                 let x = rng.range(-(1 << 20), (w + 1) << 20) as f64 / f64::from(1u32 << 20);
                 let y = rng.range(-(1 << 20), (h + 1) << 20) as f64 / f64::from(1u32 << 20);
-                // Keep k bits of fraction; `+ 0.0` turns -0.0 into 0.0 (-0.0
-                // has its own test, `negative_zero_is_zero`).
-                v(
-                    (x * scale).round() / scale + 0.0,
-                    (y * scale).round() / scale + 0.0,
-                )
+                // Keep k bits of fraction (rounding small negatives gives
+                // -0.0, which is 0).
+                v((x * scale).round() / scale, (y * scale).round() / scale)
             };
             (p(), p())
         },

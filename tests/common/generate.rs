@@ -358,7 +358,15 @@ pub fn query(rng: &mut Rng, reference: &Reference, mix: QueryMix) -> Query {
         }
         p
     };
+    // Zero coordinates are sometimes written -0.0, which is the same point.
+    let signed_zero = |rng: &mut Rng, p: DVec2| {
+        let flip = |rng: &mut Rng, c: f64| if c == 0.0 && rng.chance(0.3) { -0.0 } else { c };
+        DVec2::new(flip(rng, p.x), flip(rng, p.y))
+    };
     let start = draw(rng);
     let goal = if rng.chance(0.03) { start } else { draw(rng) };
-    Query { start, goal }
+    Query {
+        start: signed_zero(rng, start),
+        goal: signed_zero(rng, goal),
+    }
 }

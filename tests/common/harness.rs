@@ -15,8 +15,8 @@ pub enum Optimality {
     AtLeastOptimum,
     /// Equal to the any-angle optimum (Anya).
     Optimum,
-    /// Equal to the 8-connected optimum when both ends are vertices (A*),
-    /// and never shorter than the any-angle optimum.
+    /// Equal to the 8-connected optimum (A*), and never shorter than the
+    /// any-angle optimum.
     GridOptimum,
 }
 
@@ -39,6 +39,8 @@ pub struct Run {
     pub family: Option<Family>,
     /// How endpoints are drawn.
     pub mix: QueryMix,
+    /// `PlanOptions::heuristic_weight` (1 keeps A* optimal).
+    pub heuristic_weight: f64,
 }
 
 /// What a run saw (for coverage assertions).
@@ -64,6 +66,8 @@ pub struct Tally {
     pub fail_policy_checked: usize,
     /// A* lengths compared with the 8-connected optimum.
     pub grid_compared: usize,
+    /// Queries planned again with a fresh `Planner`.
+    pub fresh_planner_checked: usize,
 }
 
 /// Runs the queries; panics with a reproducible report (grid, query, path)
@@ -71,12 +75,14 @@ pub struct Tally {
 pub fn run(r: Run) -> Tally {
     let mut rng = Rng::new(r.seed);
     let mut planner = Planner::new();
-    let options = PlanOptions::with_algorithm(r.algorithm);
+    let options = PlanOptions {
+        heuristic_weight: r.heuristic_weight,
+        ..PlanOptions::with_algorithm(r.algorithm)
+    };
     let fail_options = PlanOptions {
         fallback: FallbackPolicy::Fail,
         ..options
     };
-    let expect = Expect::for_algorithm(r.algorithm);
     let mut tally = Tally::default();
     let mut failures: Vec<String> = Vec::new();
     let mut failure_count = 0;
@@ -89,14 +95,17 @@ pub fn run(r: Run) -> Tally {
             }
         };
         let reference = Reference::new(&tg.grid);
-        let any_free =
-            (0..reference.height()).any(|y| (0..reference.width()).any(|x| reference.free(x, y)));
         for query_index in 0..r.queries_per_grid {
             let q = super::generate::query(&mut rng, &reference, r.mix);
             let result = planner.plan(&tg.grid, q.start, q.goal, &options);
             tally.queries += 1;
-            let checked = check_one(
-                &reference, q.start, q.goal, &result, any_free, r, expect, &mut tally,
+            let checked = check_query(
+                &reference,
+                r.algorithm,
+                r.optimality,
+                (q.start, q.goal),
+                &result,
+                &mut tally,
             )
             .and_then(|()| {
                 let Ok(path) = &result else { return Ok(()) };
@@ -105,6 +114,25 @@ pub fn run(r: Run) -> Tally {
                     check_fail_policy(&mut planner, &tg.grid, q.start, q.goal, path, &fail_options)
                 } else {
                     Ok(())
+                }
+            })
+            .and_then(|()| {
+                // Reused search memory must not leak into a query: a fresh
+                // planner gives the same answer.
+                if query_index % 4 != 1 {
+                    return Ok(());
+                }
+                tally.fresh_planner_checked += 1;
+                let fresh = Planner::new().plan(&tg.grid, q.start, q.goal, &options);
+                let same = match (&fresh, &result) {
+                    (Ok(a), Ok(b)) => a.waypoints == b.waypoints && a.kind == b.kind,
+                    (Err(a), Err(b)) => a == b,
+                    _ => false,
+                };
+                if same {
+                    Ok(())
+                } else {
+                    Err(format!("a fresh planner answers differently: {fresh:?}"))
                 }
             });
             if let Err(e) = checked {
@@ -135,17 +163,24 @@ pub fn run(r: Run) -> Tally {
     tally
 }
 
-#[expect(clippy::too_many_arguments, reason = "one query's whole context")]
-fn check_one(
+/// Checks one planner result for the query `(start, goal)`: the error if
+/// the grid has no free cell, else a valid path (per [`Reference::validate`])
+/// whose length meets `optimality`. Counts what it saw in `tally`.
+///
+/// # Errors
+///
+/// What is wrong, in words.
+pub fn check_query(
     reference: &Reference,
-    start: DVec2,
-    goal: DVec2,
+    algorithm: Algorithm,
+    optimality: Optimality,
+    (start, goal): (DVec2, DVec2),
     result: &Result<Path, PlanError>,
-    any_free: bool,
-    r: Run,
-    expect: Expect,
     tally: &mut Tally,
 ) -> Result<(), String> {
+    let expect = Expect::for_algorithm(algorithm);
+    let any_free =
+        (0..reference.height()).any(|y| (0..reference.width()).any(|x| reference.free(x, y)));
     if !any_free {
         return match result {
             Err(PlanError::NoFreeCell) => Ok(()),
@@ -170,7 +205,7 @@ fn check_one(
     if reference.on_double_corner(path.start()) || reference.on_double_corner(path.end()) {
         tally.double_corner_ends += 1;
     }
-    if r.optimality == Optimality::Valid {
+    if optimality == Optimality::Valid {
         return Ok(());
     }
     let optimum = reference
@@ -181,7 +216,7 @@ fn check_one(
         tally.optimal += 1;
     }
     tally.excess += (path.length - optimum) / optimum.max(1e-300);
-    match r.optimality {
+    match optimality {
         Optimality::Valid => {}
         Optimality::AtLeastOptimum => {
             if path.length < optimum && !close(path.length, optimum) {
@@ -206,23 +241,20 @@ fn check_one(
                     path.length
                 ));
             }
-            let (s, t) = (path.start(), path.end());
-            if s.fract() == DVec2::ZERO && t.fract() == DVec2::ZERO {
-                let grid = reference
-                    .grid_optimum([s.x as i64, s.y as i64], [t.x as i64, t.y as i64])
-                    .ok_or("the reference finds no 8-connected path between the path's own ends")?;
-                tally.grid_compared += 1;
-                if !close(path.length, grid) {
-                    return Err(format!(
-                        "the A* path is {} long but the 8-connected optimum is {grid}",
-                        path.length
-                    ));
-                }
-                if grid < optimum && !close(grid, optimum) {
-                    return Err(format!(
-                        "reference: 8-connected optimum {grid} below any-angle optimum {optimum}"
-                    ));
-                }
+            let grid = reference
+                .grid_optimum(path.start(), path.end())
+                .ok_or("the reference finds no 8-connected path between the path's own ends")?;
+            tally.grid_compared += 1;
+            if !close(path.length, grid) {
+                return Err(format!(
+                    "the A* path is {} long but the 8-connected optimum is {grid}",
+                    path.length
+                ));
+            }
+            if grid < optimum && !close(grid, optimum) {
+                return Err(format!(
+                    "reference: 8-connected optimum {grid} below any-angle optimum {optimum}"
+                ));
             }
         }
     }

@@ -527,24 +527,37 @@ impl Grid {
             ),
             None => (0, 0, w, h),
         };
-        for y in y0.max(0)..=y1.min(h) {
-            for x in x0.max(0)..=x1.min(w) {
-                let info = self.compute_vertex_info(x, y);
-                self.vertex_info[(y * (w + 1) + x) as usize] = info;
+        let (x0, y0, x1, y1) = (x0.max(0), y0.max(0), x1.min(w), y1.min(h));
+        let at = |x: i64, y: i64| (y * (w + 1) + x) as usize;
+        // Pass 1: the cell masks, one vertex further out (pass 2 reads them).
+        for y in (y0 - 1).max(0)..=(y1 + 1).min(h) {
+            // Stored bit x is cell x - 1, bit x + 1 is cell x.
+            let (up, down) = (self.rows.line(y - 1), self.rows.line(y));
+            let bit = |words: &[u64], b: usize| (words[b / 64] >> (b % 64) & 1) as u16;
+            for x in (x0 - 1).max(0)..=(x1 + 1).min(w) {
+                let b = x as usize;
+                let mask =
+                    bit(up, b) | bit(up, b + 1) << 1 | bit(down, b) << 2 | bit(down, b + 1) << 3;
+                self.vertex_info[at(x, y)] = mask << 8;
             }
         }
-    }
-
-    fn compute_vertex_info(&self, x: i64, y: i64) -> u16 {
-        let m = self.vertex_mask(x, y);
-        let mut moves = 0u16;
-        for (i, &(dx, dy, need)) in VERTEX_MOVES.iter().enumerate() {
-            // (`is_double_corner` reads the info being rebuilt: use the cells.)
-            if m & need != 0 && !matches!(self.vertex_mask(x + dx, y + dy), 0b1001 | 0b0110) {
-                moves |= 1 << i;
+        // Pass 2: the moves. A move needs a free cell beside it, which a
+        // move off the grid never has, so neighbours are inside.
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let info = self.vertex_info[at(x, y)];
+                let m = (info >> 8) as u8;
+                let mut moves = 0u16;
+                for (i, &(dx, dy, need)) in VERTEX_MOVES.iter().enumerate() {
+                    if m & need != 0
+                        && !matches!(self.vertex_info[at(x + dx, y + dy)] >> 8, 0b1001 | 0b0110)
+                    {
+                        moves |= 1 << i;
+                    }
+                }
+                self.vertex_info[at(x, y)] = info & 0xff00 | moves;
             }
         }
-        moves | u16::from(m) << 8
     }
 
     /// The precomputed info of vertex `(x, y)` (see the field docs); the

@@ -538,7 +538,10 @@ impl Grid {
                 let b = x as usize;
                 let mask =
                     bit(up, b) | bit(up, b + 1) << 1 | bit(down, b) << 2 | bit(down, b + 1) << 3;
-                self.vertex_info[at(x, y)] = mask << 8;
+                // Keep the moves: the ring around the refreshed area is not
+                // recomputed in pass 2 (and its masks did not change).
+                let info = &mut self.vertex_info[at(x, y)];
+                *info = *info & 0xff | mask << 8;
             }
         }
         // Pass 2: the moves. A move needs a free cell beside it, which a
@@ -670,6 +673,40 @@ mod tests {
         assert_eq!(edits.len(), 2);
         assert_eq!(edits[1].kind, EditKind::Freed);
         assert_eq!(edits[1].rect, URect::new(2, 4, 3, 5));
+    }
+
+    /// Regression: refreshing the move table after an edit cleared the
+    /// moves of the vertices just outside the refreshed area, so searches
+    /// near an edit found no path.
+    #[test]
+    fn edits_leave_the_same_move_table_as_a_fresh_build() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n) as u32
+        };
+        let mut g = Grid::new(40, 30).unwrap();
+        for _ in 0..200 {
+            let (x, y) = (next(40), next(30));
+            let (w, h) = (1 + next(4).min(39 - x), 1 + next(4).min(29 - y));
+            g.set_rect_free(URect::new(x, y, x + w, y + h), next(3) == 0)
+                .unwrap();
+            // Built in one go from a picture: no incremental refresh.
+            let picture: String = (0..30)
+                .map(|cy| {
+                    let row: String = (0..40)
+                        .map(|cx| if g.is_free(cx, cy) { '.' } else { '#' })
+                        .collect();
+                    row + "\n"
+                })
+                .collect();
+            let fresh = Grid::from_ascii(&picture).unwrap();
+            assert_eq!(g.vertex_info, fresh.vertex_info);
+            assert_eq!(g.cols, fresh.cols);
+            assert_eq!(g.region_count(), fresh.region_count());
+        }
     }
 
     #[test]

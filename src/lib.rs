@@ -8,6 +8,7 @@
 //! | [`geom`] | exact orientation predicates |
 //! | [`los`] | line of sight, exactly as `SPEC.md` defines it |
 //! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors |
+//! | `plugin` | the Bevy plugin (feature `plugin`) |
 //!
 //! The algorithm core (everything above) never sees Bevy's ECS; it builds with
 //! `--no-default-features`.
@@ -17,6 +18,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `plugin` | yes | the Bevy plugin (`bevy_ecs`, `bevy_app`, `bevy_tasks`) |
+//! | `transform` | yes | agent positions from `Transform`, and `PathFollower` moving it (`bevy_transform`) |
 
 pub mod geom;
 pub mod grid;

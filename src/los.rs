@@ -49,45 +49,58 @@ pub fn line_of_sight(grid: &Grid, a: DVec2, b: DVec2) -> bool {
     // put it below +0.0.
     let (a, b) = (a + DVec2::ZERO, b + DVec2::ZERO);
     match lattice_shift(&[a, b]) {
-        Some(0) => los_vertices(grid, Lattice::<0>::of(a).0, Lattice::<0>::of(b).0),
-        Some(_) => segment_visible(grid, Lattice::<1>::of(a), Lattice::<1>::of(b)),
+        Some(0) => los_lattice::<0>(grid, Lattice::<0>::of(a).0, Lattice::<0>::of(b).0),
+        Some(_) => los_lattice::<1>(grid, Lattice::<1>::of(a).0, Lattice::<1>::of(b).0),
         None => segment_visible(grid, a, b),
     }
 }
 
 /// Vertex-to-vertex line of sight, in integers. Vertices must lie in
 /// `[0, width] x [0, height]`.
+#[inline]
+#[must_use]
+pub(crate) fn los_vertices(grid: &Grid, a: [i64; 2], b: [i64; 2]) -> bool {
+    los_lattice::<0>(grid, a, b)
+}
+
+/// Line of sight between lattice points with coordinates `n / 2^S` (`S = 0`:
+/// vertices, `S = 1`: also cell centres and edge midpoints), given by their
+/// numerators; the points must lie in the grid.
 ///
 /// Instead of visiting cells one by one, it visits the rows the segment
 /// crosses (or the columns, whichever are fewer, using the grid's
 /// column-major copy) and checks each one's span of cells with word masks;
 /// the span ends come from an incremental exact division (no division in the
-/// loop).
-#[must_use]
-pub(crate) fn los_vertices(grid: &Grid, a: [i64; 2], b: [i64; 2]) -> bool {
+/// loop). For `S = 1` it walks the grid refined into half cells, which has
+/// the same free points and the same double corners.
+fn los_lattice<const S: u32>(grid: &Grid, a: [i64; 2], b: [i64; 2]) -> bool {
+    if a == b {
+        return point_traversable(grid, Lattice::<S>(a));
+    }
     if (b[1] - a[1]).abs() <= (b[0] - a[0]).abs() {
-        // Few rows: walk rows. (x, y) are (cell within line, line).
-        spans_visible(grid, grid.rows(), a, b, |u, v| grid.is_double_corner(u, v))
+        // Few rows: walk rows. (u, v) are (cell within line, line).
+        spans_visible::<S>(grid.rows(), a, b, |u, v| grid.is_double_corner(u, v))
     } else {
         // Few columns: the same walk on the transposed grid.
-        spans_visible(grid, grid.cols(), [a[1], a[0]], [b[1], b[0]], |u, v| {
+        spans_visible::<S>(grid.cols(), [a[1], a[0]], [b[1], b[0]], |u, v| {
             grid.is_double_corner(v, u)
         })
     }
 }
 
-/// The walk of [`los_vertices`] over one bit plane, in plane coordinates
-/// `(u, v)`: `v` indexes lines, `u` cells within a line; `|v_b - v_a| <=
-/// |u_b - u_a|`. `double(u, v)` says whether plane vertex `(u, v)` is a
-/// double corner (a property that transposing the grid keeps).
+/// The walk of [`los_lattice`] over one bit plane, in plane coordinates
+/// `(u, v)` scaled by `2^S`: `v` indexes lines, `u` cells within a line;
+/// `a != b` and `|v_b - v_a| <= |u_b - u_a|`. `double(u, v)` says whether
+/// plane vertex `(u, v)` (unscaled) is a double corner (a property that
+/// transposing the grid keeps).
 #[inline]
-fn spans_visible(
-    grid: &Grid,
+fn spans_visible<const S: u32>(
     plane: &BitPlane,
     a: [i64; 2],
     b: [i64; 2],
     double: impl Fn(i64, i64) -> bool,
 ) -> bool {
+    let grid_point = |n: i64| n & ((1 << S) - 1) == 0;
     // Walk towards increasing v (and increasing u along a line).
     let (a, b) = if (a[1], a[0]) <= (b[1], b[0]) {
         (a, b)
@@ -96,14 +109,16 @@ fn spans_visible(
     };
     let (du, dv) = (b[0] - a[0], b[1] - a[1]);
     if dv == 0 {
-        return if du == 0 {
-            grid.is_vertex_traversable(a[0], a[1])
+        let (u0, u1) = (a[0] >> S, -((-b[0]) >> S));
+        return if grid_point(a[1]) {
+            along_line_visible(plane, a[1] >> S, u0, u1)
         } else {
-            along_line_visible(plane, a[1], a[0], b[0])
+            // Inside a line: every cell crossed must be free.
+            plane.all_free(a[1] >> S, u0, u1 - 1)
         };
     }
-    // u on line boundary v = v_a + k is u_a + k du / dv; keep q = floor(k du /
-    // dv) and rem = k du - q dv for the current boundary.
+    // u on (refined) line boundary v = v_a + k is u_a + k du / dv; keep
+    // q = floor(k du / dv) and rem = k du - q dv for the current boundary.
     let (step_q, step_r) = (du.div_euclid(dv), du.rem_euclid(dv));
     let (mut q, mut rem) = (0i64, 0i64);
     for v in a[1]..b[1] {
@@ -114,18 +129,20 @@ fn spans_visible(
             rem -= dv;
             q += 1;
         }
-        // Cells crossed in line v: between u(v) and u(v + 1).
+        // (Refined) cells crossed in line v: between u(v) and u(v + 1).
         let (lo, hi) = if du >= 0 {
             (a[0] + q0, a[0] + q + i64::from(rem != 0) - 1)
         } else {
             (a[0] + q, a[0] + q0 + i64::from(rem0 != 0) - 1)
         };
-        if !plane.all_free(v, lo, hi) {
+        if !plane.all_free(v >> S, lo >> S, hi >> S) {
             return false;
         }
-        // Passing exactly through a vertex on the next boundary (strictly
-        // inside the segment): it must not be a double corner.
-        if rem == 0 && v + 1 < b[1] && double(a[0] + q, v + 1) {
+        // Passing exactly through a grid vertex on the next boundary
+        // (strictly inside the segment): it must not be a double corner.
+        let (u, next) = (a[0] + q, v + 1);
+        if rem == 0 && next < b[1] && grid_point(u) && grid_point(next) && double(u >> S, next >> S)
+        {
             return false;
         }
     }

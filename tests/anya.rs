@@ -2,9 +2,6 @@
 //! any start and goal. Every path is checked by the validator of
 //! `tests/common` and its length compared with the reference optimum
 //! (Dijkstra on the corner visibility graph).
-//!
-//! Until Anya lands, `Algorithm::Anya` runs a stand-in that is valid but not
-//! optimal: the optimality tests are ignored, the validity tests run.
 
 mod common;
 
@@ -49,7 +46,6 @@ fn anya_paths_are_valid() {
 /// cell-centre endpoints, plus 600 x 8 of any family with any endpoints
 /// (float points, points outside, invalid starts).
 #[test]
-#[ignore = "until Anya lands"]
 fn anya_is_optimal_on_random_small_grids() {
     let mut total = 0;
     for (i, family) in Family::ALL.into_iter().enumerate() {
@@ -276,7 +272,6 @@ fn named_cases_are_valid() {
 macro_rules! optimal_case {
     ($($name:ident),* $(,)?) => {$(
         #[test]
-        #[ignore = "until Anya lands"]
         fn $name() {
             let all = cases();
             let c = all.iter().find(|c| c.name == stringify!($name)).expect("a case of that name");

@@ -273,7 +273,6 @@ fn lazy_theta_is_within_one_and_a_half_percent_of_optimal_on_arena() {
 }
 
 #[test]
-#[ignore = "until Anya lands"]
 fn anya_is_optimal_on_arena() {
     let (count, _) = arena_against_reference(Algorithm::Anya);
     assert!(count >= 300, "{count}");

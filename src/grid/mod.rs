@@ -527,24 +527,40 @@ impl Grid {
             ),
             None => (0, 0, w, h),
         };
-        for y in y0.max(0)..=y1.min(h) {
-            for x in x0.max(0)..=x1.min(w) {
-                let info = self.compute_vertex_info(x, y);
-                self.vertex_info[(y * (w + 1) + x) as usize] = info;
+        let (x0, y0, x1, y1) = (x0.max(0), y0.max(0), x1.min(w), y1.min(h));
+        let at = |x: i64, y: i64| (y * (w + 1) + x) as usize;
+        // Pass 1: the cell masks, one vertex further out (pass 2 reads them).
+        for y in (y0 - 1).max(0)..=(y1 + 1).min(h) {
+            // Stored bit x is cell x - 1, bit x + 1 is cell x.
+            let (up, down) = (self.rows.line(y - 1), self.rows.line(y));
+            let bit = |words: &[u64], b: usize| (words[b / 64] >> (b % 64) & 1) as u16;
+            for x in (x0 - 1).max(0)..=(x1 + 1).min(w) {
+                let b = x as usize;
+                let mask =
+                    bit(up, b) | bit(up, b + 1) << 1 | bit(down, b) << 2 | bit(down, b + 1) << 3;
+                // Keep the moves: the ring around the refreshed area is not
+                // recomputed in pass 2 (and its masks did not change).
+                let info = &mut self.vertex_info[at(x, y)];
+                *info = *info & 0xff | mask << 8;
             }
         }
-    }
-
-    fn compute_vertex_info(&self, x: i64, y: i64) -> u16 {
-        let m = self.vertex_mask(x, y);
-        let mut moves = 0u16;
-        for (i, &(dx, dy, need)) in VERTEX_MOVES.iter().enumerate() {
-            // (`is_double_corner` reads the info being rebuilt: use the cells.)
-            if m & need != 0 && !matches!(self.vertex_mask(x + dx, y + dy), 0b1001 | 0b0110) {
-                moves |= 1 << i;
+        // Pass 2: the moves. A move needs a free cell beside it, which a
+        // move off the grid never has, so neighbours are inside.
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let info = self.vertex_info[at(x, y)];
+                let m = (info >> 8) as u8;
+                let mut moves = 0u16;
+                for (i, &(dx, dy, need)) in VERTEX_MOVES.iter().enumerate() {
+                    if m & need != 0
+                        && !matches!(self.vertex_info[at(x + dx, y + dy)] >> 8, 0b1001 | 0b0110)
+                    {
+                        moves |= 1 << i;
+                    }
+                }
+                self.vertex_info[at(x, y)] = info & 0xff00 | moves;
             }
         }
-        moves | u16::from(m) << 8
     }
 
     /// The precomputed info of vertex `(x, y)` (see the field docs); the
@@ -657,6 +673,40 @@ mod tests {
         assert_eq!(edits.len(), 2);
         assert_eq!(edits[1].kind, EditKind::Freed);
         assert_eq!(edits[1].rect, URect::new(2, 4, 3, 5));
+    }
+
+    /// Regression: refreshing the move table after an edit cleared the
+    /// moves of the vertices just outside the refreshed area, so searches
+    /// near an edit found no path.
+    #[test]
+    fn edits_leave_the_same_move_table_as_a_fresh_build() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n) as u32
+        };
+        let mut g = Grid::new(40, 30).unwrap();
+        for _ in 0..200 {
+            let (x, y) = (next(40), next(30));
+            let (w, h) = (1 + next(4).min(39 - x), 1 + next(4).min(29 - y));
+            g.set_rect_free(URect::new(x, y, x + w, y + h), next(3) == 0)
+                .unwrap();
+            // Built in one go from a picture: no incremental refresh.
+            let picture: String = (0..30)
+                .map(|cy| {
+                    let row: String = (0..40)
+                        .map(|cx| if g.is_free(cx, cy) { '.' } else { '#' })
+                        .collect();
+                    row + "\n"
+                })
+                .collect();
+            let fresh = Grid::from_ascii(&picture).unwrap();
+            assert_eq!(g.vertex_info, fresh.vertex_info);
+            assert_eq!(g.cols, fresh.cols);
+            assert_eq!(g.region_count(), fresh.region_count());
+        }
     }
 
     #[test]

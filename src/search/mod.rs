@@ -26,7 +26,6 @@
 mod anya;
 mod astar;
 mod endpoint;
-#[expect(dead_code, reason = "the open list for Anya, which lands next")]
 mod heap;
 mod lazy_theta;
 mod vertex_graph;
@@ -370,6 +369,7 @@ impl Planner {
     pub fn reserve(&mut self, grid: &Grid) {
         let vertices = (grid.width() as usize + 1) * (grid.height() as usize + 1);
         self.vertex.reserve(vertices + 2);
+        self.anya.reserve(grid);
     }
 
     /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.

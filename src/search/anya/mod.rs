@@ -1,27 +1,218 @@
-//! Anya (Harabor, Grastien, Oz & Aksakalli, "Optimal Any-Angle Pathfinding
-//! In Practice", JAIR 56, 2016). Placeholder until the planner lands: it
-//! serves queries with A* and post-smoothing so the API is stable.
+//! Anya: optimal any-angle pathfinding (Harabor, Grastien, Oz & Aksakalli,
+//! "Optimal Any-Angle Pathfinding In Practice", JAIR 56, 2016).
+//!
+//! Anya searches over *intervals* of grid lines paired with a *root*, the
+//! last turning point of the paths an interval stands for, instead of over
+//! points. Successors come from projecting an interval onto the next line and
+//! from turning around corners (see [`expand`]); no line-of-sight check is
+//! ever made. The `f`-value of a node is the length of the shortest path
+//! through its interval ignoring obstacles beyond it, so the search is A* and
+//! its first goal is optimal.
+//!
+//! Differences from the paper, all needed by `SPEC.md`:
+//!
+//! - Start and goal may be any points, not only vertices. A start off the
+//!   grid lines seeds cones onto the two lines that bound its cell row; a goal
+//!   off them is found by the nodes that sweep its cell row (see
+//!   [`expand`]). Nothing is snapped to a vertex.
+//! - Double corners are never passed nor turned at; a start or goal on one
+//!   uses only its south-east cell; the map border is blocked.
+//! - Interval endpoints are exact (see [`node`]).
+//!
+//! Memory: the root history (best `g` and parent per vertex) is stamped with
+//! a generation, so it is allocated once per grid size, not per query.
+
+mod expand;
+mod node;
+mod scan;
+#[cfg(test)]
+mod tests;
 
 use bevy_math::DVec2;
 
-use super::vertex_graph;
+use self::expand::{Anya, Wedge};
+use self::node::{Kind, Node};
+use super::heap::OpenList;
 use super::{Outcome, SearchContext};
+
+/// Best `g` and parent per root, valid when stamped with the current
+/// generation (the root history of the paper, Section 6).
+#[derive(Default, Debug)]
+pub(crate) struct Roots {
+    g: Vec<f64>,
+    parent: Vec<u32>,
+    stamp: Vec<u32>,
+    generation: u32,
+}
+
+impl Roots {
+    /// Starts a query over `count` roots.
+    fn prepare(&mut self, count: usize) {
+        if self.g.len() != count {
+            self.g = vec![f64::INFINITY; count];
+            self.parent = vec![0; count];
+            self.stamp = vec![0; count];
+            self.generation = 0;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+    }
+}
 
 /// Anya's reusable search memory.
 #[derive(Default, Debug)]
 pub(crate) struct Scratch {
-    vertex: vertex_graph::Scratch,
+    /// The root history.
+    roots: Roots,
+    /// Every node made in this query; the open list holds indices into it.
+    nodes: Vec<Node>,
+    /// Successors of the node being expanded.
+    succ: Vec<Node>,
+    open: OpenList,
+    /// Vertices per grid row (`width + 1`).
+    row_len: i64,
 }
 
-/// Runs Anya from `ctx.start` to `ctx.goal`; on success the path is in `out`.
+impl Scratch {
+    /// Sizes the root history for `grid` now (see `Planner::reserve`).
+    pub(crate) fn reserve(&mut self, grid: &crate::grid::Grid) {
+        let count = (grid.width() as usize + 1) * (grid.height() as usize + 1) + 1;
+        self.roots.prepare(count);
+    }
+
+    /// The root id of vertex `(x, y)`.
+    #[inline]
+    fn vertex_id(&self, x: i64, y: i64) -> u32 {
+        (y * self.row_len + x) as u32
+    }
+}
+
+/// Runs Anya from `ctx.start` to `ctx.goal`; on success the path is in `out`,
+/// `ctx.start.p` first and `ctx.goal.p` last.
 pub(crate) fn search(
     ctx: &mut SearchContext<'_>,
     scratch: &mut Scratch,
     out: &mut Vec<DVec2>,
 ) -> Outcome {
-    let o = super::astar::search(ctx, &mut scratch.vertex, out);
-    if o == Outcome::Found {
-        super::astar::smooth(ctx, out);
+    let grid = ctx.grid;
+    let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
+    scratch.row_len = w + 1;
+    let start_id = ((w + 1) * (h + 1)) as u32;
+    scratch.roots.prepare(start_id as usize + 1);
+    scratch.nodes.clear();
+    scratch.succ.clear();
+    scratch.open.clear();
+
+    let (s, t) = (ctx.start.p, ctx.goal.p);
+    let on_line = |v: f64| (v.fract() == 0.0).then_some(v as i64);
+    let mut stats = ctx.stats;
+    let mut anya = Anya {
+        grid,
+        goal: ctx.goal,
+        t,
+        goal_line: on_line(t.y),
+        goal_cell_row: if t.y.fract() == 0.0 {
+            None
+        } else {
+            Some(t.y.floor() as i64)
+        },
+        scratch,
+        stats: &mut stats,
+    };
+
+    anya.scratch.roots.improve(start_id, 0.0, start_id);
+    if let Some([x, y]) = ctx.start.vertex {
+        // Never turn at the start vertex again.
+        let id = anya.scratch.vertex_id(x, y);
+        anya.scratch.roots.improve(id, 0.0, start_id);
     }
-    o
+    let wedge = if ctx.start.restricted {
+        Wedge::SouthEast
+    } else {
+        Wedge::Full
+    };
+    anya.seed_root(s, start_id, 0.0, wedge);
+    flush(&mut anya);
+
+    let outcome = loop {
+        let Some(entry) = anya.scratch.open.pop() else {
+            break Outcome::Exhausted;
+        };
+        let node = anya.scratch.nodes[entry.node as usize];
+        if node.kind == Kind::Goal {
+            // Parent links strictly decrease g, so they always reach the
+            // start; a broken chain would be a bug, reported as a failed
+            // search rather than a panic.
+            break if reconstruct(&anya, &node, start_id, s, out) {
+                Outcome::Found
+            } else {
+                Outcome::Exhausted
+            };
+        }
+        if node.g > anya.scratch.roots.g(node.root) {
+            continue; // stale: its root has since been reached more cheaply
+        }
+        let mut current = node;
+        loop {
+            anya.stats.expanded += 1;
+            anya.expand(&current);
+            // Intermediate pruning: a lone cone successor that can only be
+            // projected again is expanded at once instead of queued.
+            if let [only] = anya.scratch.succ[..]
+                && matches!(only.kind, Kind::Cone { .. })
+                && !only.turn_a
+                && !only.turn_b
+            {
+                anya.scratch.succ.clear();
+                current = only;
+                continue;
+            }
+            break;
+        }
+        flush(&mut anya);
+        ctx.stats = *anya.stats;
+        if let Some(stop) = ctx.should_stop() {
+            return stop;
+        }
+    };
+    ctx.stats = stats;
+    outcome
+}
+
+/// Moves the pending successors to the open list.
+fn flush(anya: &mut Anya<'_>) {
+    while let Some(n) = anya.scratch.succ.pop() {
+        anya.push(n);
+    }
+}
+
+/// Writes the path ending at goal node `goal` into `out`, start first.
+/// Returns `false` if the root parent links do not lead to the start.
+fn reconstruct(
+    anya: &Anya<'_>,
+    goal: &Node,
+    start_id: u32,
+    s: DVec2,
+    out: &mut Vec<DVec2>,
+) -> bool {
+    out.clear();
+    out.push(anya.t);
+    let roots = &anya.scratch.roots;
+    let mut id = goal.root;
+    let row_len = anya.scratch.row_len;
+    for _ in 0..roots.g.len() {
+        if id == start_id {
+            out.push(s);
+            out.reverse();
+            return true;
+        }
+        let (x, y) = (i64::from(id) % row_len, i64::from(id) / row_len);
+        out.push(DVec2::new(x as f64, y as f64));
+        id = roots.parent[id as usize];
+    }
+    out.clear();
+    false
 }

@@ -1,0 +1,592 @@
+//! Successors of Anya's search nodes (Algorithm 1 and Appendix Algorithm 4 of
+//! the paper), with cul-de-sac pruning, goal detection for any goal point,
+//! and the strict visibility rules of `SPEC.md`.
+//!
+//! # Successors
+//!
+//! - A *cone* node `(I, r)` on line `y` heading to line `y + dir` projects `I`
+//!   through the cell row in between: the projected interval is clipped by
+//!   the free run of that cell row and split at every corner of the new line
+//!   (observable successors, same root). Each interval endpoint that is a
+//!   corner where a taut path may turn becomes a new root (non-observable
+//!   successors).
+//! - A *flat* node runs along its line up to the next corner whose blocked
+//!   cell lies behind; there it continues (same root) and turns (new root).
+//! - A new root `c` (the start, or a corner reached from root `p`) sends
+//!   successors into a *wedge* of directions: the whole plane for a start,
+//!   its south-east quadrant for a start on a double corner, and for a corner
+//!   the directions between the extension of `p -> c` and the blocked cell's
+//!   edge, which are the only ones in which a path turning at `c` is taut.
+//!
+//! # Goals anywhere
+//!
+//! The paper's target is a vertex, found in an interval. Here a goal on a
+//! grid line is found the same way, and a goal strictly inside a cell row is
+//! found by the nodes that sweep that row: a cone node's projection (its
+//! trapezoid between two lines) or a new root's first cone (its triangle).
+//! Either pushes a *goal node* with `f = g(root) + |root goal|`, an exact
+//! path length, and the search ends when a goal node is popped, as in A*.
+
+use core::cmp::Ordering;
+
+use bevy_math::DVec2;
+
+use super::node::{Ep, Kind, Node, orient};
+use super::scan;
+use super::{Roots, Scratch};
+use crate::grid::Grid;
+use crate::search::SearchStats;
+use crate::search::endpoint::Endpoint;
+use crate::search::heap::OpenEntry;
+
+/// The directions a new root sends successors into.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Wedge {
+    /// Every direction (a start that is not on a double corner).
+    Full,
+    /// Right, down and everything between (a start on a double corner).
+    SouthEast,
+    /// Directions `v` with `s cross(e, v) >= 0` and `s cross(v, f) >= 0`,
+    /// where `e = c - p` continues the incoming segment and `f` runs along
+    /// the blocked cell's edge.
+    Turn {
+        /// The previous root.
+        p: DVec2,
+        /// `+1` or `-1`: which way the path turns.
+        s: i8,
+        /// Unit axis direction of the blocked cell's edge.
+        f: [i8; 2],
+    },
+}
+
+/// The sign of an ordering as `-1`, `0` or `+1`.
+#[inline]
+fn sgn(o: Ordering) -> i8 {
+    o as i8
+}
+
+/// The sign of `v` as `-1`, `0` or `+1` (`v` finite).
+#[inline]
+fn sgn_f(v: f64) -> i8 {
+    sgn(v.total_cmp(&0.0)) * i8::from(v != 0.0)
+}
+
+impl Wedge {
+    /// Whether the direction from root `c` to point `q` is in the wedge.
+    fn contains(self, c: DVec2, q: DVec2) -> bool {
+        match self {
+            Wedge::Full => true,
+            Wedge::SouthEast => q.x >= c.x && q.y >= c.y,
+            Wedge::Turn { p, s, f } => {
+                // cross(c - p, q - c) = cross(c - p, q - p).
+                if sgn(orient(p, c, q)) * s < 0 {
+                    return false;
+                }
+                // cross(q - c, f) for an axis-aligned f.
+                let cross = if f[0] == 0 {
+                    sgn_f(q.x - c.x) * f[1]
+                } else {
+                    -sgn_f(q.y - c.y) * f[0]
+                };
+                cross * s >= 0
+            }
+        }
+    }
+}
+
+/// The larger of two endpoints on line `y` of a node rooted at `r`.
+#[inline]
+fn max_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
+    if a.cmp(b, r, y) == Ordering::Less {
+        b
+    } else {
+        a
+    }
+}
+
+/// The smaller of two endpoints on line `y` of a node rooted at `r`.
+#[inline]
+fn min_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
+    if a.cmp(b, r, y) == Ordering::Greater {
+        b
+    } else {
+        a
+    }
+}
+
+/// One query's search: the grid, the goal, and the scratch memory.
+pub(super) struct Anya<'a> {
+    /// The grid searched.
+    pub grid: &'a Grid,
+    /// The goal endpoint (its double-corner restriction).
+    pub goal: &'a Endpoint,
+    /// The goal point.
+    pub t: DVec2,
+    /// The goal's grid line, if it is on one.
+    pub goal_line: Option<i64>,
+    /// The goal's cell row, if it is strictly inside one.
+    pub goal_cell_row: Option<i64>,
+    /// Root history, node arena, open list.
+    pub scratch: &'a mut Scratch,
+    /// Counters of the query.
+    pub stats: &'a mut SearchStats,
+}
+
+impl Anya<'_> {
+    /// Vertex `(x, y)` as a point.
+    #[inline]
+    fn vpoint(x: i64, y: i64) -> DVec2 {
+        DVec2::new(x as f64, y as f64)
+    }
+
+    /// `f` of a node: `g` plus the shortest way through the interval to the
+    /// goal, by Lemmas 1 and 2 (the goal mirrored through the interval's line
+    /// when it lies on the root's side).
+    fn f_value(&self, n: &Node) -> f64 {
+        let (r, t) = (n.r, self.t);
+        let y = n.y as f64;
+        let (xa, xb) = (n.a.x(r, y), n.b.x(r, y));
+        let (lo, hi) = (xa.min(xb), xa.max(xb));
+        let x = match n.kind {
+            Kind::Goal => return n.g,
+            Kind::Flat { .. } => r.x,
+            Kind::Cone { .. } => {
+                let ty = if (t.y - y) * (r.y - y) > 0.0 {
+                    2.0 * y - t.y
+                } else {
+                    t.y
+                };
+                // r and the (mirrored) goal are on opposite sides of the line
+                // or the goal is on it: ty - r.y is never 0.
+                r.x + (t.x - r.x) * (y - r.y) / (ty - r.y)
+            }
+        };
+        let p = DVec2::new(x.clamp(lo, hi), y);
+        n.g + r.distance(p) + p.distance(t)
+    }
+
+    /// Puts a node on the open list.
+    pub(super) fn push(&mut self, n: Node) {
+        let f = self.f_value(&n);
+        let id = self.scratch.nodes.len() as u32;
+        self.scratch.nodes.push(n);
+        // Ties pop the larger `g` first, so a goal node (`g = f`) wins.
+        self.scratch.open.push(OpenEntry {
+            f,
+            g: n.g,
+            node: id,
+        });
+        self.stats.generated += 1;
+    }
+
+    /// Pushes a goal node: the goal seen from root `r`.
+    fn push_goal(&mut self, root: u32, r: DVec2, g: f64) {
+        if !self.goal.allows_towards(r) {
+            return;
+        }
+        let g = g + r.distance(self.t);
+        self.push(Node {
+            root,
+            r,
+            g,
+            y: 0,
+            a: Ep::Int(0),
+            b: Ep::Int(0),
+            kind: Kind::Goal,
+            turn_a: false,
+            turn_b: false,
+            onward: false,
+        });
+    }
+
+    /// Whether corner candidate `v` is a vertex where a taut path from `r`
+    /// may turn: exactly one of its cells is blocked, the incoming segment
+    /// neither points into that cell nor runs along its edge, and the cell is
+    /// strictly on one side of the incoming line. Returns the wedge.
+    fn taut_turn(&self, v: [i64; 2], r: DVec2) -> Option<Wedge> {
+        let mask = self.grid.vertex_mask(v[0], v[1]);
+        if mask.count_ones() != 3 {
+            return None;
+        }
+        let blocked = (!mask & 0xF).trailing_zeros();
+        // Quadrant of the blocked cell: bit 0 = (x-1, y-1), 1 = (x, y-1),
+        // 2 = (x-1, y), 3 = (x, y).
+        let sx: i8 = if blocked & 1 == 1 { 1 } else { -1 };
+        let sy: i8 = if blocked & 2 == 2 { 1 } else { -1 };
+        let vp = Self::vpoint(v[0], v[1]);
+        let ex = sgn(vp.x.total_cmp(&r.x));
+        let ey = sgn(vp.y.total_cmp(&r.y));
+        // Into the blocked cell, or along one of its edges.
+        if (ey == sy && (ex == sx || ex == 0)) || (ey == 0 && ex == sx) {
+            return None;
+        }
+        let centre = DVec2::new(vp.x + 0.5 * f64::from(sx), vp.y + 0.5 * f64::from(sy));
+        let s = sgn(orient(r, vp, centre));
+        if s == 0 {
+            return None;
+        }
+        // Rotating from e towards the cell, the first of its two edges met is
+        // the one with the cell on its `s` side.
+        let f = if sx * sy == s { [sx, 0] } else { [0, sy] };
+        Some(Wedge::Turn { p: r, s, f })
+    }
+
+    /// Turns at corner `v` coming from root `root` (point `r`, cost `g`):
+    /// if this improves `v`'s entry in the root history, sends successors
+    /// into the taut wedge.
+    fn turn(&mut self, v: [i64; 2], root: u32, r: DVec2, g: f64) {
+        let Some(wedge) = self.taut_turn(v, r) else {
+            return;
+        };
+        let vp = Self::vpoint(v[0], v[1]);
+        let gv = g + r.distance(vp);
+        let id = self.scratch.vertex_id(v[0], v[1]);
+        if !self.scratch.roots.improve(id, gv, root) {
+            return;
+        }
+        self.seed_root(vp, id, gv, wedge);
+    }
+
+    /// Successors of a new root `c` (id `root`, cost `g`) in `wedge`: cones
+    /// onto the grid lines above and below and flats along its own line.
+    pub(super) fn seed_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge) {
+        let height = i64::from(self.grid.height());
+        if c.y.fract() == 0.0 {
+            let y = c.y as i64;
+            for dir in [-1i8, 1] {
+                let ny = y + i64::from(dir);
+                if (0..=height).contains(&ny) {
+                    self.cone_from_root(c, root, g, wedge, dir, ny);
+                }
+                if wedge.contains(c, c + DVec2::new(f64::from(dir), 0.0)) {
+                    self.flat(root, c, g, y, dir, None);
+                }
+            }
+        } else {
+            self.cone_from_root(c, root, g, wedge, -1, c.y.floor() as i64);
+            self.cone_from_root(c, root, g, wedge, 1, c.y.ceil() as i64);
+        }
+    }
+
+    /// The free run of cell row `cy` around `x` (the cells whose closed
+    /// square contains `(x, *)`, those that are free), as `[L, R]`.
+    fn base_run(&self, cy: i64, x: f64) -> Option<(i64, i64)> {
+        if x.fract() == 0.0 {
+            let k = x as i64;
+            let (lf, rf) = (self.grid.is_free(k - 1, cy), self.grid.is_free(k, cy));
+            if !lf && !rf {
+                return None;
+            }
+            let l = if lf {
+                scan::run_left(self.grid, cy, k - 1)
+            } else {
+                k
+            };
+            let r = if rf {
+                scan::run_right(self.grid, cy, k)
+            } else {
+                k
+            };
+            Some((l, r))
+        } else {
+            let k = x.floor() as i64;
+            self.grid.is_free(k, cy).then(|| {
+                (
+                    scan::run_left(self.grid, cy, k),
+                    scan::run_right(self.grid, cy, k),
+                )
+            })
+        }
+    }
+
+    /// The cone from new root `c` onto line `ny` (adjacent to `c`, in
+    /// direction `dir`), limited to `wedge`.
+    fn cone_from_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge, dir: i8, ny: i64) {
+        let cy = if dir > 0 { ny - 1 } else { ny };
+        let Some((l, r)) = self.base_run(cy, c.x) else {
+            return;
+        };
+        let (mut lo, mut hi) = (Ep::Int(l), Ep::Int(r));
+        let d = f64::from(dir);
+        match wedge {
+            Wedge::Full => {}
+            Wedge::SouthEast => {
+                if dir < 0 {
+                    return;
+                }
+                let k = c.x as i64;
+                if k > l {
+                    lo = Ep::Int(k);
+                }
+            }
+            Wedge::Turn { p, s, f } => {
+                // Bound from e = c - p: cross(e, (x - c.x, d)) = -e.y (x - x_e).
+                let ey = sgn(c.y.total_cmp(&p.y));
+                if ey == 0 {
+                    if sgn(c.x.total_cmp(&p.x)) * dir * s < 0 {
+                        return;
+                    }
+                } else {
+                    let bound = Ep::Line(p).normalized(c, ny);
+                    if s * ey < 0 {
+                        lo = max_ep(lo, bound, c, ny);
+                    } else {
+                        hi = min_ep(hi, bound, c, ny);
+                    }
+                }
+                // Bound from f: cross((x - c.x, d), f) = (x - c.x) f.y - d f.x.
+                if f[1] == 0 {
+                    if -(d as i8) * f[0] * s < 0 {
+                        return;
+                    }
+                } else {
+                    let k = Ep::Int(c.x as i64);
+                    if s * f[1] > 0 {
+                        lo = max_ep(lo, k, c, ny);
+                    } else {
+                        hi = min_ep(hi, k, c, ny);
+                    }
+                }
+            }
+        }
+        // A goal between c and the new line, seen from c (a start strictly
+        // inside a cell row is the caller's direct-visibility case). The
+        // wedge may leave the cell row through the run's ends before it
+        // reaches the line, so this comes before the emptiness test.
+        if c.y.fract() == 0.0
+            && self.goal_cell_row == Some(cy)
+            && self.t.x >= l as f64
+            && self.t.x <= r as f64
+            && wedge.contains(c, self.t)
+        {
+            self.push_goal(root, c, g);
+        }
+        if lo.cmp(hi, c, ny) == Ordering::Greater {
+            return;
+        }
+        self.split(root, c, g, ny, dir, lo, hi);
+    }
+
+    /// Splits the visible interval `[lo, hi]` of line `ny` (reached from root
+    /// `r` heading `dir`) at every corner of the line, and emits the pieces.
+    #[expect(clippy::too_many_arguments, reason = "one cone's full description")]
+    fn split(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, lo: Ep, hi: Ep) {
+        // Cells in the row beyond the line; the row before is free over
+        // [lo, hi], so the corners inside are exactly its changes.
+        let far = if dir > 0 { ny } else { ny - 1 };
+        let to = hi.int_below(r, ny);
+        let mut from = lo.int_above(r, ny);
+        let mut a = lo;
+        loop {
+            let next = scan::next_transition(self.grid, far, from, to);
+            let b = next.map_or(hi, Ep::Int);
+            self.piece(root, r, g, ny, dir, a, b, a == lo, next.is_none());
+            match next {
+                Some(k) => {
+                    a = Ep::Int(k);
+                    from = k + 1;
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Emits one cone piece `[a, b]` of line `ny` (cells beyond it uniform),
+    /// after goal detection and cul-de-sac pruning.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one cone piece's full description"
+    )]
+    fn piece(
+        &mut self,
+        root: u32,
+        r: DVec2,
+        g: f64,
+        ny: i64,
+        dir: i8,
+        a: Ep,
+        b: Ep,
+        first: bool,
+        last: bool,
+    ) {
+        if self.goal_line == Some(ny)
+            && a.cmp_point(r, self.t) != Ordering::Greater
+            && b.cmp_point(r, self.t) != Ordering::Less
+        {
+            self.push_goal(root, r, g);
+        }
+        let zero = a.cmp(b, r, ny) == Ordering::Equal;
+        let far = if dir > 0 { ny } else { ny - 1 };
+        let onward = !zero && self.grid.is_free(a.floor(r, ny), far);
+        // A corner between two pieces turns with the piece that has free
+        // cells beyond; the ends of the whole interval turn with their piece.
+        let turn_a = match a {
+            Ep::Int(k) => (onward || first) && self.taut_turn([k, ny], r).is_some(),
+            _ => false,
+        };
+        let turn_b = match b {
+            Ep::Int(k) if !zero => (onward || last) && self.taut_turn([k, ny], r).is_some(),
+            _ => false,
+        };
+        if !(onward || turn_a || turn_b) {
+            return; // cul-de-sac
+        }
+        self.scratch.succ.push(Node {
+            root,
+            r,
+            g,
+            y: ny,
+            a,
+            b,
+            kind: Kind::Cone { dir },
+            turn_a,
+            turn_b,
+            onward,
+        });
+    }
+
+    /// The flat interval of line `y` from `from` (a vertex, or the root itself
+    /// when `None`) in direction `dir`, up to the next corner with its blocked
+    /// cell behind or the end of the walkable stretch.
+    fn flat(&mut self, root: u32, r: DVec2, g: f64, y: i64, dir: i8, from: Option<i64>) {
+        let x = from.map_or(r.x, |k| k as f64);
+        let first = if x.fract() == 0.0 {
+            let k = x as i64;
+            // The edge ahead needs a free side.
+            let cx = if dir > 0 { k } else { k - 1 };
+            if !self.grid.is_free(cx, y - 1) && !self.grid.is_free(cx, y) {
+                return;
+            }
+            k + i64::from(dir)
+        } else if dir > 0 {
+            x.ceil() as i64
+        } else {
+            x.floor() as i64
+        };
+        let end = if dir > 0 {
+            scan::flat_right(self.grid, y, first)
+        } else {
+            scan::flat_left(self.grid, y, first)
+        };
+        let near = from.map_or(Ep::Root, Ep::Int);
+        let (a, b) = if dir > 0 {
+            (near, Ep::Int(end))
+        } else {
+            (Ep::Int(end), near)
+        };
+        if self.goal_line == Some(y)
+            && a.cmp_point(r, self.t) != Ordering::Greater
+            && b.cmp_point(r, self.t) != Ordering::Less
+        {
+            self.push_goal(root, r, g);
+        }
+        // The walk stopped at a corner with its blocked cell behind (where it
+        // may go on and turn) or where it cannot go on.
+        let turn = self.taut_turn([end, y], r).is_some();
+        if !turn {
+            return;
+        }
+        let (turn_a, turn_b) = if dir > 0 {
+            (false, true)
+        } else {
+            (true, false)
+        };
+        self.scratch.succ.push(Node {
+            root,
+            r,
+            g,
+            y,
+            a,
+            b,
+            kind: Kind::Flat { dir },
+            turn_a,
+            turn_b,
+            onward: true,
+        });
+    }
+
+    /// Expands node `n` (not a goal node): its successors go to
+    /// `scratch.succ`, goal nodes straight to the open list.
+    pub(super) fn expand(&mut self, n: &Node) {
+        if n.turn_a
+            && let Ep::Int(k) = n.a
+        {
+            self.turn([k, n.y], n.root, n.r, n.g);
+        }
+        if n.turn_b
+            && let Ep::Int(k) = n.b
+            && n.a != n.b
+        {
+            self.turn([k, n.y], n.root, n.r, n.g);
+        }
+        if !n.onward {
+            return;
+        }
+        match n.kind {
+            Kind::Flat { dir } => {
+                let far = if dir > 0 { n.b } else { n.a };
+                if let Ep::Int(k) = far {
+                    self.flat(n.root, n.r, n.g, n.y, dir, Some(k));
+                }
+            }
+            Kind::Cone { dir } => self.project(n, dir),
+            Kind::Goal => {}
+        }
+    }
+
+    /// Observable successors of a cone node: its interval projected onto the
+    /// next line, clipped to the free run below (or above) it.
+    fn project(&mut self, n: &Node, dir: i8) {
+        let (r, y) = (n.r, n.y);
+        let ny = y + i64::from(dir);
+        let cy = if dir > 0 { y } else { y - 1 };
+        let k = n.a.floor(r, y);
+        let (l, rr) = (
+            scan::run_left(self.grid, cy, k),
+            scan::run_right(self.grid, cy, k),
+        );
+        let (la, lb) = (n.a.as_line(r, y), n.b.as_line(r, y));
+        if self.goal_cell_row == Some(cy)
+            && self.t.x >= l as f64
+            && self.t.x <= rr as f64
+            && la.cmp_point(r, self.t) != Ordering::Greater
+            && lb.cmp_point(r, self.t) != Ordering::Less
+        {
+            self.push_goal(n.root, r, n.g);
+        }
+        let lo = max_ep(la.normalized(r, ny), Ep::Int(l), r, ny);
+        let hi = min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny);
+        if lo.cmp(hi, r, ny) == Ordering::Greater {
+            return;
+        }
+        self.split(n.root, r, n.g, ny, dir, lo, hi);
+    }
+}
+
+/// Root-history helpers used by [`Anya`].
+impl Roots {
+    /// Records `g` for root `id` with parent `parent` if it is strictly
+    /// better than what is known; returns whether it was.
+    #[inline]
+    pub(super) fn improve(&mut self, id: u32, g: f64, parent: u32) -> bool {
+        let i = id as usize;
+        if self.stamp[i] == self.generation && self.g[i] <= g {
+            return false;
+        }
+        self.stamp[i] = self.generation;
+        self.g[i] = g;
+        self.parent[i] = parent;
+        true
+    }
+
+    /// The best known `g` of root `id`.
+    #[inline]
+    pub(super) fn g(&self, id: u32) -> f64 {
+        let i = id as usize;
+        if self.stamp[i] == self.generation {
+            self.g[i]
+        } else {
+            f64::INFINITY
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Word-at-a-time scans of the grid's bit-packed rows.
+//!
+//! [`Grid::row_words`] stores cell row `cy` (`-1..=height`) as `u64` words in
+//! which bit `x + 1` is cell `x` (set = free) and every padding bit is 0, so a
+//! scan always meets a blocked cell at `x = -1` and at `x = width` and never
+//! needs a bounds check of its own.
+//!
+//! Vertex `k` of a grid line sits between cells `k - 1` and `k`; in the flag
+//! words below it is bit `k + 1`, the bit of the cell to its right, so that
+//! "the cell to the left" is the same word shifted left by one.
+
+use crate::grid::Grid;
+
+/// The word of `row` holding bits `64 w .. 64 w + 63`, shifted left by one
+/// with the top bit of the previous word carried in: bit `i` of the result is
+/// bit `i - 1` of the row (for a cell row: the cell to the left).
+#[inline]
+fn shifted(row: &[u64], w: usize) -> u64 {
+    let prev = if w > 0 { row[w - 1] >> 63 } else { 0 };
+    (row[w] << 1) | prev
+}
+
+/// The exclusive end of the free run of cell row `cy` that holds the free cell
+/// `x`: the first blocked cell to the right of `x`.
+pub(super) fn run_right(grid: &Grid, cy: i64, x: i64) -> i64 {
+    let row = grid.row_words(cy);
+    let first = (x + 2) as usize;
+    let mut w = first / 64;
+    let mut word = !row[w] & (u64::MAX << (first % 64));
+    loop {
+        if word != 0 {
+            return (w * 64 + word.trailing_zeros() as usize) as i64 - 1;
+        }
+        w += 1;
+        // The padding bit of cell `width` is always 0, so this never runs off.
+        word = !row[w];
+    }
+}
+
+/// The first cell of the free run of cell row `cy` that holds the free cell
+/// `x`: one right of the last blocked cell left of `x`.
+pub(super) fn run_left(grid: &Grid, cy: i64, x: i64) -> i64 {
+    let row = grid.row_words(cy);
+    // Bits 0..=x are the cells -1..x-1.
+    let end = (x + 1) as usize;
+    let mut w = end / 64;
+    let rem = end % 64;
+    let mut word = if rem == 0 {
+        0
+    } else {
+        !row[w] & ((1u64 << rem) - 1)
+    };
+    loop {
+        if word != 0 {
+            // Bit b is cell b - 1, blocked: the run starts at cell b.
+            return (w * 64 + 63 - word.leading_zeros() as usize) as i64;
+        }
+        // Bit 0 (cell -1) is always 0, so this never runs off.
+        w -= 1;
+        word = !row[w];
+    }
+}
+
+/// The smallest vertex `k` in `from..=to` at which cell row `cy` changes
+/// between free and blocked (cells `k - 1` and `k` differ). Needs `from >= 0`.
+pub(super) fn next_transition(grid: &Grid, cy: i64, from: i64, to: i64) -> Option<i64> {
+    if from > to {
+        return None;
+    }
+    let row = grid.row_words(cy);
+    let (first, last) = ((from + 1) as usize, (to + 1) as usize);
+    let mut w = first / 64;
+    let mut mask = u64::MAX << (first % 64);
+    while w * 64 <= last {
+        let t = (row[w] ^ shifted(row, w)) & mask;
+        if t != 0 {
+            let bit = w * 64 + t.trailing_zeros() as usize;
+            return (bit <= last).then(|| bit as i64 - 1);
+        }
+        w += 1;
+        mask = u64::MAX;
+    }
+    None
+}
+
+/// The four flag words of a grid line at word `w`: cells above (`u`) and
+/// below (`d`) each vertex's right, and the same for its left (`ul`, `dl`).
+#[inline]
+fn line_words(up: &[u64], dn: &[u64], w: usize) -> (u64, u64, u64, u64) {
+    (up[w], dn[w], shifted(up, w), shifted(dn, w))
+}
+
+/// Double corners: two free cells touching diagonally, the other two blocked.
+#[inline]
+fn double_corners(u: u64, d: u64, ul: u64, dl: u64) -> u64 {
+    (ul & d & !u & !dl) | (u & dl & !ul & !d)
+}
+
+/// Walking right along grid line `y` from vertex `from - 1`, the first vertex
+/// `k >= from` where the walk must end: the edge right of `k` has no free
+/// side, `k` is a double corner, or `k` is a corner whose blocked cell lies
+/// behind (to the left), where a taut path may turn.
+pub(super) fn flat_right(grid: &Grid, y: i64, from: i64) -> i64 {
+    let (up, dn) = (grid.row_words(y - 1), grid.row_words(y));
+    let first = (from + 1) as usize;
+    let mut w = first / 64;
+    let mut mask = u64::MAX << (first % 64);
+    loop {
+        let (u, d, ul, dl) = line_words(up, dn, w);
+        let flags = !(u | d) | double_corners(u, d, ul, dl) | (u & d & (ul ^ dl));
+        let hit = flags & mask;
+        if hit != 0 {
+            return (w * 64 + hit.trailing_zeros() as usize) as i64 - 1;
+        }
+        // The vertex `width` has no free cell to its right: always flagged.
+        w += 1;
+        mask = u64::MAX;
+    }
+}
+
+/// Walking left along grid line `y` from vertex `from + 1`, the first vertex
+/// `k <= from` where the walk must end (the mirror image of [`flat_right`]).
+pub(super) fn flat_left(grid: &Grid, y: i64, from: i64) -> i64 {
+    let (up, dn) = (grid.row_words(y - 1), grid.row_words(y));
+    let last = (from + 1) as usize;
+    let mut w = last / 64;
+    let rem = last % 64;
+    let mut mask = if rem == 63 {
+        u64::MAX
+    } else {
+        (1u64 << (rem + 1)) - 1
+    };
+    loop {
+        let (u, d, ul, dl) = line_words(up, dn, w);
+        let flags = !(ul | dl) | double_corners(u, d, ul, dl) | (ul & dl & (u ^ d));
+        let hit = flags & mask;
+        if hit != 0 {
+            return (w * 64 + 63 - hit.leading_zeros() as usize) as i64 - 1;
+        }
+        // Vertex 0 has no free cell to its left (bit 1 shifted from bit 0): always flagged.
+        w -= 1;
+        mask = u64::MAX;
+    }
+}

@@ -201,6 +201,22 @@ fn paths_ready(c: &mut Criterion) {
             .resource::<PathfindingDiagnostics>()
             .searches_started
     };
+    let set = |app: &mut App, free: bool| {
+        app.world_mut()
+            .resource_mut::<NavGrid>()
+            .set_cell_free(cell, free)
+            .expect("the cell is on the grid");
+    };
+    // One untimed round, to say how many agents the edit replans.
+    let before = replans(&app);
+    set(&mut app, false);
+    settle(&mut app);
+    eprintln!(
+        "edit bench: blocking cell {cell} replans {} of {n} agents",
+        replans(&app) - before
+    );
+    set(&mut app, true);
+    settle(&mut app);
     for (name, whole) in [("frame", false), ("replans", true)] {
         group.bench_function(BenchmarkId::new("edit", name), |b| {
             b.iter_custom(|iters| {
@@ -208,10 +224,7 @@ fn paths_ready(c: &mut Criterion) {
                 for _ in 0..iters {
                     let before = replans(&app);
                     let clock = Instant::now();
-                    app.world_mut()
-                        .resource_mut::<NavGrid>()
-                        .set_cell_free(cell, false)
-                        .expect("the cell is on the grid");
+                    set(&mut app, false);
                     if whole {
                         settle(&mut app);
                     } else {
@@ -222,10 +235,7 @@ fn paths_ready(c: &mut Criterion) {
                         assert!(replans(&app) > before, "the edit replans some agents");
                         assert_all_ready(&mut app, n);
                     }
-                    app.world_mut()
-                        .resource_mut::<NavGrid>()
-                        .set_cell_free(cell, true)
-                        .expect("the cell is on the grid");
+                    set(&mut app, true);
                     settle(&mut app);
                 }
                 total

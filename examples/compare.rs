@@ -153,4 +153,38 @@ mod tests {
         let e = run(&args(&["--only", "no_such_map"])).expect_err("no such map");
         assert!(e.contains("no_such_map"), "{e}");
     }
+
+    #[test]
+    fn malformed_files_are_named_in_the_error() {
+        let dir = std::env::temp_dir().join(format!("compare-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let maps = dir.to_string_lossy().into_owned();
+        let out = dir.join("out").to_string_lossy().into_owned();
+        let write = |name: &str, text: &str| {
+            std::fs::write(dir.join(name), text).expect("a temporary file");
+        };
+        // A map whose header promises more rows than it has.
+        write("bad.map", "type octile\nheight 3\nwidth 2\nmap\n..\n");
+        write("bad.map.scen", "version 1\n");
+        let e = run(&args(&["--maps", &maps, "--out", &out])).expect_err("a malformed map");
+        assert!(e.contains("bad.map"), "{e}");
+        // A good map with a scenario query off the map.
+        write("bad.map", "type octile\nheight 2\nwidth 2\nmap\n..\n..\n");
+        write(
+            "bad.map.scen",
+            "version 1\n0\tbad.map\t2\t2\t0\t0\t5\t5\t7.07\n",
+        );
+        let e = run(&args(&["--maps", &maps, "--out", &out])).expect_err("a query off the map");
+        assert!(e.contains("outside"), "{e}");
+        // And a good one runs through, writing both files.
+        write(
+            "bad.map.scen",
+            "version 1\n0\tbad.map\t2\t2\t0\t0\t1\t1\t1.41\n",
+        );
+        run(&args(&["--maps", &maps, "--out", &out])).expect("a valid tiny map");
+        for f in ["compare.md", "compare.svg"] {
+            assert!(dir.join("out").join(f).is_file(), "{f} written");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

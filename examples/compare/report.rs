@@ -525,7 +525,7 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
          - Times are over the queries every solver answered with a path (*common* queries); \
          `vs A*` is total time over total A* time on them (below 1 is faster).\n\
          - `length vs Anya` is the mean over those queries of `length / Anya's length − 1`. \
-         Anya is optimal, so it is the reference; 8-connected A* paths are some 4-5 % longer.\n\
+         Anya is optimal, so it is the reference; 8-connected A* paths are typically a few per cent longer.\n\
          - `unreachable`: queries answered \"unreachable\" with `FallbackPolicy::Fail` (the \
          crafted ones below, plus any unreachable scenario query); for `pathfinding`, `astar` \
          returning `None` after exhausting the start's component. `fallback`: the crafted \

@@ -1142,3 +1142,98 @@ fn frame_cost_with_10k_idle_agents() {
         settle(&mut app);
     }
 }
+
+/// An agent standing still in the middle of a one-segment path across an
+/// open 40 x 5 grid (world y = 5 - grid y), as a self-steering game leaves it.
+fn agent_mid_segment() -> (App, Entity) {
+    let nav = NavGrid::new(Grid::new(40, 5).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 2.5)),
+            PathRequest::to(Vec2::new(39.5, 2.5)),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(nav_path(&app, agent).waypoints.len(), 2);
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = Vec2::new(20.5, 2.5);
+    app.update();
+    assert_eq!(nav_path(&app, agent).next, 1);
+    (app, agent)
+}
+
+#[test]
+fn blocking_a_cell_the_agent_has_already_passed_does_not_replan() {
+    let (mut app, agent) = agent_mid_segment();
+    let before = path_ticks(&app, &[(agent, Vec2::ZERO, Vec2::ZERO)]);
+    // Cell (10, 2) lies on the segment, behind the agent.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(10, 2), false)
+        .unwrap();
+    settle(&mut app);
+    assert!(
+        app.world().resource::<EventLog>().ready.len() == 1,
+        "replanned for a cell behind the agent"
+    );
+    assert_eq!(path_ticks(&app, &[(agent, Vec2::ZERO, Vec2::ZERO)]), before);
+    // Cell (30, 2) lies ahead: that one matters.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(30, 2), false)
+        .unwrap();
+    settle(&mut app);
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 2);
+    assert_eq!(log.ready[1].reason, PlanReason::PathBlocked);
+}
+
+/// Changes the goal of every agent between [`AnyAngleSystems::Dispatch`] and
+/// [`AnyAngleSystems::Apply`], after giving the searches started this frame
+/// time to finish.
+fn retarget_between_dispatch_and_apply(mut agents: Query<&mut PathRequest>) {
+    std::thread::sleep(Duration::from_millis(20));
+    for mut request in &mut agents {
+        let bevy_anyangle::plugin::PathGoal::Point(p) = request.goal else {
+            continue;
+        };
+        request.goal = bevy_anyangle::plugin::PathGoal::Point(Vec2::new(p.x, 9.5 - p.y));
+    }
+}
+
+/// Checks, right after [`AnyAngleSystems::Apply`], that no path answers
+/// another goal than the one asked for.
+fn assert_paths_answer_their_request(agents: Query<(&PathRequest, &NavPath, &PathStatus)>) {
+    for (request, path, status) in &agents {
+        let bevy_anyangle::plugin::PathGoal::Point(goal) = request.goal else {
+            continue;
+        };
+        if let Some(end) = path.end() {
+            assert_eq!(end, goal, "a path to an old goal is shown ({status:?})");
+        }
+    }
+}
+
+#[test]
+fn a_goal_changed_between_dispatch_and_apply_never_shows_the_stale_path() {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let nav = NavGrid::new(Grid::new(10, 10).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.add_systems(
+        bevy_app::Update,
+        (
+            retarget_between_dispatch_and_apply
+                .after(AnyAngleSystems::Dispatch)
+                .before(AnyAngleSystems::Apply),
+            assert_paths_answer_their_request.after(AnyAngleSystems::Apply),
+        ),
+    );
+    app.world_mut().spawn((
+        NavPosition(Vec2::new(0.5, 0.5)),
+        PathRequest::to(Vec2::new(8.5, 1.5)),
+    ));
+    for _ in 0..10 {
+        app.update();
+    }
+}

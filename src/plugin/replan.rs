@@ -15,8 +15,8 @@
 //!
 //! # Which edits affect a path
 //!
-//! For an agent with a path, the *remaining path* is the segment it is on
-//! (from the previous waypoint) and the waypoints after it.
+//! For an agent with a path, the *remaining path* runs from the point of the
+//! segment it is on closest to it, through the waypoints after it.
 //!
 //! - **Blocked** cells affect it iff a remaining segment near them is no
 //!   longer visible ([`line_of_sight`] on the edited grid): the path crosses
@@ -46,8 +46,8 @@ use crate::los::line_of_sight;
 
 /// What [`edit_impact`] knows about one agent, in grid coordinates.
 pub(crate) struct EditCheck<'a> {
-    /// Start of the remaining path for the visibility check (the previous
-    /// waypoint, or the agent).
+    /// Start of the remaining path for the visibility check: the point of
+    /// the agent's segment closest to it (see [`remaining`]).
     pub from: DVec2,
     /// The agent (a focus of the shortcut ellipse).
     pub agent: DVec2,
@@ -382,17 +382,32 @@ pub(crate) fn replan_on_grid_edits(
 }
 
 /// The start of the remaining path and the waypoints ahead, in grid
-/// coordinates.
+/// coordinates. On a segment, the remaining path starts at the point of the
+/// segment closest to the agent: the part behind it no longer matters.
 fn remaining(path: &NavPath, agent: DVec2) -> (DVec2, &[DVec2]) {
     let gw = &path.grid_waypoints;
     let next = path.next.min(gw.len());
     let ahead = &gw[next..];
-    let from = if next >= 1 {
-        gw[next - 1]
-    } else {
-        ahead.first().copied().unwrap_or(agent)
+    let from = match (next.checked_sub(1).map(|i| gw[i]), ahead.first()) {
+        (Some(a), Some(&b)) => closest_on_segment(agent, a, b),
+        (Some(a), None) => a,
+        (None, first) => first.copied().unwrap_or(agent),
     };
     (from, ahead)
+}
+
+/// The point of segment `a-b` closest to `p` (`a` if `p` is not finite).
+/// A sub-segment of a visible segment is visible, so the remaining path can
+/// be checked from here.
+fn closest_on_segment(p: DVec2, a: DVec2, b: DVec2) -> DVec2 {
+    let d = b - a;
+    let len2 = d.length_squared();
+    let t = (p - a).dot(d) / len2;
+    if t.is_finite() && t > 0.0 {
+        if t >= 1.0 { b } else { a + d * t }
+    } else {
+        a
+    }
 }
 
 /// Replans agents whose followed entity moved farther than

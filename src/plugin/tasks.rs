@@ -358,7 +358,7 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
 pub(crate) fn apply_results(
     mut planning: ResMut<Planning>,
     nav: Option<Res<NavGrid>>,
-    mut agents: Query<(&mut PlanState, &mut PathStatus, &mut NavPath)>,
+    mut agents: Query<(&PathRequest, &mut PlanState, &mut PathStatus, &mut NavPath)>,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
@@ -373,11 +373,14 @@ pub(crate) fn apply_results(
     }
     let results: Vec<PlanResult> = planning.receiver.try_iter().collect();
     for done in results {
-        let Ok((mut state, mut status, mut path)) = agents.get_mut(done.entity) else {
+        let Ok((request, mut state, mut status, mut path)) = agents.get_mut(done.entity) else {
             diagnostics.results_discarded += 1;
             continue;
         };
-        if state.ticket != done.ticket {
+        // A request changed since `Detect` ran this frame (by a system not
+        // ordered against the plugin's) is replanned next frame; its old
+        // result must not show meanwhile.
+        if state.ticket != done.ticket || state.request.as_ref() != Some(request) {
             diagnostics.results_discarded += 1;
             continue;
         }

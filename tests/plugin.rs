@@ -979,7 +979,7 @@ fn removing_the_request_cancels_its_search() {
     app.update();
     assert_eq!(status(&app, agent), PathStatus::Computing);
     app.world_mut().entity_mut(agent).remove::<PathRequest>();
-    settle_searches(&mut app);
+    settle(&mut app);
     assert!(nav_path(&app, agent).is_empty());
     let d = *app.world().resource::<PathfindingDiagnostics>();
     assert_eq!(d.results_applied, 0);
@@ -1024,14 +1024,6 @@ fn no_more_searches_run_than_the_limit() {
     for e in agents {
         assert_eq!(status(&app, e), PathStatus::Ready);
     }
-}
-
-/// Updates until no search runs (statuses may stay `Computing` for agents
-/// without a request).
-fn settle_searches(app: &mut App) {
-    run_until(app, 20_000, |world| {
-        world.resource::<PathfindingDiagnostics>().in_flight == 0
-    });
 }
 
 /// Main-thread cost of the plugin per frame with 10,000 idle agents whose
@@ -1236,4 +1228,24 @@ fn a_goal_changed_between_dispatch_and_apply_never_shows_the_stale_path() {
     for _ in 0..10 {
         app.update();
     }
+}
+
+#[test]
+fn removing_a_request_mid_search_does_not_leave_the_agent_busy() {
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    app.world_mut().entity_mut(agent).remove::<PathRequest>();
+    settle(&mut app);
+    assert_eq!(
+        status(&app, agent),
+        PathStatus::Failed(PathFailure::RequestRemoved)
+    );
+    assert!(nav_path(&app, agent).is_empty());
+    assert!(app.world().resource::<EventLog>().failed.is_empty());
 }

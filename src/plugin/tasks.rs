@@ -523,14 +523,22 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
 
 /// Cancels the search of an agent whose [`PathRequest`] is removed (or which
 /// is despawned), and forgets the request so that inserting it again plans.
+/// An agent still waiting for a plan is marked
+/// [`PathFailure::RequestRemoved`], so that it does not look busy forever.
 #[expect(clippy::needless_pass_by_value, reason = "observer parameters")]
 pub(crate) fn on_request_removed(
     removed: On<Remove<PathRequest>>,
-    mut agents: Query<&mut PlanState>,
+    mut agents: Query<(&mut PlanState, &mut PathStatus, &mut NavPath)>,
 ) {
-    if let Ok(mut state) = agents.get_mut(removed.entity) {
+    if let Ok((mut state, mut status, mut path)) = agents.get_mut(removed.entity) {
         state.in_flight = None;
         state.request = None;
         state.ticket = 0;
+        if status.is_busy() {
+            *status = PathStatus::Failed(PathFailure::RequestRemoved);
+            if !path.is_empty() {
+                *path = NavPath::default();
+            }
+        }
     }
 }

@@ -1249,3 +1249,41 @@ fn removing_a_request_mid_search_does_not_leave_the_agent_busy() {
     assert!(nav_path(&app, agent).is_empty());
     assert!(app.world().resource::<EventLog>().failed.is_empty());
 }
+
+#[test]
+fn an_agent_replanning_every_frame_holds_one_queue_entry() {
+    // No NavGrid yet: nothing can be dispatched, so every request waits.
+    let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()));
+    app.finish();
+    app.cleanup();
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            PathRequest::to(Vec2::new(5.5, 5.5)),
+        ))
+        .id();
+    for i in 0..200u16 {
+        app.world_mut().get_mut::<PathRequest>(agent).unwrap().goal =
+            bevy_anyangle::plugin::PathGoal::Point(Vec2::new(5.5, f32::from(i % 7) + 0.5));
+        app.update();
+    }
+    assert_eq!(status(&app, agent), PathStatus::Pending);
+    assert_eq!(app.world().resource::<PathfindingDiagnostics>().queued, 1);
+    // Removing and re-adding the request while queued still plans once.
+    app.world_mut().entity_mut(agent).remove::<PathRequest>();
+    app.update();
+    app.world_mut()
+        .entity_mut(agent)
+        .insert(PathRequest::to(Vec2::new(5.5, 5.5)));
+    app.update();
+    app.insert_resource(NavGrid::new(
+        Grid::new(8, 8).unwrap(),
+        GridTransform::default(),
+    ));
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!((d.searches_started, d.queued), (1, 0), "{d:?}");
+}

@@ -1287,3 +1287,49 @@ fn an_agent_replanning_every_frame_holds_one_queue_entry() {
     let d = *app.world().resource::<PathfindingDiagnostics>();
     assert_eq!((d.searches_started, d.queued), (1, 0), "{d:?}");
 }
+
+#[test]
+fn a_path_an_edit_blocks_is_not_followed_into_the_wall_while_it_replans() {
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    assert!(path.waypoints.len() > 6, "a long way through the maze");
+    // Block a cell the fourth segment needs; the long replan takes frames.
+    let (a, b) = (path.grid_waypoints[3], path.grid_waypoints[4]);
+    let mid = a.midpoint(b).floor();
+    let cell = [(0.0, 0.0), (-1.0, 0.0), (0.0, -1.0), (-1.0, -1.0)]
+        .into_iter()
+        .map(|(dx, dy)| UVec2::new((mid.x + dx) as u32, (mid.y + dy) as u32))
+        .find(|&c| {
+            let mut g = app.world().resource::<NavGrid>().grid().clone();
+            g.set_free(c, false).is_ok_and(|changed| changed) && !line_of_sight(&g, a, b)
+        })
+        .expect("a cell next to the segment's midpoint blocks it");
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    app.update();
+    let nav = app.world().resource::<NavGrid>().clone();
+    let path = nav_path(&app, agent);
+    let here = nav.to_grid(app.world().get::<NavPosition>(agent).unwrap().0);
+    let mut a = here;
+    for &b in &path.grid_waypoints[path.next..] {
+        assert!(
+            line_of_sight(nav.grid(), a, b),
+            "the path still leads through the new wall ({:?})",
+            status(&app, agent)
+        );
+        a = b;
+    }
+    assert_eq!(path.waypoints.len(), path.grid_waypoints.len());
+    settle(&mut app);
+    // A maze is a tree: the wall cuts the goal off, so the new plan falls back.
+    assert!(status(&app, agent).has_path());
+    assert_valid(&nav, &nav_path(&app, agent), start, None);
+}

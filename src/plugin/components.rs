@@ -148,7 +148,8 @@ pub enum PathStatus {
     Pending,
     /// A background search is running. During a replan the previous
     /// [`NavPath`] stays in place until the new one arrives (unless the
-    /// request itself changed, which clears it).
+    /// request itself changed, which clears it, or an edit blocked it, which
+    /// cuts it short before the blocked segment).
     Computing,
     /// [`NavPath`] leads to the goal.
     Ready,

@@ -21,7 +21,9 @@
 //! - **Blocked** cells affect it iff a remaining segment near them is no
 //!   longer visible ([`line_of_sight`] on the edited grid): the path crosses
 //!   a newly blocked cell, runs between two blocked cells, or squeezes
-//!   through a new double corner.
+//!   through a new double corner. Until the new plan arrives, the old path
+//!   is cut short before that segment, so that a follower does not walk
+//!   into the wall meanwhile.
 //! - **Freed** cells can only shorten it if they reach inside the ellipse
 //!   whose foci are the agent and the path's end and whose major axis is the
 //!   remaining length: any path through a point outside it is longer. A
@@ -68,12 +70,6 @@ pub(crate) fn edit_impact(
     edits: &[GridEdit],
     check: &EditCheck<'_>,
 ) -> Option<PlanReason> {
-    let blocked = || {
-        edits
-            .iter()
-            .filter(|e| e.kind != EditKind::Freed)
-            .map(|e| e.rect)
-    };
     let freed = || {
         edits
             .iter()
@@ -81,14 +77,8 @@ pub(crate) fn edit_impact(
             .map(|e| e.rect)
     };
 
-    if !check.ahead.is_empty() && blocked().next().is_some() {
-        let mut a = check.from;
-        for &b in check.ahead {
-            if blocked().any(|r| segment_near_rect(a, b, r)) && !line_of_sight(grid, a, b) {
-                return Some(PlanReason::PathBlocked);
-            }
-            a = b;
-        }
+    if first_blocked_segment(grid, edits, check.from, check.ahead).is_some() {
+        return Some(PlanReason::PathBlocked);
     }
     freed().next()?;
     if check.fallback {
@@ -117,6 +107,48 @@ pub(crate) fn edit_impact(
         }
     }
     None
+}
+
+/// The index in `ahead` of the end of the first segment of the path
+/// `from, ahead[0], ahead[1], ...` that `edits` (already applied to `grid`)
+/// made invisible.
+fn first_blocked_segment(
+    grid: &Grid,
+    edits: &[GridEdit],
+    from: DVec2,
+    ahead: &[DVec2],
+) -> Option<usize> {
+    let blocked = || {
+        edits
+            .iter()
+            .filter(|e| e.kind != EditKind::Freed)
+            .map(|e| e.rect)
+    };
+    blocked().next()?;
+    let mut a = from;
+    for (i, &b) in ahead.iter().enumerate() {
+        if blocked().any(|r| segment_near_rect(a, b, r)) && !line_of_sight(grid, a, b) {
+            return Some(i);
+        }
+        a = b;
+    }
+    None
+}
+
+/// Cuts `path` short before the first segment ahead that `edits` blocked,
+/// so that a follower stops at the last waypoint it can still reach (or
+/// where it stands, if its own segment is blocked) instead of walking into
+/// the wall while its new plan is computed.
+fn cut_at_blocked_segment(nav: &NavGrid, edits: &[GridEdit], path: &mut NavPath, agent: DVec2) {
+    let (from, ahead) = remaining(path, agent);
+    let Some(i) = first_blocked_segment(nav.grid(), edits, from, ahead) else {
+        return;
+    };
+    let keep = path.next.min(path.waypoints.len()) + i;
+    path.waypoints.truncate(keep);
+    path.grid_waypoints.truncate(keep);
+    path.next = path.next.min(keep);
+    path.length = path.waypoints.windows(2).map(|w| w[0].distance(w[1])).sum();
 }
 
 /// Whether segment `a-b`'s bounding box meets `rect` grown by one cell (a
@@ -324,7 +356,7 @@ pub(crate) fn replan_on_grid_edits(
             Entity,
             &mut PlanState,
             &mut PathStatus,
-            &NavPath,
+            &mut NavPath,
             PositionData,
         ),
         With<PathRequest>,
@@ -341,7 +373,7 @@ pub(crate) fn replan_on_grid_edits(
     planning.seen_layout = nav.layout_id();
     planning.seen_version = nav.version();
     let freed_any = edits.is_none_or(|e| e.iter().any(|e| e.kind != EditKind::Blocked));
-    for (entity, mut state, mut status, path, pos) in &mut agents {
+    for (entity, mut state, mut status, mut path, pos) in &mut agents {
         let unreachable = *status == PathStatus::Unreachable;
         if *status == PathStatus::Failed(PathFailure::NoFreeCell) && freed_any {
             planning.request(
@@ -367,7 +399,7 @@ pub(crate) fn replan_on_grid_edits(
         } else {
             path.goal
         });
-        let (from, ahead) = remaining(path, agent);
+        let (from, ahead) = remaining(&path, agent);
         let check = EditCheck {
             from,
             agent,
@@ -376,6 +408,9 @@ pub(crate) fn replan_on_grid_edits(
             fallback: unreachable || path.fallback,
         };
         if let Some(reason) = edit_impact(nav.grid(), edits, &check) {
+            if reason == PlanReason::PathBlocked {
+                cut_at_blocked_segment(&nav, edits, &mut path, agent);
+            }
             planning.request(entity, &mut state, &mut status, reason);
         }
     }

@@ -1333,3 +1333,63 @@ fn a_path_an_edit_blocks_is_not_followed_into_the_wall_while_it_replans() {
     assert!(status(&app, agent).has_path());
     assert_valid(&nav, &nav_path(&app, agent), start, None);
 }
+
+/// The paths as `Detect` leaves them, before any result of the frame is
+/// applied.
+#[derive(Resource, Default)]
+struct PathsAfterDetect(HashMap<Entity, NavPath>);
+
+fn record_paths_after_detect(
+    agents: Query<(Entity, &NavPath)>,
+    mut record: ResMut<PathsAfterDetect>,
+) {
+    record.0 = agents.iter().map(|(e, p)| (e, p.clone())).collect();
+}
+
+#[test]
+fn an_old_path_kept_during_a_replan_is_cut_when_an_edit_blocks_it() {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    app.init_resource::<PathsAfterDetect>().add_systems(
+        bevy_app::Update,
+        record_paths_after_detect
+            .after(AnyAngleSystems::Detect)
+            .before(AnyAngleSystems::Dispatch),
+    );
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    // In one frame: a settings change asks for a replan (the old path stays
+    // meanwhile, the agent is busy) and an edit blocks the old path.
+    let (a, b) = (path.grid_waypoints[3], path.grid_waypoints[4]);
+    let mid = a.midpoint(b).floor();
+    let cell = [(0.0, 0.0), (-1.0, 0.0), (0.0, -1.0), (-1.0, -1.0)]
+        .into_iter()
+        .map(|(dx, dy)| UVec2::new((mid.x + dx) as u32, (mid.y + dy) as u32))
+        .find(|&c| {
+            let mut g = app.world().resource::<NavGrid>().grid().clone();
+            g.set_free(c, false).is_ok_and(|changed| changed) && !line_of_sight(&g, a, b)
+        })
+        .expect("a cell next to the segment's midpoint blocks it");
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .algorithm = Algorithm::AStar;
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    app.update();
+    let kept = &app.world().resource::<PathsAfterDetect>().0[&agent];
+    assert_eq!(kept.waypoints.len(), 4, "cut before the blocked segment");
+    assert_eq!(kept.grid_waypoints[..], path.grid_waypoints[..4]);
+    assert_eq!(kept.waypoints[..], path.waypoints[..4]);
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert!(status(&app, agent).has_path());
+    assert_valid(&nav, &nav_path(&app, agent), start, None);
+    assert_eq!(nav_path(&app, agent).algorithm, Algorithm::AStar);
+}

@@ -139,11 +139,18 @@ fn first_blocked_segment(
 /// so that a follower stops at the last waypoint it can still reach (or
 /// where it stands, if its own segment is blocked) instead of walking into
 /// the wall while its new plan is computed.
-fn cut_at_blocked_segment(nav: &NavGrid, edits: &[GridEdit], path: &mut NavPath, agent: DVec2) {
+/// Leaves `path` untouched (not even marked changed) when nothing is blocked.
+fn cut_at_blocked_segment(
+    nav: &NavGrid,
+    edits: &[GridEdit],
+    path: &mut Mut<NavPath>,
+    agent: DVec2,
+) {
     let (from, ahead) = remaining(path, agent);
     let Some(i) = first_blocked_segment(nav.grid(), edits, from, ahead) else {
         return;
     };
+    let path = &mut **path;
     let keep = path.next.min(path.waypoints.len()) + i;
     path.waypoints.truncate(keep);
     path.grid_waypoints.truncate(keep);
@@ -384,8 +391,18 @@ pub(crate) fn replan_on_grid_edits(
             );
             continue;
         }
+        if status.is_busy() {
+            // Their results are checked when they arrive; meanwhile the old
+            // path a follower may still walk must not lead into a new wall.
+            if let (Some(edits), Some(agent)) = (edits, position(pos).map(|p| nav.to_grid(p)))
+                && !path.is_empty()
+            {
+                cut_at_blocked_segment(&nav, edits, &mut path, agent);
+            }
+            continue;
+        }
         if !(status.has_path() || unreachable) {
-            continue; // busy agents are checked when their result arrives
+            continue;
         }
         let Some(edits) = edits else {
             planning.request(entity, &mut state, &mut status, PlanReason::GridReplaced);

@@ -1393,3 +1393,43 @@ fn an_old_path_kept_during_a_replan_is_cut_when_an_edit_blocks_it() {
     assert_valid(&nav, &nav_path(&app, agent), start, None);
     assert_eq!(nav_path(&app, agent).algorithm, Algorithm::AStar);
 }
+
+/// Frees cell (2, 2) once, in the second frame, before the plugin's systems.
+fn free_a_cell_in_frame_two(mut frame: Local<u32>, mut nav: ResMut<NavGrid>) {
+    *frame += 1;
+    if *frame == 2 {
+        nav.set_cell_free(UVec2::new(2, 2), true).unwrap();
+    }
+}
+
+#[test]
+fn a_no_free_cell_result_is_replanned_when_cells_were_freed_during_its_search() {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let nav = NavGrid::new(Grid::new_blocked(6, 6).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.add_systems(
+        bevy_app::Update,
+        free_a_cell_in_frame_two.before(AnyAngleSystems::Detect),
+    );
+    // Keep every worker busy for a moment, so that the first (instant)
+    // search cannot finish within the first frame: its result arrives after
+    // the edit of the second frame.
+    let pool = bevy_tasks::AsyncComputeTaskPool::get();
+    for _ in 0..pool.thread_num() {
+        pool.spawn(async { std::thread::sleep(Duration::from_millis(50)) })
+            .detach();
+    }
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            PathRequest::to(Vec2::new(5.5, 5.5)),
+        ))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Fallback);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!((d.searches_started, d.results_discarded), (2, 1), "{d:?}");
+}

@@ -32,6 +32,7 @@ use super::nav_grid::NavGrid;
 use super::position::{PositionData, position};
 use super::replan::{EditCheck, edit_impact};
 use super::settings::PathfindingSettings;
+use crate::grid::EditKind;
 use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner, Role};
 
 thread_local! {
@@ -526,7 +527,14 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
                 fallback: found.is_fallback(),
             }
         }
-        Err(PlanError::Unreachable { .. } | PlanError::NoFreeCell) => EditCheck {
+        // The grid had no free cell; any freed cell gives the agent one.
+        Err(PlanError::NoFreeCell) => {
+            return edits
+                .iter()
+                .any(|e| e.kind != EditKind::Blocked)
+                .then_some(PlanReason::RegionsConnected);
+        }
+        Err(PlanError::Unreachable { .. }) => EditCheck {
             from: done.start,
             agent: done.start,
             ahead: &[],

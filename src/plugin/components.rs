@@ -75,8 +75,9 @@ pub enum PathGoal {
 ///
 /// Replacing or changing the request (goal or algorithm) cancels the search
 /// in flight, clears the [`NavPath`] and plans again; writing an equal value
-/// does nothing. Removing it cancels the search and leaves the last path and
-/// status in place.
+/// does nothing. Removing it cancels the search; a finished plan (path and
+/// status) stays in place, while an agent still waiting for one ends with
+/// status [`PathFailure::RequestRemoved`] and an empty path (no event).
 ///
 /// ```
 /// use bevy_anyangle::plugin::{NavPosition, PathRequest};
@@ -147,7 +148,8 @@ pub enum PathStatus {
     Pending,
     /// A background search is running. During a replan the previous
     /// [`NavPath`] stays in place until the new one arrives (unless the
-    /// request itself changed, which clears it).
+    /// request itself changed, which clears it, or an edit blocked it, which
+    /// cuts it short before the blocked segment).
     Computing,
     /// [`NavPath`] leads to the goal.
     Ready,
@@ -206,6 +208,10 @@ pub enum PathFailure {
         /// Nodes expanded before giving up.
         expanded: u64,
     },
+    /// The [`PathRequest`] was removed while its search was queued or
+    /// running; the search was cancelled.
+    #[error("the path request was removed before its search finished")]
+    RequestRemoved,
     /// The planner found no path to a goal its region labels call reachable:
     /// a bug in the crate.
     #[error("internal error: {0}")]

@@ -69,7 +69,8 @@
 //!   clash with [`crate::search::Path`] or `std::path::Path` in glob imports.
 //! - When the [`PathRequest`] itself changes, the old path is cleared at
 //!   once; on other replans (edits, off-path, settings) the old path stays
-//!   until the new one arrives, so followers keep moving.
+//!   until the new one arrives, so followers keep moving, except that a
+//!   path an edit blocked is cut short before the blocked segment.
 //! - A result planned on a grid that was edited meanwhile is checked against
 //!   those edits like a live path, and thrown away and replanned if they
 //!   affect it.

@@ -10,7 +10,8 @@
 //! Each plan an agent asks for gets a fresh *ticket* (a global counter). A
 //! result whose ticket is not the agent's current one (the goal changed, the
 //! request was replaced, another replan started) or whose agent is gone is
-//! dropped. Asking for a new plan drops the agent's in-flight handle,
+//! dropped. An agent waits in the queue at most once, however often it
+//! replans while it waits. Asking for a new plan drops the agent's in-flight handle,
 //! which raises the old search's cancel flag (checked by
 //! [`Planner::plan_cancellable`]) and drops its task.
 
@@ -31,6 +32,7 @@ use super::nav_grid::NavGrid;
 use super::position::{PositionData, position};
 use super::replan::{EditCheck, edit_impact};
 use super::settings::PathfindingSettings;
+use crate::grid::EditKind;
 use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner, Role};
 
 thread_local! {
@@ -89,6 +91,11 @@ pub(crate) struct PlanState {
     pub(crate) request: Option<PathRequest>,
     /// The goal (world) the current plan was started with.
     pub(crate) goal: Option<Vec2>,
+    /// Whether the agent waits in [`Planning`]'s queue for a search slot.
+    /// The queue holds each waiting agent once, however often it replans
+    /// meanwhile (it may also hold entries of agents whose request was
+    /// removed; those have this flag cleared and are skipped).
+    pub(crate) queued: bool,
 }
 
 /// Marker: the agent's goal is an entity, so its position is watched.
@@ -111,7 +118,7 @@ struct PlanResult {
 /// The plugin's queue and channel (not public).
 #[derive(Resource)]
 pub(crate) struct Planning {
-    queue: VecDeque<(Entity, u64)>,
+    queue: VecDeque<Entity>,
     next_ticket: u64,
     sender: Sender<PlanResult>,
     receiver: Receiver<PlanResult>,
@@ -138,8 +145,8 @@ impl Default for Planning {
 
 impl Planning {
     /// Asks for a new plan for `entity`: cancels the running search, takes a
-    /// new ticket, queues the agent and marks it `Pending`. The current
-    /// [`NavPath`] is left alone.
+    /// new ticket, queues the agent (unless it already waits) and marks it
+    /// `Pending`. The current [`NavPath`] is left alone.
     pub(crate) fn request(
         &mut self,
         entity: Entity,
@@ -151,7 +158,10 @@ impl Planning {
         self.next_ticket += 1;
         state.ticket = self.next_ticket;
         state.reason = reason;
-        self.queue.push_back((entity, state.ticket));
+        if !state.queued {
+            state.queued = true;
+            self.queue.push_back(entity);
+        }
         status.set_if_neq(PathStatus::Pending);
     }
 }
@@ -171,7 +181,9 @@ pub struct PathfindingDiagnostics {
     pub searches_cancelled: u64,
     /// Searches running now.
     pub in_flight: usize,
-    /// Requests waiting for a search slot (may include superseded ones).
+    /// Agents waiting for a search slot (or for a [`NavGrid`]), each counted
+    /// once; entries of agents whose request was removed meanwhile are
+    /// counted until the queue reaches them.
     pub queued: usize,
 }
 
@@ -217,20 +229,26 @@ pub(crate) fn dispatch_searches(
     if planning.queue.is_empty() {
         return;
     }
-    let Some(nav) = nav else { return };
+    let Some(nav) = nav else {
+        if diagnostics.queued != planning.queue.len() {
+            diagnostics.queued = planning.queue.len();
+        }
+        return;
+    };
     let max = settings.max_searches_in_flight.max(1);
     let pool = AsyncComputeTaskPool::get_or_init(TaskPool::new);
     let planning = &mut *planning;
     while planning.shared.in_flight.load(Ordering::Acquire) < max {
-        let Some((entity, ticket)) = planning.queue.pop_front() else {
+        let Some(entity) = planning.queue.pop_front() else {
             break;
         };
         let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
             continue;
         };
-        if state.ticket != ticket || state.in_flight.is_some() {
+        if !std::mem::take(&mut state.queued) {
             continue;
         }
+        let ticket = state.ticket;
         let target = |e: Entity| positions.get(e).ok().and_then(position);
         let (start, goal) = match endpoints(request, position(pos), target) {
             Ok(points) => points,
@@ -358,7 +376,7 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
 pub(crate) fn apply_results(
     mut planning: ResMut<Planning>,
     nav: Option<Res<NavGrid>>,
-    mut agents: Query<(&mut PlanState, &mut PathStatus, &mut NavPath)>,
+    mut agents: Query<(&PathRequest, &mut PlanState, &mut PathStatus, &mut NavPath)>,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
@@ -373,11 +391,14 @@ pub(crate) fn apply_results(
     }
     let results: Vec<PlanResult> = planning.receiver.try_iter().collect();
     for done in results {
-        let Ok((mut state, mut status, mut path)) = agents.get_mut(done.entity) else {
+        let Ok((request, mut state, mut status, mut path)) = agents.get_mut(done.entity) else {
             diagnostics.results_discarded += 1;
             continue;
         };
-        if state.ticket != done.ticket {
+        // A request changed since `Detect` ran this frame (by a system not
+        // ordered against the plugin's) is replanned next frame; its old
+        // result must not show meanwhile.
+        if state.ticket != done.ticket || state.request.as_ref() != Some(request) {
             diagnostics.results_discarded += 1;
             continue;
         }
@@ -506,7 +527,14 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
                 fallback: found.is_fallback(),
             }
         }
-        Err(PlanError::Unreachable { .. } | PlanError::NoFreeCell) => EditCheck {
+        // The grid had no free cell; any freed cell gives the agent one.
+        Err(PlanError::NoFreeCell) => {
+            return edits
+                .iter()
+                .any(|e| e.kind != EditKind::Blocked)
+                .then_some(PlanReason::RegionsConnected);
+        }
+        Err(PlanError::Unreachable { .. }) => EditCheck {
             from: done.start,
             agent: done.start,
             ahead: &[],
@@ -520,14 +548,23 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
 
 /// Cancels the search of an agent whose [`PathRequest`] is removed (or which
 /// is despawned), and forgets the request so that inserting it again plans.
+/// An agent still waiting for a plan is marked
+/// [`PathFailure::RequestRemoved`], so that it does not look busy forever.
 #[expect(clippy::needless_pass_by_value, reason = "observer parameters")]
 pub(crate) fn on_request_removed(
     removed: On<Remove<PathRequest>>,
-    mut agents: Query<&mut PlanState>,
+    mut agents: Query<(&mut PlanState, &mut PathStatus, &mut NavPath)>,
 ) {
-    if let Ok(mut state) = agents.get_mut(removed.entity) {
+    if let Ok((mut state, mut status, mut path)) = agents.get_mut(removed.entity) {
         state.in_flight = None;
         state.request = None;
         state.ticket = 0;
+        state.queued = false;
+        if status.is_busy() {
+            *status = PathStatus::Failed(PathFailure::RequestRemoved);
+            if !path.is_empty() {
+                *path = NavPath::default();
+            }
+        }
     }
 }

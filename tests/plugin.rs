@@ -1433,3 +1433,91 @@ fn a_no_free_cell_result_is_replanned_when_cells_were_freed_during_its_search() 
     let d = *app.world().resource::<PathfindingDiagnostics>();
     assert_eq!((d.searches_started, d.results_discarded), (2, 1), "{d:?}");
 }
+
+/// Where to put agents between [`AnyAngleSystems::Dispatch`] and
+/// [`AnyAngleSystems::Apply`] of the next frame, as if they had walked there
+/// while their search ran.
+#[derive(Resource, Default)]
+struct MoveDuringSearch(Vec<(Entity, Vec2)>);
+
+fn move_during_search(mut moves: ResMut<MoveDuringSearch>, mut agents: Query<&mut NavPosition>) {
+    for (entity, to) in std::mem::take(&mut moves.0) {
+        agents.get_mut(entity).unwrap().0 = to;
+    }
+}
+
+/// A 10 x 5 grid with a wall (world y = 5 - grid y): an agent at grid
+/// (1.5, 1.5) going to (8.5, 1.5) turns at the wall's top corners (5, 1)
+/// and (6, 1). The agent is moved to `moved_to` (world) right after its
+/// search starts, so its result always arrives after the move.
+fn agent_moved_during_its_search(moved_to: Vec2) -> (App, Entity, Vec2, Vec2) {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let nav = NavGrid::from_ascii(
+        "..........
+         .....#....
+         .....#....
+         .....#....
+         ..........",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.init_resource::<MoveDuringSearch>().add_systems(
+        bevy_app::Update,
+        move_during_search
+            .after(AnyAngleSystems::Dispatch)
+            .before(AnyAngleSystems::Apply),
+    );
+    let (start, goal) = (Vec2::new(1.5, 3.5), Vec2::new(8.5, 3.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.world_mut()
+        .resource_mut::<MoveDuringSearch>()
+        .0
+        .push((agent, moved_to));
+    app.update();
+    settle(&mut app);
+    for _ in 0..3 {
+        app.update();
+    }
+    (app, agent, start, goal)
+}
+
+#[test]
+fn a_path_found_while_the_agent_moved_starts_where_the_agent_now_is() {
+    // From here the agent sees the first corner (5, 1).
+    let here = Vec2::new(3.0, 3.5);
+    let (app, agent, _, goal) = agent_moved_during_its_search(here);
+    let path = nav_path(&app, agent);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(path.grid_waypoints[1], DVec2::new(5.0, 1.0));
+    assert_eq!(
+        path.waypoints[0], here,
+        "the path starts where the agent is"
+    );
+    assert_eq!(path.next, 1);
+    assert!(!path.start_moved);
+    assert_valid(&nav, &path, here, Some(goal));
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 1, "no off-path replan");
+    assert_eq!(log.ready[0].length, path.length);
+}
+
+#[test]
+fn an_agent_that_moved_out_of_sight_of_its_new_path_walks_back_to_its_start() {
+    // Below the wall on its far side: the corner (5, 1) is out of sight.
+    let here = Vec2::new(6.5, 1.5);
+    let (app, agent, start, goal) = agent_moved_during_its_search(here);
+    let path = nav_path(&app, agent);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(path.grid_waypoints[1], DVec2::new(5.0, 1.0));
+    assert_valid(&nav, &path, start, Some(goal));
+    assert_eq!(path.next, 0, "the agent heads back to the path's start");
+    assert_eq!(
+        app.world().resource::<EventLog>().ready.len(),
+        1,
+        "walking back to the start is not an off-path replan"
+    );
+}

@@ -251,17 +251,23 @@ pub enum PlanReason {
 /// [`PathRequest`]; empty until the first search finishes.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct NavPath {
-    /// Waypoints in world coordinates, from the agent's position when the
-    /// search started (or the nearest walkable point, see
-    /// [`NavPath::start_moved`]) to the goal or fallback point.
+    /// Waypoints in world coordinates, to the goal or fallback point.
+    ///
+    /// The first one is where the agent is when the path arrives, if it
+    /// sees the second waypoint from there. Otherwise (it moved out of
+    /// sight while the search ran) it is the agent's position when the
+    /// search started, or the nearest walkable point to it (see
+    /// [`NavPath::start_moved`]), and [`NavPath::next`] is 0: a follower
+    /// walks back to it first.
     pub waypoints: Vec<Vec2>,
     /// The same waypoints in grid coordinates (y-down, cells), exactly as the
     /// planner returned them.
     pub grid_waypoints: Vec<DVec2>,
     /// Total length in world units.
     pub length: f32,
-    /// Index of the waypoint the agent heads for; `waypoints.len()` once it
-    /// has arrived. The plugin advances it as the agent moves (without
+    /// Index of the waypoint the agent heads for: 1 on a new path, 0 when
+    /// the agent must first walk to the path's start (see
+    /// [`NavPath::waypoints`]); `waypoints.len()` once it has arrived. The plugin advances it as the agent moves (without
     /// triggering `Changed<NavPath>`); games that steer themselves may too.
     pub next: usize,
     /// [`NavGrid::version`](super::NavGrid::version) of the grid the path

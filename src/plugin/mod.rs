@@ -71,6 +71,12 @@
 //!   once; on other replans (edits, off-path, settings) the old path stays
 //!   until the new one arrives, so followers keep moving, except that a
 //!   path an edit blocked is cut short before the blocked segment.
+//! - Agents may keep moving while their search runs. A new path starts
+//!   where the agent is when it arrives if the agent sees the path's second
+//!   waypoint from there (on the current grid); otherwise it starts where
+//!   the search started and the agent walks back there first
+//!   ([`NavPath::next`] is 0), rather than cutting a corner towards the
+//!   second waypoint or counting as off its path.
 //! - A result planned on a grid that was edited meanwhile is checked against
 //!   those edits like a live path, and thrown away and replanned if they
 //!   affect it.

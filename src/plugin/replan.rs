@@ -541,7 +541,7 @@ pub(crate) fn track_progress(
         let path = path.bypass_change_detection();
         let w = &path.waypoints;
         if path.next == 0 || w.is_empty() {
-            continue; // walking to a moved start: no reference segment yet
+            continue; // walking to the path's start: no reference segment yet
         }
         while path.next < w.len().saturating_sub(1)
             && segment_distance(p, w[path.next], w[path.next + 1])

@@ -33,6 +33,7 @@ use super::position::{PositionData, position};
 use super::replan::{EditCheck, edit_impact};
 use super::settings::PathfindingSettings;
 use crate::grid::EditKind;
+use crate::los::line_of_sight;
 use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner, Role};
 
 thread_local! {
@@ -376,7 +377,13 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
 pub(crate) fn apply_results(
     mut planning: ResMut<Planning>,
     nav: Option<Res<NavGrid>>,
-    mut agents: Query<(&PathRequest, &mut PlanState, &mut PathStatus, &mut NavPath)>,
+    mut agents: Query<(
+        &PathRequest,
+        &mut PlanState,
+        &mut PathStatus,
+        &mut NavPath,
+        PositionData,
+    )>,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
@@ -391,7 +398,8 @@ pub(crate) fn apply_results(
     }
     let results: Vec<PlanResult> = planning.receiver.try_iter().collect();
     for done in results {
-        let Ok((request, mut state, mut status, mut path)) = agents.get_mut(done.entity) else {
+        let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(done.entity)
+        else {
             diagnostics.results_discarded += 1;
             continue;
         };
@@ -465,23 +473,20 @@ pub(crate) fn apply_results(
             }
         };
         let fallback = found.is_fallback();
-        let waypoints: Vec<Vec2> = found.waypoints.iter().map(|&p| nav.to_world(p)).collect();
-        let next = if found.start_moved_from.is_some() {
-            0
-        } else {
-            1.min(waypoints.len())
-        };
-        let length = (found.length * f64::from(nav.transform().cell_size())) as f32;
+        let here = position(pos);
+        let start = from_where_the_agent_is(nav, found, here);
+        let waypoints: Vec<Vec2> = start.waypoints.iter().map(|&p| nav.to_world(p)).collect();
+        let length = (start.length * f64::from(nav.transform().cell_size())) as f32;
         *path = NavPath {
             waypoints,
-            grid_waypoints: found.waypoints,
+            grid_waypoints: start.waypoints,
             length,
-            next,
+            next: start.next,
             grid_version: done.grid_version,
             algorithm: done.algorithm,
             goal: done.goal,
             fallback,
-            start_moved: found.start_moved_from.is_some(),
+            start_moved: start.start_moved,
         };
         status.set_if_neq(if fallback {
             PathStatus::Fallback
@@ -498,6 +503,69 @@ pub(crate) fn apply_results(
     diagnostics.searches_cancelled = planning.shared.cancelled.load(Ordering::Relaxed);
     diagnostics.in_flight = planning.shared.in_flight.load(Ordering::Acquire);
     diagnostics.queued = planning.queue.len();
+}
+
+/// A found path as the agent will follow it.
+struct Followed {
+    /// Grid waypoints.
+    waypoints: Vec<DVec2>,
+    /// Length in grid units.
+    length: f64,
+    /// The waypoint to head for ([`NavPath::next`]).
+    next: usize,
+    /// Whether the path starts at a point the start was moved to.
+    start_moved: bool,
+}
+
+/// Makes a found path start where the agent is now (`here`, world), which
+/// is not where it was when the search began if it kept moving meanwhile:
+/// if the agent sees waypoint 1 on the current grid, it replaces waypoint 0
+/// and the agent heads for waypoint 1; otherwise the path is kept and the
+/// agent heads back to waypoint 0 first (as from a moved start).
+///
+/// The sight test uses the current grid, not the search's snapshot: it is
+/// the one the agent walks on, and the rest of the path has already been
+/// checked against the edits made since ([`staleness`]).
+fn from_where_the_agent_is(nav: &NavGrid, found: Path, here: Option<Vec2>) -> Followed {
+    let moved = found.start_moved_from.is_some();
+    let mut waypoints = found.waypoints;
+    let here = here.map(|p| nav.to_grid(p));
+    let (Some(&first), Some(&second)) = (waypoints.first(), waypoints.get(1)) else {
+        // A single point: the agent is there unless its start was moved.
+        let next = usize::from(!moved).min(waypoints.len());
+        return Followed {
+            waypoints,
+            length: found.length,
+            next,
+            start_moved: moved,
+        };
+    };
+    if here == Some(first) {
+        return Followed {
+            waypoints,
+            length: found.length,
+            next: 1,
+            start_moved: moved,
+        };
+    }
+    match here {
+        Some(here) if line_of_sight(nav.grid(), here, second) => {
+            let length = found.length - first.distance(second) + here.distance(second);
+            waypoints[0] = here;
+            Followed {
+                waypoints,
+                length,
+                next: 1,
+                start_moved: false,
+            }
+        }
+        _ => Followed {
+            waypoints,
+            length: found.length,
+            next: 0,
+            start_moved: moved,
+        },
+    }
 }
 
 /// Whether a result planned on an older grid must be thrown away (and why):

@@ -1521,3 +1521,50 @@ fn an_agent_that_moved_out_of_sight_of_its_new_path_walks_back_to_its_start() {
         "walking back to the start is not an off-path replan"
     );
 }
+
+#[test]
+fn an_unreachable_agent_in_a_wall_or_off_the_grid_replans_when_an_edit_connects_it() {
+    let nav = NavGrid::from_ascii(
+        ".....#....
+         .##..#....
+         .##..#....
+         .....#....",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .fallback = FallbackPolicy::Fail;
+    let goal = Vec2::new(8.5, 2.5);
+    // Grid (1.5, 1.5), inside the block; and left of the grid.
+    let starts = [Vec2::new(1.5, 2.5), Vec2::new(-3.0, 2.5)];
+    let agents: Vec<Entity> = starts
+        .iter()
+        .map(|&s| {
+            app.world_mut()
+                .spawn((NavPosition(s), PathRequest::to(goal)))
+                .id()
+        })
+        .collect();
+    settle(&mut app);
+    for &agent in &agents {
+        assert_eq!(status(&app, agent), PathStatus::Unreachable);
+    }
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(5, 0), true)
+        .unwrap();
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let reasons = app.world().resource::<EventLog>().ready_reasons();
+    for &agent in &agents {
+        assert_eq!(status(&app, agent), PathStatus::Ready);
+        assert_eq!(reasons[&agent], PlanReason::RegionsConnected);
+        let path = nav_path(&app, agent);
+        assert!(path.start_moved);
+        assert_eq!(path.end(), Some(goal));
+        assert_eq!(path.next, 0, "walks out of the wall first");
+        assert!(nav.is_free_at(path.waypoints[0]));
+    }
+}

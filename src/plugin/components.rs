@@ -161,7 +161,8 @@ pub enum PathStatus {
     /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
     /// is [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail);
     /// [`NavPath`] is empty. The agent replans when an edit connects it to
-    /// the goal.
+    /// the goal (an agent in a wall or off the grid: when an edit connects
+    /// the region its start was moved to).
     Unreachable,
     /// No path, for the given reason; [`NavPath`] is empty.
     Failed(PathFailure),

@@ -32,6 +32,10 @@
 //! - An agent with a fallback path, or whose goal is unreachable, also
 //!   replans when its cell and the goal's are now in one region, or when a
 //!   freed cell in its region lies closer to the goal than its fallback point.
+//!   For an agent standing in no free cell (in a wall, off the grid) "its
+//!   region" is the one the planner moved its start to: the region of its
+//!   path's end, or of the closest reachable point the planner reported
+//!   with an unreachable goal.
 
 use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, URect, Vec2};
@@ -53,6 +57,11 @@ pub(crate) struct EditCheck<'a> {
     pub from: DVec2,
     /// The agent (a focus of the shortcut ellipse).
     pub agent: DVec2,
+    /// A point in the agent's region, for the connection tests: the agent
+    /// itself, or where it stands in no free cell (in a wall, off the grid)
+    /// a point of the region its last plan started in (see
+    /// [`region_point`]).
+    pub region: DVec2,
     /// The waypoints ahead; empty when the agent has arrived or has no path.
     pub ahead: &'a [DVec2],
     /// The goal asked for.
@@ -82,13 +91,13 @@ pub(crate) fn edit_impact(
     }
     freed().next()?;
     if check.fallback {
-        if connected(grid, check.agent, check.goal) {
+        if connected(grid, check.region, check.goal) {
             return Some(PlanReason::RegionsConnected);
         }
         if let Some(end) = check.ahead.last() {
             let now = end.distance(check.goal) * (1.0 - SLACK);
             if freed().any(|r| {
-                rect_distance(r, check.goal) < now && rect_meets_region(grid, r, check.agent)
+                rect_distance(r, check.goal) < now && rect_meets_region(grid, r, check.region)
             }) {
                 return Some(PlanReason::RegionsConnected);
             }
@@ -253,6 +262,16 @@ fn cells_at(grid: &Grid, p: DVec2) -> impl Iterator<Item = (i64, i64)> + '_ {
         .flatten()
         .flat_map(move |x| ys.into_iter().flatten().map(move |y| (x, y)))
         .filter(|&(x, y)| grid.is_free(x, y))
+}
+
+/// A point of the region an agent at `agent` plans from: the agent itself
+/// if it stands in a free cell, else `reachable`, the point of the region
+/// its last plan started in (the planner moved its start there).
+fn region_point(grid: &Grid, agent: DVec2, reachable: Option<DVec2>) -> DVec2 {
+    match reachable {
+        Some(p) if cells_at(grid, agent).next().is_none() => p,
+        _ => agent,
+    }
 }
 
 /// Whether points `a` and `b` touch a common region (conservative at double
@@ -420,6 +439,7 @@ pub(crate) fn replan_on_grid_edits(
         let check = EditCheck {
             from,
             agent,
+            region: region_point(nav.grid(), agent, state.reachable),
             ahead,
             goal,
             fallback: unreachable || path.fallback,
@@ -626,6 +646,7 @@ mod tests {
         let check = EditCheck {
             from: DVec2::new(0.5, 0.5),
             agent: DVec2::new(0.5, 0.5),
+            region: DVec2::new(0.5, 0.5),
             ahead: &ahead,
             goal: DVec2::new(9.5, 0.5),
             fallback: false,

@@ -97,6 +97,11 @@ pub(crate) struct PlanState {
     /// meanwhile (it may also hold entries of agents whose request was
     /// removed; those have this flag cleared and are skipped).
     pub(crate) queued: bool,
+    /// A point (grid coordinates) of the region the last plan started in:
+    /// the end of its path, or the closest reachable point to an
+    /// unreachable goal. Region tests use it for an agent that stands in no
+    /// free cell (in a wall, off the grid), whose start the planner moved.
+    pub(crate) reachable: Option<DVec2>,
 }
 
 /// Marker: the agent's goal is an entity, so its position is watched.
@@ -429,6 +434,11 @@ pub(crate) fn apply_results(
             continue;
         }
         diagnostics.results_applied += 1;
+        state.reachable = match &done.result {
+            Ok(found) => found.waypoints.last().copied(),
+            Err(PlanError::Unreachable { closest }) => Some(*closest),
+            Err(_) => None,
+        };
         let found = match done.result {
             Ok(found) if !found.waypoints.is_empty() => found,
             Ok(_) => {
@@ -590,6 +600,7 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
             EditCheck {
                 from: found.waypoints[0],
                 agent: found.waypoints[0],
+                region: found.waypoints[0],
                 ahead: &found.waypoints[first..],
                 goal,
                 fallback: found.is_fallback(),
@@ -602,9 +613,12 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
                 .any(|e| e.kind != EditKind::Blocked)
                 .then_some(PlanReason::RegionsConnected);
         }
-        Err(PlanError::Unreachable { .. }) => EditCheck {
+        // The start may lie in a wall or off the grid; `closest` lies in
+        // the region the search started in.
+        &Err(PlanError::Unreachable { closest }) => EditCheck {
             from: done.start,
             agent: done.start,
+            region: closest,
             ahead: &[],
             goal,
             fallback: true,

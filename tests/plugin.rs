@@ -1568,3 +1568,38 @@ fn an_unreachable_agent_in_a_wall_or_off_the_grid_replans_when_an_edit_connects_
         assert!(nav.is_free_at(path.waypoints[0]));
     }
 }
+
+#[test]
+fn restoring_a_saved_grid_and_editing_it_in_one_frame_replans() {
+    let nav = NavGrid::new(Grid::new(10, 3).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let (start, goal) = (Vec2::new(0.5, 1.5), Vec2::new(9.5, 1.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let saved = app.world().resource::<NavGrid>().clone();
+    // An edit far from the path: one version on, nobody replans.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(0, 0), false)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(app.world().resource::<EventLog>().ready.len(), 1);
+    // Restore the copy and block the path on it: the version is the same
+    // number again, the cells are not.
+    let mut restored = saved.clone();
+    restored.set_cell_free(UVec2::new(5, 1), false).unwrap();
+    assert_eq!(
+        restored.version(),
+        app.world().resource::<NavGrid>().version()
+    );
+    app.insert_resource(restored);
+    settle(&mut app);
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 2, "the restored grid was not noticed");
+    assert_eq!(log.ready[1].reason, PlanReason::GridReplaced);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(&nav, &nav_path(&app, agent), start, Some(goal));
+}

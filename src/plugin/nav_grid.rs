@@ -139,7 +139,11 @@ impl GridTransform {
 /// and a log of recent edits.
 ///
 /// See the [module docs](self) for an example and the coordinate convention.
-#[derive(Resource, Clone, Debug)]
+///
+/// A clone is a new layout (it gets its own [`NavGrid::layout_id`]): its
+/// versions count on from the original's but its cells may go their own
+/// way, so inserting it back as the resource counts as replacing the grid.
+#[derive(Resource, Debug)]
 pub struct NavGrid {
     grid: Arc<Grid>,
     transform: GridTransform,
@@ -147,6 +151,19 @@ pub struct NavGrid {
     /// Edits with `version > log_floor`, oldest first; complete.
     log: Vec<GridEdit>,
     log_floor: u64,
+}
+
+impl Clone for NavGrid {
+    /// A copy with a fresh [`NavGrid::layout_id`] (see [`NavGrid`]).
+    fn clone(&self) -> Self {
+        NavGrid {
+            grid: Arc::clone(&self.grid),
+            transform: self.transform,
+            layout_id: fresh_layout_id(),
+            log: self.log.clone(),
+            log_floor: self.log_floor,
+        }
+    }
 }
 
 impl NavGrid {
@@ -213,7 +230,7 @@ impl NavGrid {
     }
 
     /// Identifies this grid's layout: it changes when a new `NavGrid` is
-    /// built or the transform changes (not on cell edits, see
+    /// built or cloned, or the transform changes (not on cell edits, see
     /// [`NavGrid::version`]). Versions are only comparable within one layout.
     #[must_use]
     pub fn layout_id(&self) -> u64 {
@@ -422,6 +439,21 @@ mod tests {
             nav.cells_overlapping(Rect::new(-5.0, -5.0, -1.0, -1.0))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_clone_is_a_new_layout() {
+        let mut nav = NavGrid::new(Grid::new(4, 4).unwrap(), GridTransform::default());
+        let saved = nav.clone();
+        assert_ne!(saved.layout_id(), nav.layout_id());
+        nav.set_cell_free(UVec2::new(1, 1), false).unwrap();
+        let mut restored = saved.clone();
+        restored.set_cell_free(UVec2::new(2, 2), false).unwrap();
+        // Same version, different cells: only the layout id tells them apart.
+        assert_eq!(restored.version(), nav.version());
+        assert_ne!(restored.layout_id(), nav.layout_id());
+        assert_ne!(restored.layout_id(), saved.layout_id());
+        assert_eq!(restored.edits_since(0).map(<[_]>::len), Some(1));
     }
 
     #[test]

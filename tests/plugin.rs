@@ -1603,3 +1603,41 @@ fn restoring_a_saved_grid_and_editing_it_in_one_frame_replans() {
     let nav = app.world().resource::<NavGrid>().clone();
     assert_valid(&nav, &nav_path(&app, agent), start, Some(goal));
 }
+
+#[test]
+fn removing_the_settings_resource_falls_back_to_the_default_settings() {
+    let nav = NavGrid::new(Grid::new(12, 12).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .algorithm = Algorithm::AStar;
+    let (start, goal) = (Vec2::new(0.5, 0.5), Vec2::new(11.5, 4.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    assert_eq!(nav_path(&app, agent).algorithm, Algorithm::AStar);
+    app.world_mut().remove_resource::<PathfindingSettings>();
+    let late = app
+        .world_mut()
+        .spawn((NavPosition(goal), PathRequest::follow(agent)))
+        .id();
+    settle(&mut app);
+    let default = PathfindingSettings::default().algorithm;
+    for e in [agent, late] {
+        assert_eq!(status(&app, e), PathStatus::Ready);
+        assert_eq!(nav_path(&app, e).algorithm, default);
+    }
+    assert_eq!(
+        app.world().resource::<EventLog>().ready_reasons()[&agent],
+        PlanReason::AlgorithmChanged
+    );
+    // Moving the agent past the default replan distance replans it.
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = Vec2::new(6.0, 11.5);
+    settle(&mut app);
+    assert_eq!(
+        app.world().resource::<EventLog>().ready_reasons()[&agent],
+        PlanReason::OffPath
+    );
+}

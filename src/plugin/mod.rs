@@ -126,7 +126,7 @@ pub enum AnyAngleSystems {
 ///
 /// Build-time settings are fields; runtime settings live in the
 /// [`PathfindingSettings`] resource (inserted with defaults unless the app
-/// already has one). See the [module docs](self) for a walk-through.
+/// already has one; without it the plugin uses the defaults). See the [module docs](self) for a walk-through.
 #[derive(Clone, Debug)]
 pub struct AnyAnglePlugin {
     /// The schedule the plugin's systems run in. Default: `Update`.
@@ -165,7 +165,7 @@ impl Plugin for AnyAnglePlugin {
                 (
                     replan::replan_changed_requests,
                     replan::replan_on_settings_change
-                        .run_if(resource_changed::<PathfindingSettings>),
+                        .run_if(resource_changed_or_removed::<PathfindingSettings>),
                     replan::replan_on_grid_edits.run_if(resource_exists_and_changed::<NavGrid>),
                     replan::replan_moved_targets,
                     replan::track_progress,

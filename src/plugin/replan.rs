@@ -338,12 +338,13 @@ pub(crate) fn replan_changed_requests(
 /// [`PathfindingSettings`]).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_on_settings_change(
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     mut last: Local<Option<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<(Entity, &PathRequest, &mut PlanState, &mut PathStatus)>,
 ) {
-    let Some(old) = last.replace(*settings) else {
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    let Some(old) = last.replace(settings) else {
         return;
     };
     let algorithm = old.algorithm != settings.algorithm;
@@ -487,7 +488,7 @@ fn closest_on_segment(p: DVec2, a: DVec2, b: DVec2) -> DVec2 {
 /// fails those whose entity is gone.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_moved_targets(
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<
         (
@@ -502,6 +503,7 @@ pub(crate) fn replan_moved_targets(
     positions: Query<PositionData>,
     mut commands: Commands,
 ) {
+    let settings = settings.as_deref().copied().unwrap_or_default();
     for (entity, request, mut state, mut status, mut path) in &mut agents {
         let PathGoal::Entity(target) = request.goal else {
             continue;
@@ -549,10 +551,11 @@ type ProgressData = (
 /// farther than [`PathfindingSettings::replan_distance`] from their path.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn track_progress(
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<ProgressData, (With<PathRequest>, PositionChanged)>,
 ) {
+    let settings = settings.as_deref().copied().unwrap_or_default();
     for (entity, mut state, mut status, mut path, pos) in &mut agents {
         if !status.has_path() {
             continue;

@@ -219,7 +219,7 @@ fn fail(
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn dispatch_searches(
     mut planning: ResMut<Planning>,
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut agents: Query<(
         &PathRequest,
@@ -241,6 +241,7 @@ pub(crate) fn dispatch_searches(
         }
         return;
     };
+    let settings = settings.as_deref().copied().unwrap_or_default();
     let max = settings.max_searches_in_flight.max(1);
     let pool = AsyncComputeTaskPool::get_or_init(TaskPool::new);
     let planning = &mut *planning;

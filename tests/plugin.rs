@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use bevy_anyangle::grid::Grid;
+use bevy_anyangle::grid::{Grid, MAX_DIMENSION};
 use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathFailed, PathFailure,
@@ -1640,4 +1640,59 @@ fn removing_the_settings_resource_falls_back_to_the_default_settings() {
         app.world().resource::<EventLog>().ready_reasons()[&agent],
         PlanReason::OffPath
     );
+}
+
+#[test]
+fn a_cell_size_whose_grid_leaves_f32_world_coordinates_is_rejected() {
+    assert!(GridTransform::new(Vec2::ZERO, 1e35).is_err());
+    assert!(GridTransform::new(Vec2::new(-3e38, 0.0), 1e34).is_err());
+    let largest = GridTransform::new(Vec2::ZERO, 1e30).unwrap();
+    let nav = NavGrid::new(Grid::new(MAX_DIMENSION, 1).unwrap(), largest);
+    let rect = nav.world_rect();
+    assert!(rect.min.is_finite() && rect.max.is_finite());
+}
+
+#[test]
+fn steering_never_writes_a_non_finite_position() {
+    let nav = NavGrid::new(Grid::new(4, 4).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.insert_resource(SteeringClock::fixed(1.0));
+    // A path a game wrote itself, spanning most of the f32 range: the
+    // step towards the far waypoint overflows in f32.
+    let (from, to) = (Vec2::new(-3e38, 0.0), Vec2::new(3e38, 0.0));
+    let walker = app
+        .world_mut()
+        .spawn((
+            NavPosition(from),
+            PathFollower {
+                speed: 1e37,
+                arrive_radius: 0.05,
+            },
+            NavPath {
+                waypoints: vec![from, to],
+                next: 1,
+                ..NavPath::default()
+            },
+        ))
+        .id();
+    // And one heading for a waypoint that is not a point at all.
+    let lost = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::ZERO),
+            PathFollower::default(),
+            NavPath {
+                waypoints: vec![Vec2::ZERO, Vec2::new(f32::NAN, 1.0)],
+                next: 1,
+                ..NavPath::default()
+            },
+        ))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    let p = app.world().get::<NavPosition>(walker).unwrap().0;
+    assert!(p.is_finite(), "{p}");
+    assert!(p.x > from.x, "the walker moved");
+    assert_eq!(app.world().get::<NavPosition>(lost).unwrap().0, Vec2::ZERO);
 }

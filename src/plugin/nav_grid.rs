@@ -57,7 +57,7 @@ use bevy_ecs::resource::Resource;
 use bevy_math::{DVec2, Rect, URect, UVec2, Vec2};
 use thiserror::Error;
 
-use crate::grid::{Grid, GridEdit, GridEditor, GridError, MapParseError};
+use crate::grid::{Grid, GridEdit, GridEditor, GridError, MAX_DIMENSION, MapParseError};
 use crate::los::line_of_sight;
 
 /// How many edits [`NavGrid`] remembers for [`NavGrid::edits_since`].
@@ -79,6 +79,18 @@ pub enum NavGridError {
     /// The origin has a NaN or infinite coordinate.
     #[error("origin {0} is not a finite point")]
     BadOrigin(Vec2),
+    /// A grid of [`MAX_DIMENSION`] cells each way placed this way would
+    /// reach beyond the finite `f32` world coordinates.
+    #[error(
+        "origin {origin} with cell size {cell_size} puts grids of up to {max} cells beyond finite f32 coordinates",
+        max = MAX_DIMENSION
+    )]
+    TooLarge {
+        /// The origin asked for.
+        origin: Vec2,
+        /// The cell size asked for.
+        cell_size: f32,
+    },
     /// The map text could not be parsed.
     #[error(transparent)]
     Parse(#[from] MapParseError),
@@ -111,13 +123,21 @@ impl GridTransform {
     /// # Errors
     ///
     /// [`NavGridError::BadCellSize`] unless `cell_size` is finite and
-    /// positive; [`NavGridError::BadOrigin`] if `origin` is not finite.
+    /// positive; [`NavGridError::BadOrigin`] if `origin` is not finite;
+    /// [`NavGridError::TooLarge`] if a grid of [`MAX_DIMENSION`] cells each
+    /// way would reach beyond `f32::MAX` in world units (so every point of
+    /// any grid placed by a transform has finite world coordinates).
     pub fn new(origin: Vec2, cell_size: f32) -> Result<Self, NavGridError> {
         if !(cell_size.is_finite() && cell_size > 0.0) {
             return Err(NavGridError::BadCellSize(cell_size));
         }
         if !origin.is_finite() {
             return Err(NavGridError::BadOrigin(origin));
+        }
+        let reach =
+            origin.abs().as_dvec2().max_element() + f64::from(cell_size) * f64::from(MAX_DIMENSION);
+        if reach > f64::from(f32::MAX) {
+            return Err(NavGridError::TooLarge { origin, cell_size });
         }
         Ok(GridTransform { origin, cell_size })
     }
@@ -421,6 +441,14 @@ mod tests {
         assert!(GridTransform::new(Vec2::ZERO, 0.0).is_err());
         assert!(GridTransform::new(Vec2::ZERO, f32::NAN).is_err());
         assert!(GridTransform::new(Vec2::NAN, 1.0).is_err());
+        assert!(matches!(
+            GridTransform::new(Vec2::ZERO, f32::MAX / 2.0),
+            Err(NavGridError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            GridTransform::new(Vec2::new(0.0, -f32::MAX), 1e34),
+            Err(NavGridError::TooLarge { .. })
+        ));
     }
 
     #[test]

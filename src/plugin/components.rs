@@ -75,7 +75,11 @@ pub enum PathGoal {
 ///
 /// Replacing or changing the request (goal or algorithm) cancels the search
 /// in flight, clears the [`NavPath`] and plans again; writing an equal value
-/// does nothing. Removing it cancels the search; a finished plan (path and
+/// does nothing. So a game that rewrites the goal every frame (a chaser
+/// copying its prey's position into [`PathGoal::Point`]) cancels its search
+/// every frame and may never get a path: give it
+/// [`PathRequest::follow`] (a [`PathGoal::Entity`]) instead, which keeps the
+/// path and replans only when the target moves away from its end. Removing it cancels the search; a finished plan (path and
 /// status) stays in place, while an agent still waiting for one ends with
 /// status [`PathFailure::RequestRemoved`] and an empty path (no event).
 ///

@@ -423,7 +423,7 @@ mod tests {
         for _ in 0..20_000 {
             for text in [map, scen] {
                 let mut bytes = text.as_bytes().to_vec();
-                for _ in 0..1 + next(4) {
+                for _ in 0..=next(4) {
                     let i = next(bytes.len());
                     match next(3) {
                         0 => {

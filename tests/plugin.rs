@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use bevy_anyangle::grid::Grid;
+use bevy_anyangle::grid::{Grid, MAX_DIMENSION};
 use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathFailed, PathFailure,
@@ -979,7 +979,7 @@ fn removing_the_request_cancels_its_search() {
     app.update();
     assert_eq!(status(&app, agent), PathStatus::Computing);
     app.world_mut().entity_mut(agent).remove::<PathRequest>();
-    settle_searches(&mut app);
+    settle(&mut app);
     assert!(nav_path(&app, agent).is_empty());
     let d = *app.world().resource::<PathfindingDiagnostics>();
     assert_eq!(d.results_applied, 0);
@@ -1024,14 +1024,6 @@ fn no_more_searches_run_than_the_limit() {
     for e in agents {
         assert_eq!(status(&app, e), PathStatus::Ready);
     }
-}
-
-/// Updates until no search runs (statuses may stay `Computing` for agents
-/// without a request).
-fn settle_searches(app: &mut App) {
-    run_until(app, 20_000, |world| {
-        world.resource::<PathfindingDiagnostics>().in_flight == 0
-    });
 }
 
 /// Main-thread cost of the plugin per frame with 10,000 idle agents whose
@@ -1141,4 +1133,566 @@ fn frame_cost_with_10k_idle_agents() {
         );
         settle(&mut app);
     }
+}
+
+/// An agent standing still in the middle of a one-segment path across an
+/// open 40 x 5 grid (world y = 5 - grid y), as a self-steering game leaves it.
+fn agent_mid_segment() -> (App, Entity) {
+    let nav = NavGrid::new(Grid::new(40, 5).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 2.5)),
+            PathRequest::to(Vec2::new(39.5, 2.5)),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(nav_path(&app, agent).waypoints.len(), 2);
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = Vec2::new(20.5, 2.5);
+    app.update();
+    assert_eq!(nav_path(&app, agent).next, 1);
+    (app, agent)
+}
+
+#[test]
+fn blocking_a_cell_the_agent_has_already_passed_does_not_replan() {
+    let (mut app, agent) = agent_mid_segment();
+    let before = path_ticks(&app, &[(agent, Vec2::ZERO, Vec2::ZERO)]);
+    // Cell (10, 2) lies on the segment, behind the agent.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(10, 2), false)
+        .unwrap();
+    settle(&mut app);
+    assert!(
+        app.world().resource::<EventLog>().ready.len() == 1,
+        "replanned for a cell behind the agent"
+    );
+    assert_eq!(path_ticks(&app, &[(agent, Vec2::ZERO, Vec2::ZERO)]), before);
+    // Cell (30, 2) lies ahead: that one matters.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(30, 2), false)
+        .unwrap();
+    settle(&mut app);
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 2);
+    assert_eq!(log.ready[1].reason, PlanReason::PathBlocked);
+}
+
+/// Changes the goal of every agent between [`AnyAngleSystems::Dispatch`] and
+/// [`AnyAngleSystems::Apply`], after giving the searches started this frame
+/// time to finish.
+fn retarget_between_dispatch_and_apply(mut agents: Query<&mut PathRequest>) {
+    std::thread::sleep(Duration::from_millis(20));
+    for mut request in &mut agents {
+        let bevy_anyangle::plugin::PathGoal::Point(p) = request.goal else {
+            continue;
+        };
+        request.goal = bevy_anyangle::plugin::PathGoal::Point(Vec2::new(p.x, 9.5 - p.y));
+    }
+}
+
+/// Checks, right after [`AnyAngleSystems::Apply`], that no path answers
+/// another goal than the one asked for.
+fn assert_paths_answer_their_request(agents: Query<(&PathRequest, &NavPath, &PathStatus)>) {
+    for (request, path, status) in &agents {
+        let bevy_anyangle::plugin::PathGoal::Point(goal) = request.goal else {
+            continue;
+        };
+        if let Some(end) = path.end() {
+            assert_eq!(end, goal, "a path to an old goal is shown ({status:?})");
+        }
+    }
+}
+
+#[test]
+fn a_goal_changed_between_dispatch_and_apply_never_shows_the_stale_path() {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let nav = NavGrid::new(Grid::new(10, 10).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.add_systems(
+        bevy_app::Update,
+        (
+            retarget_between_dispatch_and_apply
+                .after(AnyAngleSystems::Dispatch)
+                .before(AnyAngleSystems::Apply),
+            assert_paths_answer_their_request.after(AnyAngleSystems::Apply),
+        ),
+    );
+    app.world_mut().spawn((
+        NavPosition(Vec2::new(0.5, 0.5)),
+        PathRequest::to(Vec2::new(8.5, 1.5)),
+    ));
+    for _ in 0..10 {
+        app.update();
+    }
+}
+
+#[test]
+fn removing_a_request_mid_search_does_not_leave_the_agent_busy() {
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    app.world_mut().entity_mut(agent).remove::<PathRequest>();
+    settle(&mut app);
+    assert_eq!(
+        status(&app, agent),
+        PathStatus::Failed(PathFailure::RequestRemoved)
+    );
+    assert!(nav_path(&app, agent).is_empty());
+    assert!(app.world().resource::<EventLog>().failed.is_empty());
+}
+
+#[test]
+fn an_agent_replanning_every_frame_holds_one_queue_entry() {
+    // No NavGrid yet: nothing can be dispatched, so every request waits.
+    let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()));
+    app.finish();
+    app.cleanup();
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            PathRequest::to(Vec2::new(5.5, 5.5)),
+        ))
+        .id();
+    for i in 0..200u16 {
+        app.world_mut().get_mut::<PathRequest>(agent).unwrap().goal =
+            bevy_anyangle::plugin::PathGoal::Point(Vec2::new(5.5, f32::from(i % 7) + 0.5));
+        app.update();
+    }
+    assert_eq!(status(&app, agent), PathStatus::Pending);
+    assert_eq!(app.world().resource::<PathfindingDiagnostics>().queued, 1);
+    // Removing and re-adding the request while queued still plans once.
+    app.world_mut().entity_mut(agent).remove::<PathRequest>();
+    app.update();
+    app.world_mut()
+        .entity_mut(agent)
+        .insert(PathRequest::to(Vec2::new(5.5, 5.5)));
+    app.update();
+    app.insert_resource(NavGrid::new(
+        Grid::new(8, 8).unwrap(),
+        GridTransform::default(),
+    ));
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!((d.searches_started, d.queued), (1, 0), "{d:?}");
+}
+
+#[test]
+fn a_path_an_edit_blocks_is_not_followed_into_the_wall_while_it_replans() {
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    assert!(path.waypoints.len() > 6, "a long way through the maze");
+    // Block a cell the fourth segment needs; the long replan takes frames.
+    let (a, b) = (path.grid_waypoints[3], path.grid_waypoints[4]);
+    let mid = a.midpoint(b).floor();
+    let cell = [(0.0, 0.0), (-1.0, 0.0), (0.0, -1.0), (-1.0, -1.0)]
+        .into_iter()
+        .map(|(dx, dy)| UVec2::new((mid.x + dx) as u32, (mid.y + dy) as u32))
+        .find(|&c| {
+            let mut g = app.world().resource::<NavGrid>().grid().clone();
+            g.set_free(c, false).is_ok_and(|changed| changed) && !line_of_sight(&g, a, b)
+        })
+        .expect("a cell next to the segment's midpoint blocks it");
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    app.update();
+    let nav = app.world().resource::<NavGrid>().clone();
+    let path = nav_path(&app, agent);
+    let here = nav.to_grid(app.world().get::<NavPosition>(agent).unwrap().0);
+    let mut a = here;
+    for &b in &path.grid_waypoints[path.next..] {
+        assert!(
+            line_of_sight(nav.grid(), a, b),
+            "the path still leads through the new wall ({:?})",
+            status(&app, agent)
+        );
+        a = b;
+    }
+    assert_eq!(path.waypoints.len(), path.grid_waypoints.len());
+    settle(&mut app);
+    // A maze is a tree: the wall cuts the goal off, so the new plan falls back.
+    assert!(status(&app, agent).has_path());
+    assert_valid(&nav, &nav_path(&app, agent), start, None);
+}
+
+/// The paths as `Detect` leaves them, before any result of the frame is
+/// applied.
+#[derive(Resource, Default)]
+struct PathsAfterDetect(HashMap<Entity, NavPath>);
+
+fn record_paths_after_detect(
+    agents: Query<(Entity, &NavPath)>,
+    mut record: ResMut<PathsAfterDetect>,
+) {
+    record.0 = agents.iter().map(|(e, p)| (e, p.clone())).collect();
+}
+
+#[test]
+fn an_old_path_kept_during_a_replan_is_cut_when_an_edit_blocks_it() {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let (nav, start, goal, _) = maze();
+    let mut app = app_with(nav);
+    app.init_resource::<PathsAfterDetect>().add_systems(
+        bevy_app::Update,
+        record_paths_after_detect
+            .after(AnyAngleSystems::Detect)
+            .before(AnyAngleSystems::Dispatch),
+    );
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let path = nav_path(&app, agent);
+    // In one frame: a settings change asks for a replan (the old path stays
+    // meanwhile, the agent is busy) and an edit blocks the old path.
+    let (a, b) = (path.grid_waypoints[3], path.grid_waypoints[4]);
+    let mid = a.midpoint(b).floor();
+    let cell = [(0.0, 0.0), (-1.0, 0.0), (0.0, -1.0), (-1.0, -1.0)]
+        .into_iter()
+        .map(|(dx, dy)| UVec2::new((mid.x + dx) as u32, (mid.y + dy) as u32))
+        .find(|&c| {
+            let mut g = app.world().resource::<NavGrid>().grid().clone();
+            g.set_free(c, false).is_ok_and(|changed| changed) && !line_of_sight(&g, a, b)
+        })
+        .expect("a cell next to the segment's midpoint blocks it");
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .algorithm = Algorithm::AStar;
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    app.update();
+    let kept = &app.world().resource::<PathsAfterDetect>().0[&agent];
+    assert_eq!(kept.waypoints.len(), 4, "cut before the blocked segment");
+    assert_eq!(kept.grid_waypoints[..], path.grid_waypoints[..4]);
+    assert_eq!(kept.waypoints[..], path.waypoints[..4]);
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert!(status(&app, agent).has_path());
+    assert_valid(&nav, &nav_path(&app, agent), start, None);
+    assert_eq!(nav_path(&app, agent).algorithm, Algorithm::AStar);
+}
+
+/// Frees cell (2, 2) once, in the second frame, before the plugin's systems.
+fn free_a_cell_in_frame_two(mut frame: Local<u32>, mut nav: ResMut<NavGrid>) {
+    *frame += 1;
+    if *frame == 2 {
+        nav.set_cell_free(UVec2::new(2, 2), true).unwrap();
+    }
+}
+
+#[test]
+fn a_no_free_cell_result_is_replanned_when_cells_were_freed_during_its_search() {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let nav = NavGrid::new(Grid::new_blocked(6, 6).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.add_systems(
+        bevy_app::Update,
+        free_a_cell_in_frame_two.before(AnyAngleSystems::Detect),
+    );
+    // Keep every worker busy for a moment, so that the first (instant)
+    // search cannot finish within the first frame: its result arrives after
+    // the edit of the second frame.
+    let pool = bevy_tasks::AsyncComputeTaskPool::get();
+    for _ in 0..pool.thread_num() {
+        pool.spawn(async { std::thread::sleep(Duration::from_millis(50)) })
+            .detach();
+    }
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            PathRequest::to(Vec2::new(5.5, 5.5)),
+        ))
+        .id();
+    app.update();
+    assert_eq!(status(&app, agent), PathStatus::Computing);
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Fallback);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!((d.searches_started, d.results_discarded), (2, 1), "{d:?}");
+}
+
+/// Where to put agents between [`AnyAngleSystems::Dispatch`] and
+/// [`AnyAngleSystems::Apply`] of the next frame, as if they had walked there
+/// while their search ran.
+#[derive(Resource, Default)]
+struct MoveDuringSearch(Vec<(Entity, Vec2)>);
+
+fn move_during_search(mut moves: ResMut<MoveDuringSearch>, mut agents: Query<&mut NavPosition>) {
+    for (entity, to) in std::mem::take(&mut moves.0) {
+        agents.get_mut(entity).unwrap().0 = to;
+    }
+}
+
+/// A 10 x 5 grid with a wall (world y = 5 - grid y): an agent at grid
+/// (1.5, 1.5) going to (8.5, 1.5) turns at the wall's top corners (5, 1)
+/// and (6, 1). The agent is moved to `moved_to` (world) right after its
+/// search starts, so its result always arrives after the move.
+fn agent_moved_during_its_search(moved_to: Vec2) -> (App, Entity, Vec2, Vec2) {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let nav = NavGrid::from_ascii(
+        "..........
+         .....#....
+         .....#....
+         .....#....
+         ..........",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.init_resource::<MoveDuringSearch>().add_systems(
+        bevy_app::Update,
+        move_during_search
+            .after(AnyAngleSystems::Dispatch)
+            .before(AnyAngleSystems::Apply),
+    );
+    let (start, goal) = (Vec2::new(1.5, 3.5), Vec2::new(8.5, 3.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    app.world_mut()
+        .resource_mut::<MoveDuringSearch>()
+        .0
+        .push((agent, moved_to));
+    app.update();
+    settle(&mut app);
+    for _ in 0..3 {
+        app.update();
+    }
+    (app, agent, start, goal)
+}
+
+#[test]
+fn a_path_found_while_the_agent_moved_starts_where_the_agent_now_is() {
+    // From here the agent sees the first corner (5, 1).
+    let here = Vec2::new(3.0, 3.5);
+    let (app, agent, _, goal) = agent_moved_during_its_search(here);
+    let path = nav_path(&app, agent);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(path.grid_waypoints[1], DVec2::new(5.0, 1.0));
+    assert_eq!(
+        path.waypoints[0], here,
+        "the path starts where the agent is"
+    );
+    assert_eq!(path.next, 1);
+    assert!(!path.start_moved);
+    assert_valid(&nav, &path, here, Some(goal));
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 1, "no off-path replan");
+    assert_eq!(log.ready[0].length, path.length);
+}
+
+#[test]
+fn an_agent_that_moved_out_of_sight_of_its_new_path_walks_back_to_its_start() {
+    // Below the wall on its far side: the corner (5, 1) is out of sight.
+    let here = Vec2::new(6.5, 1.5);
+    let (app, agent, start, goal) = agent_moved_during_its_search(here);
+    let path = nav_path(&app, agent);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(path.grid_waypoints[1], DVec2::new(5.0, 1.0));
+    assert_valid(&nav, &path, start, Some(goal));
+    assert_eq!(path.next, 0, "the agent heads back to the path's start");
+    assert_eq!(
+        app.world().resource::<EventLog>().ready.len(),
+        1,
+        "walking back to the start is not an off-path replan"
+    );
+}
+
+#[test]
+fn an_unreachable_agent_in_a_wall_or_off_the_grid_replans_when_an_edit_connects_it() {
+    let nav = NavGrid::from_ascii(
+        ".....#....
+         .##..#....
+         .##..#....
+         .....#....",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .fallback = FallbackPolicy::Fail;
+    let goal = Vec2::new(8.5, 2.5);
+    // Grid (1.5, 1.5), inside the block; and left of the grid.
+    let starts = [Vec2::new(1.5, 2.5), Vec2::new(-3.0, 2.5)];
+    let agents: Vec<Entity> = starts
+        .iter()
+        .map(|&s| {
+            app.world_mut()
+                .spawn((NavPosition(s), PathRequest::to(goal)))
+                .id()
+        })
+        .collect();
+    settle(&mut app);
+    for &agent in &agents {
+        assert_eq!(status(&app, agent), PathStatus::Unreachable);
+    }
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(5, 0), true)
+        .unwrap();
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let reasons = app.world().resource::<EventLog>().ready_reasons();
+    for &agent in &agents {
+        assert_eq!(status(&app, agent), PathStatus::Ready);
+        assert_eq!(reasons[&agent], PlanReason::RegionsConnected);
+        let path = nav_path(&app, agent);
+        assert!(path.start_moved);
+        assert_eq!(path.end(), Some(goal));
+        assert_eq!(path.next, 0, "walks out of the wall first");
+        assert!(nav.is_free_at(path.waypoints[0]));
+    }
+}
+
+#[test]
+fn restoring_a_saved_grid_and_editing_it_in_one_frame_replans() {
+    let nav = NavGrid::new(Grid::new(10, 3).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let (start, goal) = (Vec2::new(0.5, 1.5), Vec2::new(9.5, 1.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    let saved = app.world().resource::<NavGrid>().clone();
+    // An edit far from the path: one version on, nobody replans.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(0, 0), false)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(app.world().resource::<EventLog>().ready.len(), 1);
+    // Restore the copy and block the path on it: the version is the same
+    // number again, the cells are not.
+    let mut restored = saved.clone();
+    restored.set_cell_free(UVec2::new(5, 1), false).unwrap();
+    assert_eq!(
+        restored.version(),
+        app.world().resource::<NavGrid>().version()
+    );
+    app.insert_resource(restored);
+    settle(&mut app);
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(log.ready.len(), 2, "the restored grid was not noticed");
+    assert_eq!(log.ready[1].reason, PlanReason::GridReplaced);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(&nav, &nav_path(&app, agent), start, Some(goal));
+}
+
+#[test]
+fn removing_the_settings_resource_falls_back_to_the_default_settings() {
+    let nav = NavGrid::new(Grid::new(12, 12).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .algorithm = Algorithm::AStar;
+    let (start, goal) = (Vec2::new(0.5, 0.5), Vec2::new(11.5, 4.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    assert_eq!(nav_path(&app, agent).algorithm, Algorithm::AStar);
+    app.world_mut().remove_resource::<PathfindingSettings>();
+    let late = app
+        .world_mut()
+        .spawn((NavPosition(goal), PathRequest::follow(agent)))
+        .id();
+    settle(&mut app);
+    let default = PathfindingSettings::default().algorithm;
+    for e in [agent, late] {
+        assert_eq!(status(&app, e), PathStatus::Ready);
+        assert_eq!(nav_path(&app, e).algorithm, default);
+    }
+    assert_eq!(
+        app.world().resource::<EventLog>().ready_reasons()[&agent],
+        PlanReason::AlgorithmChanged
+    );
+    // Moving the agent past the default replan distance replans it.
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = Vec2::new(6.0, 11.5);
+    settle(&mut app);
+    assert_eq!(
+        app.world().resource::<EventLog>().ready_reasons()[&agent],
+        PlanReason::OffPath
+    );
+}
+
+#[test]
+fn a_cell_size_whose_grid_leaves_f32_world_coordinates_is_rejected() {
+    assert!(GridTransform::new(Vec2::ZERO, 1e35).is_err());
+    assert!(GridTransform::new(Vec2::new(-3e38, 0.0), 1e34).is_err());
+    let largest = GridTransform::new(Vec2::ZERO, 1e30).unwrap();
+    let nav = NavGrid::new(Grid::new(MAX_DIMENSION, 1).unwrap(), largest);
+    let rect = nav.world_rect();
+    assert!(rect.min.is_finite() && rect.max.is_finite());
+}
+
+#[test]
+fn steering_never_writes_a_non_finite_position() {
+    let nav = NavGrid::new(Grid::new(4, 4).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    app.insert_resource(SteeringClock::fixed(1.0));
+    // A path a game wrote itself, spanning most of the f32 range: the
+    // step towards the far waypoint overflows in f32.
+    let (from, to) = (Vec2::new(-3e38, 0.0), Vec2::new(3e38, 0.0));
+    let walker = app
+        .world_mut()
+        .spawn((
+            NavPosition(from),
+            PathFollower {
+                speed: 1e37,
+                arrive_radius: 0.05,
+            },
+            NavPath {
+                waypoints: vec![from, to],
+                next: 1,
+                ..NavPath::default()
+            },
+        ))
+        .id();
+    // And one heading for a waypoint that is not a point at all.
+    let lost = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::ZERO),
+            PathFollower::default(),
+            NavPath {
+                waypoints: vec![Vec2::ZERO, Vec2::new(f32::NAN, 1.0)],
+                next: 1,
+                ..NavPath::default()
+            },
+        ))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    let p = app.world().get::<NavPosition>(walker).unwrap().0;
+    assert!(p.is_finite(), "{p}");
+    assert!(p.x > from.x, "the walker moved");
+    assert_eq!(app.world().get::<NavPosition>(lost).unwrap().0, Vec2::ZERO);
 }

@@ -406,6 +406,44 @@ mod tests {
         assert!(Grid::from_movingai("\u{0}\u{ff}").is_err());
     }
 
+    /// Mangled versions of a valid map and scenario (bytes dropped, repeated
+    /// or replaced) give a grid or a typed error, never a panic.
+    #[test]
+    fn mangled_input_never_panics() {
+        let map = "type octile\nheight 3\nwidth 4\nmap\n.@..\n..T.\n....\n";
+        let scen = "version 1\n0\tm.map\t4\t3\t0\t0\t3\t2\t3.8\n";
+        let mut seed = 0x853C_49E6_748F_EA9Bu64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let alphabet = b"0123456789 \t\n\r.@-x";
+        for _ in 0..20_000 {
+            for text in [map, scen] {
+                let mut bytes = text.as_bytes().to_vec();
+                for _ in 0..=next(4) {
+                    let i = next(bytes.len());
+                    match next(3) {
+                        0 => {
+                            bytes.remove(i);
+                        }
+                        1 => bytes.insert(i, bytes[i]),
+                        _ => bytes[i] = alphabet[next(alphabet.len())],
+                    }
+                    if bytes.is_empty() {
+                        break;
+                    }
+                }
+                let text = String::from_utf8_lossy(&bytes);
+                let _ = Grid::from_movingai(&text);
+                let _ = Grid::from_ascii(&text);
+                let _ = Scenario::parse(&text);
+            }
+        }
+    }
+
     #[test]
     fn ascii_rows_must_match() {
         let e = Grid::from_ascii("...\n..").unwrap_err();

@@ -75,8 +75,13 @@ pub enum PathGoal {
 ///
 /// Replacing or changing the request (goal or algorithm) cancels the search
 /// in flight, clears the [`NavPath`] and plans again; writing an equal value
-/// does nothing. Removing it cancels the search and leaves the last path and
-/// status in place.
+/// does nothing. So a game that rewrites the goal every frame (a chaser
+/// copying its prey's position into [`PathGoal::Point`]) cancels its search
+/// every frame and may never get a path: give it
+/// [`PathRequest::follow`] (a [`PathGoal::Entity`]) instead, which keeps the
+/// path and replans only when the target moves away from its end. Removing it cancels the search; a finished plan (path and
+/// status) stays in place, while an agent still waiting for one ends with
+/// status [`PathFailure::RequestRemoved`] and an empty path (no event).
 ///
 /// ```
 /// use bevy_anyangle::plugin::{NavPosition, PathRequest};
@@ -147,7 +152,8 @@ pub enum PathStatus {
     Pending,
     /// A background search is running. During a replan the previous
     /// [`NavPath`] stays in place until the new one arrives (unless the
-    /// request itself changed, which clears it).
+    /// request itself changed, which clears it, or an edit blocked it, which
+    /// cuts it short before the blocked segment).
     Computing,
     /// [`NavPath`] leads to the goal.
     Ready,
@@ -159,7 +165,8 @@ pub enum PathStatus {
     /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
     /// is [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail);
     /// [`NavPath`] is empty. The agent replans when an edit connects it to
-    /// the goal.
+    /// the goal (an agent in a wall or off the grid: when an edit connects
+    /// the region its start was moved to).
     Unreachable,
     /// No path, for the given reason; [`NavPath`] is empty.
     Failed(PathFailure),
@@ -206,6 +213,10 @@ pub enum PathFailure {
         /// Nodes expanded before giving up.
         expanded: u64,
     },
+    /// The [`PathRequest`] was removed while its search was queued or
+    /// running; the search was cancelled.
+    #[error("the path request was removed before its search finished")]
+    RequestRemoved,
     /// The planner found no path to a goal its region labels call reachable:
     /// a bug in the crate.
     #[error("internal error: {0}")]
@@ -245,17 +256,23 @@ pub enum PlanReason {
 /// [`PathRequest`]; empty until the first search finishes.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct NavPath {
-    /// Waypoints in world coordinates, from the agent's position when the
-    /// search started (or the nearest walkable point, see
-    /// [`NavPath::start_moved`]) to the goal or fallback point.
+    /// Waypoints in world coordinates, to the goal or fallback point.
+    ///
+    /// The first one is where the agent is when the path arrives, if it
+    /// sees the second waypoint from there. Otherwise (it moved out of
+    /// sight while the search ran) it is the agent's position when the
+    /// search started, or the nearest walkable point to it (see
+    /// [`NavPath::start_moved`]), and [`NavPath::next`] is 0: a follower
+    /// walks back to it first.
     pub waypoints: Vec<Vec2>,
     /// The same waypoints in grid coordinates (y-down, cells), exactly as the
     /// planner returned them.
     pub grid_waypoints: Vec<DVec2>,
     /// Total length in world units.
     pub length: f32,
-    /// Index of the waypoint the agent heads for; `waypoints.len()` once it
-    /// has arrived. The plugin advances it as the agent moves (without
+    /// Index of the waypoint the agent heads for: 1 on a new path, 0 when
+    /// the agent must first walk to the path's start (see
+    /// [`NavPath::waypoints`]); `waypoints.len()` once it has arrived. The plugin advances it as the agent moves (without
     /// triggering `Changed<NavPath>`); games that steer themselves may too.
     pub next: usize,
     /// [`NavGrid::version`](super::NavGrid::version) of the grid the path

@@ -69,7 +69,14 @@
 //!   clash with [`crate::search::Path`] or `std::path::Path` in glob imports.
 //! - When the [`PathRequest`] itself changes, the old path is cleared at
 //!   once; on other replans (edits, off-path, settings) the old path stays
-//!   until the new one arrives, so followers keep moving.
+//!   until the new one arrives, so followers keep moving, except that a
+//!   path an edit blocked is cut short before the blocked segment.
+//! - Agents may keep moving while their search runs. A new path starts
+//!   where the agent is when it arrives if the agent sees the path's second
+//!   waypoint from there (on the current grid); otherwise it starts where
+//!   the search started and the agent walks back there first
+//!   ([`NavPath::next`] is 0), rather than cutting a corner towards the
+//!   second waypoint or counting as off its path.
 //! - A result planned on a grid that was edited meanwhile is checked against
 //!   those edits like a live path, and thrown away and replanned if they
 //!   affect it.
@@ -119,7 +126,7 @@ pub enum AnyAngleSystems {
 ///
 /// Build-time settings are fields; runtime settings live in the
 /// [`PathfindingSettings`] resource (inserted with defaults unless the app
-/// already has one). See the [module docs](self) for a walk-through.
+/// already has one; without it the plugin uses the defaults). See the [module docs](self) for a walk-through.
 #[derive(Clone, Debug)]
 pub struct AnyAnglePlugin {
     /// The schedule the plugin's systems run in. Default: `Update`.
@@ -158,7 +165,7 @@ impl Plugin for AnyAnglePlugin {
                 (
                     replan::replan_changed_requests,
                     replan::replan_on_settings_change
-                        .run_if(resource_changed::<PathfindingSettings>),
+                        .run_if(resource_changed_or_removed::<PathfindingSettings>),
                     replan::replan_on_grid_edits.run_if(resource_exists_and_changed::<NavGrid>),
                     replan::replan_moved_targets,
                     replan::track_progress,

@@ -57,7 +57,7 @@ use bevy_ecs::resource::Resource;
 use bevy_math::{DVec2, Rect, URect, UVec2, Vec2};
 use thiserror::Error;
 
-use crate::grid::{Grid, GridEdit, GridEditor, GridError, MapParseError};
+use crate::grid::{Grid, GridEdit, GridEditor, GridError, MAX_DIMENSION, MapParseError};
 use crate::los::line_of_sight;
 
 /// How many edits [`NavGrid`] remembers for [`NavGrid::edits_since`].
@@ -79,6 +79,18 @@ pub enum NavGridError {
     /// The origin has a NaN or infinite coordinate.
     #[error("origin {0} is not a finite point")]
     BadOrigin(Vec2),
+    /// A grid of [`MAX_DIMENSION`] cells each way placed this way would
+    /// reach beyond the finite `f32` world coordinates.
+    #[error(
+        "origin {origin} with cell size {cell_size} puts grids of up to {max} cells beyond finite f32 coordinates",
+        max = MAX_DIMENSION
+    )]
+    TooLarge {
+        /// The origin asked for.
+        origin: Vec2,
+        /// The cell size asked for.
+        cell_size: f32,
+    },
     /// The map text could not be parsed.
     #[error(transparent)]
     Parse(#[from] MapParseError),
@@ -111,13 +123,21 @@ impl GridTransform {
     /// # Errors
     ///
     /// [`NavGridError::BadCellSize`] unless `cell_size` is finite and
-    /// positive; [`NavGridError::BadOrigin`] if `origin` is not finite.
+    /// positive; [`NavGridError::BadOrigin`] if `origin` is not finite;
+    /// [`NavGridError::TooLarge`] if a grid of [`MAX_DIMENSION`] cells each
+    /// way would reach beyond `f32::MAX` in world units (so every point of
+    /// any grid placed by a transform has finite world coordinates).
     pub fn new(origin: Vec2, cell_size: f32) -> Result<Self, NavGridError> {
         if !(cell_size.is_finite() && cell_size > 0.0) {
             return Err(NavGridError::BadCellSize(cell_size));
         }
         if !origin.is_finite() {
             return Err(NavGridError::BadOrigin(origin));
+        }
+        let reach =
+            origin.abs().as_dvec2().max_element() + f64::from(cell_size) * f64::from(MAX_DIMENSION);
+        if reach > f64::from(f32::MAX) {
+            return Err(NavGridError::TooLarge { origin, cell_size });
         }
         Ok(GridTransform { origin, cell_size })
     }
@@ -139,7 +159,11 @@ impl GridTransform {
 /// and a log of recent edits.
 ///
 /// See the [module docs](self) for an example and the coordinate convention.
-#[derive(Resource, Clone, Debug)]
+///
+/// A clone is a new layout (it gets its own [`NavGrid::layout_id`]): its
+/// versions count on from the original's but its cells may go their own
+/// way, so inserting it back as the resource counts as replacing the grid.
+#[derive(Resource, Debug)]
 pub struct NavGrid {
     grid: Arc<Grid>,
     transform: GridTransform,
@@ -147,6 +171,19 @@ pub struct NavGrid {
     /// Edits with `version > log_floor`, oldest first; complete.
     log: Vec<GridEdit>,
     log_floor: u64,
+}
+
+impl Clone for NavGrid {
+    /// A copy with a fresh [`NavGrid::layout_id`] (see [`NavGrid`]).
+    fn clone(&self) -> Self {
+        NavGrid {
+            grid: Arc::clone(&self.grid),
+            transform: self.transform,
+            layout_id: fresh_layout_id(),
+            log: self.log.clone(),
+            log_floor: self.log_floor,
+        }
+    }
 }
 
 impl NavGrid {
@@ -213,7 +250,7 @@ impl NavGrid {
     }
 
     /// Identifies this grid's layout: it changes when a new `NavGrid` is
-    /// built or the transform changes (not on cell edits, see
+    /// built or cloned, or the transform changes (not on cell edits, see
     /// [`NavGrid::version`]). Versions are only comparable within one layout.
     #[must_use]
     pub fn layout_id(&self) -> u64 {
@@ -404,6 +441,14 @@ mod tests {
         assert!(GridTransform::new(Vec2::ZERO, 0.0).is_err());
         assert!(GridTransform::new(Vec2::ZERO, f32::NAN).is_err());
         assert!(GridTransform::new(Vec2::NAN, 1.0).is_err());
+        assert!(matches!(
+            GridTransform::new(Vec2::ZERO, f32::MAX / 2.0),
+            Err(NavGridError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            GridTransform::new(Vec2::new(0.0, -f32::MAX), 1e34),
+            Err(NavGridError::TooLarge { .. })
+        ));
     }
 
     #[test]
@@ -422,6 +467,21 @@ mod tests {
             nav.cells_overlapping(Rect::new(-5.0, -5.0, -1.0, -1.0))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_clone_is_a_new_layout() {
+        let mut nav = NavGrid::new(Grid::new(4, 4).unwrap(), GridTransform::default());
+        let saved = nav.clone();
+        assert_ne!(saved.layout_id(), nav.layout_id());
+        nav.set_cell_free(UVec2::new(1, 1), false).unwrap();
+        let mut restored = saved.clone();
+        restored.set_cell_free(UVec2::new(2, 2), false).unwrap();
+        // Same version, different cells: only the layout id tells them apart.
+        assert_eq!(restored.version(), nav.version());
+        assert_ne!(restored.layout_id(), nav.layout_id());
+        assert_ne!(restored.layout_id(), saved.layout_id());
+        assert_eq!(restored.edits_since(0).map(<[_]>::len), Some(1));
     }
 
     #[test]

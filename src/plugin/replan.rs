@@ -15,13 +15,15 @@
 //!
 //! # Which edits affect a path
 //!
-//! For an agent with a path, the *remaining path* is the segment it is on
-//! (from the previous waypoint) and the waypoints after it.
+//! For an agent with a path, the *remaining path* runs from the point of the
+//! segment it is on closest to it, through the waypoints after it.
 //!
 //! - **Blocked** cells affect it iff a remaining segment near them is no
 //!   longer visible ([`line_of_sight`] on the edited grid): the path crosses
 //!   a newly blocked cell, runs between two blocked cells, or squeezes
-//!   through a new double corner.
+//!   through a new double corner. Until the new plan arrives, the old path
+//!   is cut short before that segment, so that a follower does not walk
+//!   into the wall meanwhile.
 //! - **Freed** cells can only shorten it if they reach inside the ellipse
 //!   whose foci are the agent and the path's end and whose major axis is the
 //!   remaining length: any path through a point outside it is longer. A
@@ -30,6 +32,10 @@
 //! - An agent with a fallback path, or whose goal is unreachable, also
 //!   replans when its cell and the goal's are now in one region, or when a
 //!   freed cell in its region lies closer to the goal than its fallback point.
+//!   For an agent standing in no free cell (in a wall, off the grid) "its
+//!   region" is the one the planner moved its start to: the region of its
+//!   path's end, or of the closest reachable point the planner reported
+//!   with an unreachable goal.
 
 use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, URect, Vec2};
@@ -46,11 +52,16 @@ use crate::los::line_of_sight;
 
 /// What [`edit_impact`] knows about one agent, in grid coordinates.
 pub(crate) struct EditCheck<'a> {
-    /// Start of the remaining path for the visibility check (the previous
-    /// waypoint, or the agent).
+    /// Start of the remaining path for the visibility check: the point of
+    /// the agent's segment closest to it (see [`remaining`]).
     pub from: DVec2,
     /// The agent (a focus of the shortcut ellipse).
     pub agent: DVec2,
+    /// A point in the agent's region, for the connection tests: the agent
+    /// itself, or where it stands in no free cell (in a wall, off the grid)
+    /// a point of the region its last plan started in (see
+    /// [`region_point`]).
+    pub region: DVec2,
     /// The waypoints ahead; empty when the agent has arrived or has no path.
     pub ahead: &'a [DVec2],
     /// The goal asked for.
@@ -68,12 +79,6 @@ pub(crate) fn edit_impact(
     edits: &[GridEdit],
     check: &EditCheck<'_>,
 ) -> Option<PlanReason> {
-    let blocked = || {
-        edits
-            .iter()
-            .filter(|e| e.kind != EditKind::Freed)
-            .map(|e| e.rect)
-    };
     let freed = || {
         edits
             .iter()
@@ -81,24 +86,18 @@ pub(crate) fn edit_impact(
             .map(|e| e.rect)
     };
 
-    if !check.ahead.is_empty() && blocked().next().is_some() {
-        let mut a = check.from;
-        for &b in check.ahead {
-            if blocked().any(|r| segment_near_rect(a, b, r)) && !line_of_sight(grid, a, b) {
-                return Some(PlanReason::PathBlocked);
-            }
-            a = b;
-        }
+    if first_blocked_segment(grid, edits, check.from, check.ahead).is_some() {
+        return Some(PlanReason::PathBlocked);
     }
     freed().next()?;
     if check.fallback {
-        if connected(grid, check.agent, check.goal) {
+        if connected(grid, check.region, check.goal) {
             return Some(PlanReason::RegionsConnected);
         }
         if let Some(end) = check.ahead.last() {
             let now = end.distance(check.goal) * (1.0 - SLACK);
             if freed().any(|r| {
-                rect_distance(r, check.goal) < now && rect_meets_region(grid, r, check.agent)
+                rect_distance(r, check.goal) < now && rect_meets_region(grid, r, check.region)
             }) {
                 return Some(PlanReason::RegionsConnected);
             }
@@ -117,6 +116,55 @@ pub(crate) fn edit_impact(
         }
     }
     None
+}
+
+/// The index in `ahead` of the end of the first segment of the path
+/// `from, ahead[0], ahead[1], ...` that `edits` (already applied to `grid`)
+/// made invisible.
+fn first_blocked_segment(
+    grid: &Grid,
+    edits: &[GridEdit],
+    from: DVec2,
+    ahead: &[DVec2],
+) -> Option<usize> {
+    let blocked = || {
+        edits
+            .iter()
+            .filter(|e| e.kind != EditKind::Freed)
+            .map(|e| e.rect)
+    };
+    blocked().next()?;
+    let mut a = from;
+    for (i, &b) in ahead.iter().enumerate() {
+        if blocked().any(|r| segment_near_rect(a, b, r)) && !line_of_sight(grid, a, b) {
+            return Some(i);
+        }
+        a = b;
+    }
+    None
+}
+
+/// Cuts `path` short before the first segment ahead that `edits` blocked,
+/// so that a follower stops at the last waypoint it can still reach (or
+/// where it stands, if its own segment is blocked) instead of walking into
+/// the wall while its new plan is computed.
+/// Leaves `path` untouched (not even marked changed) when nothing is blocked.
+fn cut_at_blocked_segment(
+    nav: &NavGrid,
+    edits: &[GridEdit],
+    path: &mut Mut<NavPath>,
+    agent: DVec2,
+) {
+    let (from, ahead) = remaining(path, agent);
+    let Some(i) = first_blocked_segment(nav.grid(), edits, from, ahead) else {
+        return;
+    };
+    let path = &mut **path;
+    let keep = path.next.min(path.waypoints.len()) + i;
+    path.waypoints.truncate(keep);
+    path.grid_waypoints.truncate(keep);
+    path.next = path.next.min(keep);
+    path.length = path.waypoints.windows(2).map(|w| w[0].distance(w[1])).sum();
 }
 
 /// Whether segment `a-b`'s bounding box meets `rect` grown by one cell (a
@@ -216,6 +264,16 @@ fn cells_at(grid: &Grid, p: DVec2) -> impl Iterator<Item = (i64, i64)> + '_ {
         .filter(|&(x, y)| grid.is_free(x, y))
 }
 
+/// A point of the region an agent at `agent` plans from: the agent itself
+/// if it stands in a free cell, else `reachable`, the point of the region
+/// its last plan started in (the planner moved its start there).
+fn region_point(grid: &Grid, agent: DVec2, reachable: Option<DVec2>) -> DVec2 {
+    match reachable {
+        Some(p) if cells_at(grid, agent).next().is_none() => p,
+        _ => agent,
+    }
+}
+
 /// Whether points `a` and `b` touch a common region (conservative at double
 /// corners).
 fn connected(grid: &Grid, a: DVec2, b: DVec2) -> bool {
@@ -280,12 +338,13 @@ pub(crate) fn replan_changed_requests(
 /// [`PathfindingSettings`]).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_on_settings_change(
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     mut last: Local<Option<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<(Entity, &PathRequest, &mut PlanState, &mut PathStatus)>,
 ) {
-    let Some(old) = last.replace(*settings) else {
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    let Some(old) = last.replace(settings) else {
         return;
     };
     let algorithm = old.algorithm != settings.algorithm;
@@ -324,7 +383,7 @@ pub(crate) fn replan_on_grid_edits(
             Entity,
             &mut PlanState,
             &mut PathStatus,
-            &NavPath,
+            &mut NavPath,
             PositionData,
         ),
         With<PathRequest>,
@@ -341,7 +400,7 @@ pub(crate) fn replan_on_grid_edits(
     planning.seen_layout = nav.layout_id();
     planning.seen_version = nav.version();
     let freed_any = edits.is_none_or(|e| e.iter().any(|e| e.kind != EditKind::Blocked));
-    for (entity, mut state, mut status, path, pos) in &mut agents {
+    for (entity, mut state, mut status, mut path, pos) in &mut agents {
         let unreachable = *status == PathStatus::Unreachable;
         if *status == PathStatus::Failed(PathFailure::NoFreeCell) && freed_any {
             planning.request(
@@ -352,8 +411,18 @@ pub(crate) fn replan_on_grid_edits(
             );
             continue;
         }
+        if status.is_busy() {
+            // Their results are checked when they arrive; meanwhile the old
+            // path a follower may still walk must not lead into a new wall.
+            if let (Some(edits), Some(agent)) = (edits, position(pos).map(|p| nav.to_grid(p)))
+                && !path.is_empty()
+            {
+                cut_at_blocked_segment(&nav, edits, &mut path, agent);
+            }
+            continue;
+        }
         if !(status.has_path() || unreachable) {
-            continue; // busy agents are checked when their result arrives
+            continue;
         }
         let Some(edits) = edits else {
             planning.request(entity, &mut state, &mut status, PlanReason::GridReplaced);
@@ -367,32 +436,51 @@ pub(crate) fn replan_on_grid_edits(
         } else {
             path.goal
         });
-        let (from, ahead) = remaining(path, agent);
+        let (from, ahead) = remaining(&path, agent);
         let check = EditCheck {
             from,
             agent,
+            region: region_point(nav.grid(), agent, state.reachable),
             ahead,
             goal,
             fallback: unreachable || path.fallback,
         };
         if let Some(reason) = edit_impact(nav.grid(), edits, &check) {
+            if reason == PlanReason::PathBlocked {
+                cut_at_blocked_segment(&nav, edits, &mut path, agent);
+            }
             planning.request(entity, &mut state, &mut status, reason);
         }
     }
 }
 
 /// The start of the remaining path and the waypoints ahead, in grid
-/// coordinates.
+/// coordinates. On a segment, the remaining path starts at the point of the
+/// segment closest to the agent: the part behind it no longer matters.
 fn remaining(path: &NavPath, agent: DVec2) -> (DVec2, &[DVec2]) {
     let gw = &path.grid_waypoints;
     let next = path.next.min(gw.len());
     let ahead = &gw[next..];
-    let from = if next >= 1 {
-        gw[next - 1]
-    } else {
-        ahead.first().copied().unwrap_or(agent)
+    let from = match (next.checked_sub(1).map(|i| gw[i]), ahead.first()) {
+        (Some(a), Some(&b)) => closest_on_segment(agent, a, b),
+        (Some(a), None) => a,
+        (None, first) => first.copied().unwrap_or(agent),
     };
     (from, ahead)
+}
+
+/// The point of segment `a-b` closest to `p` (`a` if `p` is not finite).
+/// A sub-segment of a visible segment is visible, so the remaining path can
+/// be checked from here.
+fn closest_on_segment(p: DVec2, a: DVec2, b: DVec2) -> DVec2 {
+    let d = b - a;
+    let len2 = d.length_squared();
+    let t = (p - a).dot(d) / len2;
+    if t.is_finite() && t > 0.0 {
+        if t >= 1.0 { b } else { a + d * t }
+    } else {
+        a
+    }
 }
 
 /// Replans agents whose followed entity moved farther than
@@ -400,7 +488,7 @@ fn remaining(path: &NavPath, agent: DVec2) -> (DVec2, &[DVec2]) {
 /// fails those whose entity is gone.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_moved_targets(
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<
         (
@@ -415,6 +503,7 @@ pub(crate) fn replan_moved_targets(
     positions: Query<PositionData>,
     mut commands: Commands,
 ) {
+    let settings = settings.as_deref().copied().unwrap_or_default();
     for (entity, request, mut state, mut status, mut path) in &mut agents {
         let PathGoal::Entity(target) = request.goal else {
             continue;
@@ -462,10 +551,11 @@ type ProgressData = (
 /// farther than [`PathfindingSettings::replan_distance`] from their path.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn track_progress(
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<ProgressData, (With<PathRequest>, PositionChanged)>,
 ) {
+    let settings = settings.as_deref().copied().unwrap_or_default();
     for (entity, mut state, mut status, mut path, pos) in &mut agents {
         if !status.has_path() {
             continue;
@@ -474,7 +564,7 @@ pub(crate) fn track_progress(
         let path = path.bypass_change_detection();
         let w = &path.waypoints;
         if path.next == 0 || w.is_empty() {
-            continue; // walking to a moved start: no reference segment yet
+            continue; // walking to the path's start: no reference segment yet
         }
         while path.next < w.len().saturating_sub(1)
             && segment_distance(p, w[path.next], w[path.next + 1])
@@ -559,6 +649,7 @@ mod tests {
         let check = EditCheck {
             from: DVec2::new(0.5, 0.5),
             agent: DVec2::new(0.5, 0.5),
+            region: DVec2::new(0.5, 0.5),
             ahead: &ahead,
             goal: DVec2::new(9.5, 0.5),
             fallback: false,

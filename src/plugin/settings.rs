@@ -19,6 +19,11 @@
 //! # use bevy_ecs::system::RunSystemOnce;
 //! ```
 //!
+//! A game may also remove the resource: the plugin then uses
+//! [`PathfindingSettings::default`] until one is inserted again (its systems
+//! read it as an `Option`, so they do not fail without it). Removing it
+//! counts as changing every field to its default.
+//!
 //! # What a change does
 //!
 //! | field | effect on existing paths |

@@ -4,7 +4,9 @@
 //! the agent moves at `speed` world units per second along the waypoints,
 //! in [`AnyAngleSystems::Steer`](super::AnyAngleSystems::Steer). It moves the
 //! agent's `Transform` (feature `transform`) when it has one, otherwise its
-//! [`NavPosition`]; `translation.z` is kept.
+//! [`NavPosition`]; `translation.z` is kept. It never writes a non-finite
+//! position: an agent at a non-finite position, or heading for a non-finite
+//! waypoint, stays where it is.
 //!
 //! The crate does not depend on `bevy_time`, so the step length comes from
 //! the [`SteeringClock`] resource: wall-clock time between frames by
@@ -133,14 +135,27 @@ pub(crate) fn tick_clock(mut clock: ResMut<SteeringClock>, mut last: Local<Optio
 
 /// Moves one position along `path` by `step`; returns the new position, or
 /// `None` if the agent does not move.
-fn advance(path: &mut NavPath, follower: PathFollower, mut p: Vec2, mut step: f32) -> Option<Vec2> {
-    let start = p;
+///
+/// Works in `f64`, so that the difference of two far-apart `f32` points
+/// cannot overflow: each new position lies between two finite points, so it
+/// is finite. A non-finite position or waypoint stops the agent where it is.
+fn advance(path: &mut NavPath, follower: PathFollower, from: Vec2, step: f32) -> Option<Vec2> {
     let last = path.waypoints.len().checked_sub(1)?;
+    if !from.is_finite() {
+        return None;
+    }
+    let arrive = f64::from(follower.arrive_radius.max(0.0));
+    let mut step = f64::from(step);
+    let mut p = from.as_dvec2();
     while step > 0.0 && path.next <= last {
         let target = path.waypoints[path.next];
+        if !target.is_finite() {
+            break;
+        }
+        let target = target.as_dvec2();
         let to = target - p;
         let d = to.length();
-        if path.next == last && d <= follower.arrive_radius.max(0.0) {
+        if path.next == last && d <= arrive {
             path.next += 1;
             break;
         }
@@ -153,7 +168,8 @@ fn advance(path: &mut NavPath, follower: PathFollower, mut p: Vec2, mut step: f3
             step = 0.0;
         }
     }
-    (p != start).then_some(p)
+    let p = p.as_vec2();
+    (p != from && p.is_finite()).then_some(p)
 }
 
 /// The followers that may still have somewhere to go, so that steering does

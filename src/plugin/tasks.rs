@@ -10,7 +10,8 @@
 //! Each plan an agent asks for gets a fresh *ticket* (a global counter). A
 //! result whose ticket is not the agent's current one (the goal changed, the
 //! request was replaced, another replan started) or whose agent is gone is
-//! dropped. Asking for a new plan drops the agent's in-flight handle,
+//! dropped. An agent waits in the queue at most once, however often it
+//! replans while it waits. Asking for a new plan drops the agent's in-flight handle,
 //! which raises the old search's cancel flag (checked by
 //! [`Planner::plan_cancellable`]) and drops its task.
 
@@ -31,6 +32,8 @@ use super::nav_grid::NavGrid;
 use super::position::{PositionData, position};
 use super::replan::{EditCheck, edit_impact};
 use super::settings::PathfindingSettings;
+use crate::grid::EditKind;
+use crate::los::line_of_sight;
 use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner, Role};
 
 thread_local! {
@@ -89,6 +92,16 @@ pub(crate) struct PlanState {
     pub(crate) request: Option<PathRequest>,
     /// The goal (world) the current plan was started with.
     pub(crate) goal: Option<Vec2>,
+    /// Whether the agent waits in [`Planning`]'s queue for a search slot.
+    /// The queue holds each waiting agent once, however often it replans
+    /// meanwhile (it may also hold entries of agents whose request was
+    /// removed; those have this flag cleared and are skipped).
+    pub(crate) queued: bool,
+    /// A point (grid coordinates) of the region the last plan started in:
+    /// the end of its path, or the closest reachable point to an
+    /// unreachable goal. Region tests use it for an agent that stands in no
+    /// free cell (in a wall, off the grid), whose start the planner moved.
+    pub(crate) reachable: Option<DVec2>,
 }
 
 /// Marker: the agent's goal is an entity, so its position is watched.
@@ -111,7 +124,7 @@ struct PlanResult {
 /// The plugin's queue and channel (not public).
 #[derive(Resource)]
 pub(crate) struct Planning {
-    queue: VecDeque<(Entity, u64)>,
+    queue: VecDeque<Entity>,
     next_ticket: u64,
     sender: Sender<PlanResult>,
     receiver: Receiver<PlanResult>,
@@ -138,8 +151,8 @@ impl Default for Planning {
 
 impl Planning {
     /// Asks for a new plan for `entity`: cancels the running search, takes a
-    /// new ticket, queues the agent and marks it `Pending`. The current
-    /// [`NavPath`] is left alone.
+    /// new ticket, queues the agent (unless it already waits) and marks it
+    /// `Pending`. The current [`NavPath`] is left alone.
     pub(crate) fn request(
         &mut self,
         entity: Entity,
@@ -151,7 +164,10 @@ impl Planning {
         self.next_ticket += 1;
         state.ticket = self.next_ticket;
         state.reason = reason;
-        self.queue.push_back((entity, state.ticket));
+        if !state.queued {
+            state.queued = true;
+            self.queue.push_back(entity);
+        }
         status.set_if_neq(PathStatus::Pending);
     }
 }
@@ -171,7 +187,9 @@ pub struct PathfindingDiagnostics {
     pub searches_cancelled: u64,
     /// Searches running now.
     pub in_flight: usize,
-    /// Requests waiting for a search slot (may include superseded ones).
+    /// Agents waiting for a search slot (or for a [`NavGrid`]), each counted
+    /// once; entries of agents whose request was removed meanwhile are
+    /// counted until the queue reaches them.
     pub queued: usize,
 }
 
@@ -201,7 +219,7 @@ fn fail(
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn dispatch_searches(
     mut planning: ResMut<Planning>,
-    settings: Res<PathfindingSettings>,
+    settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut agents: Query<(
         &PathRequest,
@@ -217,20 +235,27 @@ pub(crate) fn dispatch_searches(
     if planning.queue.is_empty() {
         return;
     }
-    let Some(nav) = nav else { return };
+    let Some(nav) = nav else {
+        if diagnostics.queued != planning.queue.len() {
+            diagnostics.queued = planning.queue.len();
+        }
+        return;
+    };
+    let settings = settings.as_deref().copied().unwrap_or_default();
     let max = settings.max_searches_in_flight.max(1);
     let pool = AsyncComputeTaskPool::get_or_init(TaskPool::new);
     let planning = &mut *planning;
     while planning.shared.in_flight.load(Ordering::Acquire) < max {
-        let Some((entity, ticket)) = planning.queue.pop_front() else {
+        let Some(entity) = planning.queue.pop_front() else {
             break;
         };
         let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
             continue;
         };
-        if state.ticket != ticket || state.in_flight.is_some() {
+        if !std::mem::take(&mut state.queued) {
             continue;
         }
+        let ticket = state.ticket;
         let target = |e: Entity| positions.get(e).ok().and_then(position);
         let (start, goal) = match endpoints(request, position(pos), target) {
             Ok(points) => points,
@@ -358,7 +383,13 @@ fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
 pub(crate) fn apply_results(
     mut planning: ResMut<Planning>,
     nav: Option<Res<NavGrid>>,
-    mut agents: Query<(&mut PlanState, &mut PathStatus, &mut NavPath)>,
+    mut agents: Query<(
+        &PathRequest,
+        &mut PlanState,
+        &mut PathStatus,
+        &mut NavPath,
+        PositionData,
+    )>,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
@@ -373,11 +404,15 @@ pub(crate) fn apply_results(
     }
     let results: Vec<PlanResult> = planning.receiver.try_iter().collect();
     for done in results {
-        let Ok((mut state, mut status, mut path)) = agents.get_mut(done.entity) else {
+        let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(done.entity)
+        else {
             diagnostics.results_discarded += 1;
             continue;
         };
-        if state.ticket != done.ticket {
+        // A request changed since `Detect` ran this frame (by a system not
+        // ordered against the plugin's) is replanned next frame; its old
+        // result must not show meanwhile.
+        if state.ticket != done.ticket || state.request.as_ref() != Some(request) {
             diagnostics.results_discarded += 1;
             continue;
         }
@@ -400,6 +435,11 @@ pub(crate) fn apply_results(
             continue;
         }
         diagnostics.results_applied += 1;
+        state.reachable = match &done.result {
+            Ok(found) => found.waypoints.last().copied(),
+            Err(PlanError::Unreachable { closest }) => Some(*closest),
+            Err(_) => None,
+        };
         let found = match done.result {
             Ok(found) if !found.waypoints.is_empty() => found,
             Ok(_) => {
@@ -444,23 +484,20 @@ pub(crate) fn apply_results(
             }
         };
         let fallback = found.is_fallback();
-        let waypoints: Vec<Vec2> = found.waypoints.iter().map(|&p| nav.to_world(p)).collect();
-        let next = if found.start_moved_from.is_some() {
-            0
-        } else {
-            1.min(waypoints.len())
-        };
-        let length = (found.length * f64::from(nav.transform().cell_size())) as f32;
+        let here = position(pos);
+        let start = from_where_the_agent_is(nav, found, here);
+        let waypoints: Vec<Vec2> = start.waypoints.iter().map(|&p| nav.to_world(p)).collect();
+        let length = (start.length * f64::from(nav.transform().cell_size())) as f32;
         *path = NavPath {
             waypoints,
-            grid_waypoints: found.waypoints,
+            grid_waypoints: start.waypoints,
             length,
-            next,
+            next: start.next,
             grid_version: done.grid_version,
             algorithm: done.algorithm,
             goal: done.goal,
             fallback,
-            start_moved: found.start_moved_from.is_some(),
+            start_moved: start.start_moved,
         };
         status.set_if_neq(if fallback {
             PathStatus::Fallback
@@ -477,6 +514,69 @@ pub(crate) fn apply_results(
     diagnostics.searches_cancelled = planning.shared.cancelled.load(Ordering::Relaxed);
     diagnostics.in_flight = planning.shared.in_flight.load(Ordering::Acquire);
     diagnostics.queued = planning.queue.len();
+}
+
+/// A found path as the agent will follow it.
+struct Followed {
+    /// Grid waypoints.
+    waypoints: Vec<DVec2>,
+    /// Length in grid units.
+    length: f64,
+    /// The waypoint to head for ([`NavPath::next`]).
+    next: usize,
+    /// Whether the path starts at a point the start was moved to.
+    start_moved: bool,
+}
+
+/// Makes a found path start where the agent is now (`here`, world), which
+/// is not where it was when the search began if it kept moving meanwhile:
+/// if the agent sees waypoint 1 on the current grid, it replaces waypoint 0
+/// and the agent heads for waypoint 1; otherwise the path is kept and the
+/// agent heads back to waypoint 0 first (as from a moved start).
+///
+/// The sight test uses the current grid, not the search's snapshot: it is
+/// the one the agent walks on, and the rest of the path has already been
+/// checked against the edits made since ([`staleness`]).
+fn from_where_the_agent_is(nav: &NavGrid, found: Path, here: Option<Vec2>) -> Followed {
+    let moved = found.start_moved_from.is_some();
+    let mut waypoints = found.waypoints;
+    let here = here.map(|p| nav.to_grid(p));
+    let (Some(&first), Some(&second)) = (waypoints.first(), waypoints.get(1)) else {
+        // A single point: the agent is there unless its start was moved.
+        let next = usize::from(!moved).min(waypoints.len());
+        return Followed {
+            waypoints,
+            length: found.length,
+            next,
+            start_moved: moved,
+        };
+    };
+    if here == Some(first) {
+        return Followed {
+            waypoints,
+            length: found.length,
+            next: 1,
+            start_moved: moved,
+        };
+    }
+    match here {
+        Some(here) if line_of_sight(nav.grid(), here, second) => {
+            let length = found.length - first.distance(second) + here.distance(second);
+            waypoints[0] = here;
+            Followed {
+                waypoints,
+                length,
+                next: 1,
+                start_moved: false,
+            }
+        }
+        _ => Followed {
+            waypoints,
+            length: found.length,
+            next: 0,
+            start_moved: moved,
+        },
+    }
 }
 
 /// Whether a result planned on an older grid must be thrown away (and why):
@@ -501,14 +601,25 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
             EditCheck {
                 from: found.waypoints[0],
                 agent: found.waypoints[0],
+                region: found.waypoints[0],
                 ahead: &found.waypoints[first..],
                 goal,
                 fallback: found.is_fallback(),
             }
         }
-        Err(PlanError::Unreachable { .. } | PlanError::NoFreeCell) => EditCheck {
+        // The grid had no free cell; any freed cell gives the agent one.
+        Err(PlanError::NoFreeCell) => {
+            return edits
+                .iter()
+                .any(|e| e.kind != EditKind::Blocked)
+                .then_some(PlanReason::RegionsConnected);
+        }
+        // The start may lie in a wall or off the grid; `closest` lies in
+        // the region the search started in.
+        &Err(PlanError::Unreachable { closest }) => EditCheck {
             from: done.start,
             agent: done.start,
+            region: closest,
             ahead: &[],
             goal,
             fallback: true,
@@ -520,14 +631,23 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
 
 /// Cancels the search of an agent whose [`PathRequest`] is removed (or which
 /// is despawned), and forgets the request so that inserting it again plans.
+/// An agent still waiting for a plan is marked
+/// [`PathFailure::RequestRemoved`], so that it does not look busy forever.
 #[expect(clippy::needless_pass_by_value, reason = "observer parameters")]
 pub(crate) fn on_request_removed(
     removed: On<Remove<PathRequest>>,
-    mut agents: Query<&mut PlanState>,
+    mut agents: Query<(&mut PlanState, &mut PathStatus, &mut NavPath)>,
 ) {
-    if let Ok(mut state) = agents.get_mut(removed.entity) {
+    if let Ok((mut state, mut status, mut path)) = agents.get_mut(removed.entity) {
         state.in_flight = None;
         state.request = None;
         state.ticket = 0;
+        state.queued = false;
+        if status.is_busy() {
+            *status = PathStatus::Failed(PathFailure::RequestRemoved);
+            if !path.is_empty() {
+                *path = NavPath::default();
+            }
+        }
     }
 }

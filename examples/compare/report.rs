@@ -508,6 +508,12 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
         if info.reps == 1 { "" } else { "s" },
         info.seconds
     );
+    if info.sample.is_some() {
+        s.push_str(
+            "Not a full run: running every query of every scenario (no `--quick` or `--sample`) \
+             takes some 40 minutes on a two-core machine, most of it on `maze512-1-0`.\n\n",
+        );
+    }
     s.push_str(
         "Every solver runs every query in one process, one after the other, starting with a \
          different solver each time; each planner's memory is sized (`Planner::reserve`) and \

@@ -408,22 +408,45 @@ pub fn craft_unreachable(
     let start = |i: usize| starts[i % starts.len()];
 
     // Inside an obstacle: a vertex whose four cells are blocked, or the
-    // centre of a blocked cell.
+    // centre of a blocked cell. Two spread over the map, and the one deepest
+    // inside an obstacle (farthest from every free cell): the worst case for
+    // finding the closest reachable point.
+    let depth = obstacle_depth(grid);
+    let depth_at = |x: i64, y: i64| -> u32 {
+        if (0..w).contains(&x) && (0..h).contains(&y) {
+            depth[(y * w + x) as usize]
+        } else {
+            u32::MAX
+        }
+    };
     let mut inside = Vec::new();
+    let mut deepest: Option<(u32, UVec2)> = None;
     for y in 0..h {
         for x in 0..w {
-            let ok = match points {
-                Points::Corners => {
-                    (0..2).all(|dy| (0..2).all(|dx| !grid.is_free(x - 1 + dx, y - 1 + dy)))
-                }
-                Points::Centres => !grid.is_free(x, y),
+            let d = match points {
+                Points::Corners => (0..2)
+                    .flat_map(|dy| (0..2).map(move |dx| (x - 1 + dx, y - 1 + dy)))
+                    .map(|(cx, cy)| depth_at(cx, cy))
+                    .min()
+                    .unwrap_or(0),
+                Points::Centres => depth_at(x, y),
             };
-            if ok {
-                inside.push(UVec2::new(x as u32, y as u32));
+            if d > 0 {
+                let c = UVec2::new(x as u32, y as u32);
+                inside.push(c);
+                if deepest.is_none_or(|(best, _)| d > best) {
+                    deepest = Some((d, c));
+                }
             }
         }
     }
-    for (i, c) in pick(&inside, 3).into_iter().enumerate() {
+    let mut obstacle_goals = pick(&inside, 2);
+    if let Some((_, c)) = deepest
+        && !obstacle_goals.contains(&c)
+    {
+        obstacle_goals.push(c);
+    }
+    for (i, c) in obstacle_goals.into_iter().enumerate() {
         out.push((Unreachability::Obstacle, start(i), points.of(c)));
     }
 
@@ -468,6 +491,63 @@ pub fn craft_unreachable(
         DVec2::new(w as f64 + 3.0, h as f64 + 2.0),
     ));
     out
+}
+
+/// Per cell, row by row: 0 for a free cell; for a blocked one, its
+/// chessboard distance to the nearest free cell (`u32::MAX` on a grid with
+/// no free cell). Two chamfer passes.
+pub fn obstacle_depth(grid: &Grid) -> Vec<u32> {
+    let (w, h) = (grid.width() as usize, grid.height() as usize);
+    let mut d: Vec<u32> = (0..w * h)
+        .map(|i| {
+            if grid.is_free((i % w) as i64, (i / w) as i64) {
+                0
+            } else {
+                u32::MAX
+            }
+        })
+        .collect();
+    let relax = |d: &mut [u32], i: usize, j: usize| {
+        let via = d[j].saturating_add(1);
+        if via < d[i] {
+            d[i] = via;
+        }
+    };
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if x > 0 {
+                relax(&mut d, i, i - 1);
+            }
+            if y > 0 {
+                relax(&mut d, i, i - w);
+                if x > 0 {
+                    relax(&mut d, i, i - w - 1);
+                }
+                if x + 1 < w {
+                    relax(&mut d, i, i - w + 1);
+                }
+            }
+        }
+    }
+    for y in (0..h).rev() {
+        for x in (0..w).rev() {
+            let i = y * w + x;
+            if x + 1 < w {
+                relax(&mut d, i, i + 1);
+            }
+            if y + 1 < h {
+                relax(&mut d, i, i + w);
+                if x + 1 < w {
+                    relax(&mut d, i, i + w + 1);
+                }
+                if x > 0 {
+                    relax(&mut d, i, i + w - 1);
+                }
+            }
+        }
+    }
+    d
 }
 
 /// Loads one map and runs every solver on its queries.
@@ -607,6 +687,22 @@ mod tests {
         assert_eq!(s.len(), 40);
         assert!(s.windows(2).all(|w| w[0] < w[1]));
         assert!(*s.last().expect("40 items") >= 975);
+    }
+
+    #[test]
+    fn obstacle_depth_is_the_chessboard_distance_to_free_cells() {
+        let grid = Grid::from_ascii(
+            "#####
+             #####
+             ####.",
+        )
+        .expect("a valid picture");
+        assert_eq!(
+            obstacle_depth(&grid),
+            [4, 3, 2, 2, 2, 4, 3, 2, 1, 1, 4, 3, 2, 1, 0]
+        );
+        let none_free = Grid::from_ascii("##").expect("a valid picture");
+        assert_eq!(obstacle_depth(&none_free), [u32::MAX, u32::MAX]);
     }
 
     #[test]

@@ -199,12 +199,25 @@ impl Anya<'_> {
         });
     }
 
+    /// The free flags of the four cells around vertex `(x, y)` (see
+    /// [`Grid::vertex_mask`]), read from the grid's precomputed vertex info
+    /// when the vertex is on the grid (always, for interval endpoints).
+    #[inline]
+    fn mask(&self, x: i64, y: i64) -> u8 {
+        let (w, h) = (i64::from(self.grid.width()), i64::from(self.grid.height()));
+        if (0..=w).contains(&x) && (0..=h).contains(&y) {
+            (self.grid.vertex_info(x, y) >> 8) as u8
+        } else {
+            self.grid.vertex_mask(x, y)
+        }
+    }
+
     /// Whether corner candidate `v` is a vertex where a taut path from `r`
     /// may turn: exactly one of its cells is blocked, the incoming segment
     /// neither points into that cell nor runs along its edge, and the cell is
     /// strictly on one side of the incoming line. Returns the wedge.
     fn taut_turn(&self, v: [i64; 2], r: DVec2) -> Option<Wedge> {
-        let mask = self.grid.vertex_mask(v[0], v[1]);
+        let mask = self.mask(v[0], v[1]);
         if mask.count_ones() != 3 {
             return None;
         }

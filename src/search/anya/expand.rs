@@ -31,7 +31,7 @@ use core::cmp::Ordering;
 
 use bevy_math::DVec2;
 
-use super::node::{Ep, Kind, Node, orient};
+use super::node::{Ep, Kind, Node, orient, small_int};
 use super::scan;
 use super::{Roots, Scratch};
 use crate::grid::Grid;
@@ -567,8 +567,24 @@ impl Anya<'_> {
         {
             self.push_goal(n.root, r, n.g);
         }
-        let lo = max_ep(la.normalized(r, ny), Ep::Int(l), r, ny);
-        let hi = min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny);
+        // An integer root and integer endpoint points (the usual case) give
+        // the projected endpoints as exact fractions; clip them in i64.
+        let fast = small_int(r.x).zip(small_int(r.y)).and_then(|(rx, ry)| {
+            Some((
+                n.a.project_int(rx, ry, y, ny)?,
+                n.b.project_int(rx, ry, y, ny)?,
+            ))
+        });
+        let (lo, hi) = match fast {
+            Some(((ea, na, da), (eb, nb, db))) => (
+                if na < l * da { Ep::Int(l) } else { ea },
+                if nb > rr * db { Ep::Int(rr) } else { eb },
+            ),
+            None => (
+                max_ep(la.normalized(r, ny), Ep::Int(l), r, ny),
+                min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny),
+            ),
+        };
         if lo.cmp(hi, r, ny) == Ordering::Greater {
             return;
         }

@@ -163,6 +163,28 @@ impl Ep {
         }
     }
 
+    /// [`Ep::as_line`] then [`Ep::normalized`] onto line `ny`, for a root at
+    /// the integer point `(rx, ry)` and an endpoint (on line `y`, not the
+    /// root's row) whose point is integer too: the canonical endpoint on
+    /// `ny` and its exact crossing `n / d`, `d > 0`. `None` when the point is
+    /// not an integer one (use the general path).
+    #[inline]
+    pub(super) fn project_int(self, rx: i64, ry: i64, y: i64, ny: i64) -> Option<(Ep, i64, i64)> {
+        let (ox, oy, line) = match self {
+            Ep::Int(k) => (k, y, Ep::Line(DVec2::new(k as f64, y as f64))),
+            Ep::Line(o) => (small_int(o.x)?, small_int(o.y)?, self),
+            Ep::Root => return None,
+        };
+        let d = oy - ry;
+        if d == 0 {
+            return None;
+        }
+        let n = rx * d + (ox - rx) * (ny - ry);
+        let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
+        let ep = if n % d == 0 { Ep::Int(n / d) } else { line };
+        Some((ep, n, d))
+    }
+
     /// The canonical form on line `y`: a line crossing exactly at a vertex
     /// becomes [`Ep::Int`], so "is a vertex" is a pattern match.
     #[inline]

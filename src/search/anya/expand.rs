@@ -94,6 +94,23 @@ impl Wedge {
     }
 }
 
+/// One piece of a split cone interval (see [`Anya::split`]).
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    /// Left endpoint.
+    a: Ep,
+    /// Right endpoint.
+    b: Ep,
+    /// The largest integer `<= a`.
+    a_floor: i64,
+    /// Whether `a == b`.
+    zero: bool,
+    /// Whether `a` is the whole interval's left end.
+    first: bool,
+    /// Whether `b` is the whole interval's right end.
+    last: bool,
+}
+
 /// The larger of two endpoints on line `y` of a node rooted at `r`.
 #[inline]
 fn max_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
@@ -374,30 +391,45 @@ impl Anya<'_> {
         {
             self.push_goal(root, c, g);
         }
-        if lo.cmp(hi, c, ny) == Ordering::Greater {
+        let order = lo.cmp(hi, c, ny);
+        if order == Ordering::Greater {
             return;
         }
-        self.split(root, c, g, ny, dir, lo, hi);
+        self.split(root, c, g, ny, dir, lo, hi, order == Ordering::Equal);
     }
 
     /// Splits the visible interval `[lo, hi]` of line `ny` (reached from root
     /// `r` heading `dir`) at every corner of the line, and emits the pieces.
+    /// `zero`: whether `lo == hi` (the caller has compared them).
     #[expect(clippy::too_many_arguments, reason = "one cone's full description")]
-    fn split(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, lo: Ep, hi: Ep) {
+    fn split(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, lo: Ep, hi: Ep, zero: bool) {
         // Cells in the row beyond the line; the row before is free over
         // [lo, hi], so the corners inside are exactly its changes.
         let far = if dir > 0 { ny } else { ny - 1 };
         let to = hi.int_below(r, ny);
         let mut from = lo.int_above(r, ny);
         let mut a = lo;
+        let mut first = true;
         loop {
             let next = scan::next_transition(self.grid, far, from, to);
             let b = next.map_or(hi, Ep::Int);
-            self.piece(root, r, g, ny, dir, a, b, a == lo, next.is_none());
+            // floor(a) = from - 1: `lo`'s floor on the first piece, the corner
+            // `k` after. Only a single piece can be empty (corners lie strictly
+            // between `lo` and `hi`).
+            let piece = Piece {
+                a,
+                b,
+                a_floor: from - 1,
+                zero: zero && first,
+                first,
+                last: next.is_none(),
+            };
+            self.piece(root, r, g, ny, dir, piece);
             match next {
                 Some(k) => {
                     a = Ep::Int(k);
                     from = k + 1;
+                    first = false;
                 }
                 None => break,
             }
@@ -406,31 +438,23 @@ impl Anya<'_> {
 
     /// Emits one cone piece `[a, b]` of line `ny` (cells beyond it uniform),
     /// after goal detection and cul-de-sac pruning.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one cone piece's full description"
-    )]
-    fn piece(
-        &mut self,
-        root: u32,
-        r: DVec2,
-        g: f64,
-        ny: i64,
-        dir: i8,
-        a: Ep,
-        b: Ep,
-        first: bool,
-        last: bool,
-    ) {
+    fn piece(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, piece: Piece) {
+        let Piece {
+            a,
+            b,
+            a_floor,
+            zero,
+            first,
+            last,
+        } = piece;
         if self.goal_line == Some(ny)
             && a.cmp_point(r, self.t) != Ordering::Greater
             && b.cmp_point(r, self.t) != Ordering::Less
         {
             self.push_goal(root, r, g);
         }
-        let zero = a.cmp(b, r, ny) == Ordering::Equal;
         let far = if dir > 0 { ny } else { ny - 1 };
-        let onward = !zero && self.grid.is_free(a.floor(r, ny), far);
+        let onward = !zero && self.grid.is_free(a_floor, far);
         // A corner between two pieces turns with the piece that has free
         // cells beyond; the ends of the whole interval turn with their piece.
         let turn_a = match a {
@@ -585,10 +609,11 @@ impl Anya<'_> {
                 min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny),
             ),
         };
-        if lo.cmp(hi, r, ny) == Ordering::Greater {
+        let order = lo.cmp(hi, r, ny);
+        if order == Ordering::Greater {
             return;
         }
-        self.split(n.root, r, n.g, ny, dir, lo, hi);
+        self.split(n.root, r, n.g, ny, dir, lo, hi, order == Ordering::Equal);
     }
 }
 

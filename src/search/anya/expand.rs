@@ -209,6 +209,7 @@ impl Anya<'_> {
             y: 0,
             a: Ep::Int(0),
             b: Ep::Int(0),
+            a_floor: 0,
             kind: Kind::Goal,
             turn_a: false,
             turn_b: false,
@@ -395,19 +396,39 @@ impl Anya<'_> {
         if order == Ordering::Greater {
             return;
         }
-        self.split(root, c, g, ny, dir, lo, hi, order == Ordering::Equal);
+        let span = (lo.int_above(c, ny), hi.int_below(c, ny));
+        self.split(
+            root,
+            c,
+            g,
+            ny,
+            dir,
+            [lo, hi],
+            order == Ordering::Equal,
+            span,
+        );
     }
 
     /// Splits the visible interval `[lo, hi]` of line `ny` (reached from root
     /// `r` heading `dir`) at every corner of the line, and emits the pieces.
-    /// `zero`: whether `lo == hi` (the caller has compared them).
+    /// `zero`: whether `lo == hi`; `span`: the smallest integer above `lo`
+    /// and the largest below `hi` (the callers know them).
     #[expect(clippy::too_many_arguments, reason = "one cone's full description")]
-    fn split(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, lo: Ep, hi: Ep, zero: bool) {
+    fn split(
+        &mut self,
+        root: u32,
+        r: DVec2,
+        g: f64,
+        ny: i64,
+        dir: i8,
+        [lo, hi]: [Ep; 2],
+        zero: bool,
+        span: (i64, i64),
+    ) {
         // Cells in the row beyond the line; the row before is free over
         // [lo, hi], so the corners inside are exactly its changes.
         let far = if dir > 0 { ny } else { ny - 1 };
-        let to = hi.int_below(r, ny);
-        let mut from = lo.int_above(r, ny);
+        let (mut from, to) = span;
         let mut a = lo;
         let mut first = true;
         loop {
@@ -475,6 +496,7 @@ impl Anya<'_> {
             y: ny,
             a,
             b,
+            a_floor,
             kind: Kind::Cone { dir },
             turn_a,
             turn_b,
@@ -535,6 +557,7 @@ impl Anya<'_> {
             y,
             a,
             b,
+            a_floor: a.floor(r, y),
             kind: Kind::Flat { dir },
             turn_a,
             turn_b,
@@ -577,7 +600,7 @@ impl Anya<'_> {
         let (r, y) = (n.r, n.y);
         let ny = y + i64::from(dir);
         let cy = if dir > 0 { y } else { y - 1 };
-        let k = n.a.floor(r, y);
+        let k = n.a_floor;
         let (l, rr) = (
             scan::run_left(self.grid, cy, k),
             scan::run_right(self.grid, cy, k),
@@ -599,21 +622,46 @@ impl Anya<'_> {
                 n.b.project_int(rx, ry, y, ny)?,
             ))
         });
-        let (lo, hi) = match fast {
-            Some(((ea, na, da), (eb, nb, db))) => (
-                if na < l * da { Ep::Int(l) } else { ea },
-                if nb > rr * db { Ep::Int(rr) } else { eb },
-            ),
-            None => (
-                max_ep(la.normalized(r, ny), Ep::Int(l), r, ny),
-                min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny),
-            ),
-        };
+        if let Some(((ea, na, da), (eb, nb, db))) = fast {
+            let (lo, nlo, dlo) = if na < l * da {
+                (Ep::Int(l), l, 1)
+            } else {
+                (ea, na, da)
+            };
+            let (hi, nhi, dhi) = if nb > rr * db {
+                (Ep::Int(rr), rr, 1)
+            } else {
+                (eb, nb, db)
+            };
+            // i128: numerators may approach 2^50 for coordinates up to 2^24.
+            let order =
+                (i128::from(nlo) * i128::from(dhi)).cmp(&(i128::from(nhi) * i128::from(dlo)));
+            if order == Ordering::Greater {
+                return;
+            }
+            // The smallest integer above lo and the largest below hi.
+            let span = (nlo.div_euclid(dlo) + 1, (nhi - 1).div_euclid(dhi));
+            let zero = order == Ordering::Equal;
+            self.split(n.root, r, n.g, ny, dir, [lo, hi], zero, span);
+            return;
+        }
+        let lo = max_ep(la.normalized(r, ny), Ep::Int(l), r, ny);
+        let hi = min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny);
         let order = lo.cmp(hi, r, ny);
         if order == Ordering::Greater {
             return;
         }
-        self.split(n.root, r, n.g, ny, dir, lo, hi, order == Ordering::Equal);
+        let span = (lo.int_above(r, ny), hi.int_below(r, ny));
+        self.split(
+            n.root,
+            r,
+            n.g,
+            ny,
+            dir,
+            [lo, hi],
+            order == Ordering::Equal,
+            span,
+        );
     }
 }
 

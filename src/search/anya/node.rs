@@ -284,6 +284,8 @@ pub(super) struct Node {
     pub a: Ep,
     /// Right endpoint (`a <= b`).
     pub b: Ep,
+    /// The largest integer `<= a` on line `y` (0 for goal nodes).
+    pub a_floor: i64,
     /// Cone, flat or goal.
     pub kind: Kind,
     /// Whether `a` is a corner where taut paths from the root may turn.

@@ -337,6 +337,25 @@ impl Anya<'_> {
         let Some((l, r)) = self.base_run(cy, c.x) else {
             return;
         };
+        if let Wedge::Turn { p, s, f } = wedge
+            && let Some(cut) = Self::turn_cut_int(c, p, s, f, dir, ny, l, r)
+        {
+            // As below: the goal test comes after the wedge's direction tests
+            // and before the emptiness test; `c` is a vertex.
+            let (reaches, cut) = cut;
+            if reaches
+                && self.goal_cell_row == Some(cy)
+                && self.t.x >= l as f64
+                && self.t.x <= r as f64
+                && wedge.contains(c, self.t)
+            {
+                self.push_goal(root, c, g);
+            }
+            if let Some((lo, hi, zero, span)) = cut {
+                self.split(root, c, g, ny, dir, [lo, hi], zero, span);
+            }
+            return;
+        }
         let (mut lo, mut hi) = (Ep::Int(l), Ep::Int(r));
         let d = f64::from(dir);
         match wedge {
@@ -407,6 +426,81 @@ impl Anya<'_> {
             order == Ordering::Equal,
             span,
         );
+    }
+
+    /// [`Wedge::Turn`]'s cut of the run `[l, r]` of line `ny` for an integer
+    /// corner `c` and previous root `p`, in exact i64 fractions: `None` when
+    /// they are not integers (use the general path). Otherwise whether the
+    /// wedge reaches line `ny` at all, and the cut unless it is empty: the
+    /// interval, whether it is a single point, and the integers strictly
+    /// inside it (as [`Anya::split`] takes them).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one wedge cut's full description"
+    )]
+    #[expect(clippy::type_complexity, reason = "a private fast path's result")]
+    fn turn_cut_int(
+        c: DVec2,
+        p: DVec2,
+        s: i8,
+        f: [i8; 2],
+        dir: i8,
+        ny: i64,
+        l: i64,
+        r: i64,
+    ) -> Option<(bool, Option<(Ep, Ep, bool, (i64, i64))>)> {
+        let (cx, cy) = (small_int(c.x)?, small_int(c.y)?);
+        let (px, py) = (small_int(p.x)?, small_int(p.y)?);
+        // (endpoint, numerator, denominator > 0)
+        let (mut lo, mut hi) = ((Ep::Int(l), l, 1i64), (Ep::Int(r), r, 1i64));
+        let less = |a: (Ep, i64, i64), b: (Ep, i64, i64)| {
+            i128::from(a.1) * i128::from(b.2) < i128::from(b.1) * i128::from(a.2)
+        };
+        // Bound from e = c - p (see the general path below).
+        let ey = sgn(cy.cmp(&py));
+        if ey == 0 {
+            if sgn(cx.cmp(&px)) * dir * s < 0 {
+                return Some((false, None));
+            }
+        } else {
+            let d = py - cy;
+            let n = cx * d + (px - cx) * (ny - cy);
+            let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
+            let ep = if n % d == 0 {
+                Ep::Int(n / d)
+            } else {
+                Ep::Line(p)
+            };
+            let bound = (ep, n, d);
+            if s * ey < 0 {
+                if less(lo, bound) {
+                    lo = bound;
+                }
+            } else if less(bound, hi) {
+                hi = bound;
+            }
+        }
+        // Bound from f.
+        if f[1] == 0 {
+            if -dir * f[0] * s < 0 {
+                return Some((false, None));
+            }
+        } else {
+            let k = (Ep::Int(cx), cx, 1);
+            if s * f[1] > 0 {
+                if less(lo, k) {
+                    lo = k;
+                }
+            } else if less(k, hi) {
+                hi = k;
+            }
+        }
+        if less(hi, lo) {
+            return Some((true, None));
+        }
+        let zero = !less(lo, hi);
+        let span = (lo.1.div_euclid(lo.2) + 1, (hi.1 - 1).div_euclid(hi.2));
+        Some((true, Some((lo.0, hi.0, zero, span))))
     }
 
     /// Splits the visible interval `[lo, hi]` of line `ny` (reached from root

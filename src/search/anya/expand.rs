@@ -31,7 +31,7 @@ use core::cmp::Ordering;
 
 use bevy_math::DVec2;
 
-use super::node::{Ep, Kind, Node, orient};
+use super::node::{Ep, Kind, Node, orient, small_int};
 use super::scan;
 use super::{Roots, Scratch};
 use crate::grid::Grid;
@@ -92,6 +92,23 @@ impl Wedge {
             }
         }
     }
+}
+
+/// One piece of a split cone interval (see [`Anya::split`]).
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    /// Left endpoint.
+    a: Ep,
+    /// Right endpoint.
+    b: Ep,
+    /// The largest integer `<= a`.
+    a_floor: i64,
+    /// Whether `a == b`.
+    zero: bool,
+    /// Whether `a` is the whole interval's left end.
+    first: bool,
+    /// Whether `b` is the whole interval's right end.
+    last: bool,
 }
 
 /// The larger of two endpoints on line `y` of a node rooted at `r`.
@@ -192,6 +209,7 @@ impl Anya<'_> {
             y: 0,
             a: Ep::Int(0),
             b: Ep::Int(0),
+            a_floor: 0,
             kind: Kind::Goal,
             turn_a: false,
             turn_b: false,
@@ -199,12 +217,25 @@ impl Anya<'_> {
         });
     }
 
+    /// The free flags of the four cells around vertex `(x, y)` (see
+    /// [`Grid::vertex_mask`]), read from the grid's precomputed vertex info
+    /// when the vertex is on the grid (always, for interval endpoints).
+    #[inline]
+    fn mask(&self, x: i64, y: i64) -> u8 {
+        let (w, h) = (i64::from(self.grid.width()), i64::from(self.grid.height()));
+        if (0..=w).contains(&x) && (0..=h).contains(&y) {
+            (self.grid.vertex_info(x, y) >> 8) as u8
+        } else {
+            self.grid.vertex_mask(x, y)
+        }
+    }
+
     /// Whether corner candidate `v` is a vertex where a taut path from `r`
     /// may turn: exactly one of its cells is blocked, the incoming segment
     /// neither points into that cell nor runs along its edge, and the cell is
     /// strictly on one side of the incoming line. Returns the wedge.
     fn taut_turn(&self, v: [i64; 2], r: DVec2) -> Option<Wedge> {
-        let mask = self.grid.vertex_mask(v[0], v[1]);
+        let mask = self.mask(v[0], v[1]);
         if mask.count_ones() != 3 {
             return None;
         }
@@ -306,6 +337,25 @@ impl Anya<'_> {
         let Some((l, r)) = self.base_run(cy, c.x) else {
             return;
         };
+        if let Wedge::Turn { p, s, f } = wedge
+            && let Some(cut) = Self::turn_cut_int(c, p, s, f, dir, ny, l, r)
+        {
+            // As below: the goal test comes after the wedge's direction tests
+            // and before the emptiness test; `c` is a vertex.
+            let (reaches, cut) = cut;
+            if reaches
+                && self.goal_cell_row == Some(cy)
+                && self.t.x >= l as f64
+                && self.t.x <= r as f64
+                && wedge.contains(c, self.t)
+            {
+                self.push_goal(root, c, g);
+            }
+            if let Some((lo, hi, zero, span)) = cut {
+                self.split(root, c, g, ny, dir, [lo, hi], zero, span);
+            }
+            return;
+        }
         let (mut lo, mut hi) = (Ep::Int(l), Ep::Int(r));
         let d = f64::from(dir);
         match wedge {
@@ -361,30 +411,140 @@ impl Anya<'_> {
         {
             self.push_goal(root, c, g);
         }
-        if lo.cmp(hi, c, ny) == Ordering::Greater {
+        let order = lo.cmp(hi, c, ny);
+        if order == Ordering::Greater {
             return;
         }
-        self.split(root, c, g, ny, dir, lo, hi);
+        let span = (lo.int_above(c, ny), hi.int_below(c, ny));
+        self.split(
+            root,
+            c,
+            g,
+            ny,
+            dir,
+            [lo, hi],
+            order == Ordering::Equal,
+            span,
+        );
+    }
+
+    /// [`Wedge::Turn`]'s cut of the run `[l, r]` of line `ny` for an integer
+    /// corner `c` and previous root `p`, in exact i64 fractions: `None` when
+    /// they are not integers (use the general path). Otherwise whether the
+    /// wedge reaches line `ny` at all, and the cut unless it is empty: the
+    /// interval, whether it is a single point, and the integers strictly
+    /// inside it (as [`Anya::split`] takes them).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one wedge cut's full description"
+    )]
+    #[expect(clippy::type_complexity, reason = "a private fast path's result")]
+    fn turn_cut_int(
+        c: DVec2,
+        p: DVec2,
+        s: i8,
+        f: [i8; 2],
+        dir: i8,
+        ny: i64,
+        l: i64,
+        r: i64,
+    ) -> Option<(bool, Option<(Ep, Ep, bool, (i64, i64))>)> {
+        let (cx, cy) = (small_int(c.x)?, small_int(c.y)?);
+        let (px, py) = (small_int(p.x)?, small_int(p.y)?);
+        // (endpoint, numerator, denominator > 0)
+        let (mut lo, mut hi) = ((Ep::Int(l), l, 1i64), (Ep::Int(r), r, 1i64));
+        let less = |a: (Ep, i64, i64), b: (Ep, i64, i64)| {
+            i128::from(a.1) * i128::from(b.2) < i128::from(b.1) * i128::from(a.2)
+        };
+        // Bound from e = c - p (see the general path below).
+        let ey = sgn(cy.cmp(&py));
+        if ey == 0 {
+            if sgn(cx.cmp(&px)) * dir * s < 0 {
+                return Some((false, None));
+            }
+        } else {
+            let d = py - cy;
+            let n = cx * d + (px - cx) * (ny - cy);
+            let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
+            let ep = if n % d == 0 {
+                Ep::Int(n / d)
+            } else {
+                Ep::Line(p)
+            };
+            let bound = (ep, n, d);
+            if s * ey < 0 {
+                if less(lo, bound) {
+                    lo = bound;
+                }
+            } else if less(bound, hi) {
+                hi = bound;
+            }
+        }
+        // Bound from f.
+        if f[1] == 0 {
+            if -dir * f[0] * s < 0 {
+                return Some((false, None));
+            }
+        } else {
+            let k = (Ep::Int(cx), cx, 1);
+            if s * f[1] > 0 {
+                if less(lo, k) {
+                    lo = k;
+                }
+            } else if less(k, hi) {
+                hi = k;
+            }
+        }
+        if less(hi, lo) {
+            return Some((true, None));
+        }
+        let zero = !less(lo, hi);
+        let span = (lo.1.div_euclid(lo.2) + 1, (hi.1 - 1).div_euclid(hi.2));
+        Some((true, Some((lo.0, hi.0, zero, span))))
     }
 
     /// Splits the visible interval `[lo, hi]` of line `ny` (reached from root
     /// `r` heading `dir`) at every corner of the line, and emits the pieces.
+    /// `zero`: whether `lo == hi`; `span`: the smallest integer above `lo`
+    /// and the largest below `hi` (the callers know them).
     #[expect(clippy::too_many_arguments, reason = "one cone's full description")]
-    fn split(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, lo: Ep, hi: Ep) {
+    fn split(
+        &mut self,
+        root: u32,
+        r: DVec2,
+        g: f64,
+        ny: i64,
+        dir: i8,
+        [lo, hi]: [Ep; 2],
+        zero: bool,
+        span: (i64, i64),
+    ) {
         // Cells in the row beyond the line; the row before is free over
         // [lo, hi], so the corners inside are exactly its changes.
         let far = if dir > 0 { ny } else { ny - 1 };
-        let to = hi.int_below(r, ny);
-        let mut from = lo.int_above(r, ny);
+        let (mut from, to) = span;
         let mut a = lo;
+        let mut first = true;
         loop {
             let next = scan::next_transition(self.grid, far, from, to);
             let b = next.map_or(hi, Ep::Int);
-            self.piece(root, r, g, ny, dir, a, b, a == lo, next.is_none());
+            // floor(a) = from - 1: `lo`'s floor on the first piece, the corner
+            // `k` after. Only a single piece can be empty (corners lie strictly
+            // between `lo` and `hi`).
+            let piece = Piece {
+                a,
+                b,
+                a_floor: from - 1,
+                zero: zero && first,
+                first,
+                last: next.is_none(),
+            };
+            self.piece(root, r, g, ny, dir, piece);
             match next {
                 Some(k) => {
                     a = Ep::Int(k);
                     from = k + 1;
+                    first = false;
                 }
                 None => break,
             }
@@ -393,31 +553,23 @@ impl Anya<'_> {
 
     /// Emits one cone piece `[a, b]` of line `ny` (cells beyond it uniform),
     /// after goal detection and cul-de-sac pruning.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one cone piece's full description"
-    )]
-    fn piece(
-        &mut self,
-        root: u32,
-        r: DVec2,
-        g: f64,
-        ny: i64,
-        dir: i8,
-        a: Ep,
-        b: Ep,
-        first: bool,
-        last: bool,
-    ) {
+    fn piece(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, piece: Piece) {
+        let Piece {
+            a,
+            b,
+            a_floor,
+            zero,
+            first,
+            last,
+        } = piece;
         if self.goal_line == Some(ny)
             && a.cmp_point(r, self.t) != Ordering::Greater
             && b.cmp_point(r, self.t) != Ordering::Less
         {
             self.push_goal(root, r, g);
         }
-        let zero = a.cmp(b, r, ny) == Ordering::Equal;
         let far = if dir > 0 { ny } else { ny - 1 };
-        let onward = !zero && self.grid.is_free(a.floor(r, ny), far);
+        let onward = !zero && self.grid.is_free(a_floor, far);
         // A corner between two pieces turns with the piece that has free
         // cells beyond; the ends of the whole interval turn with their piece.
         let turn_a = match a {
@@ -438,6 +590,7 @@ impl Anya<'_> {
             y: ny,
             a,
             b,
+            a_floor,
             kind: Kind::Cone { dir },
             turn_a,
             turn_b,
@@ -498,6 +651,7 @@ impl Anya<'_> {
             y,
             a,
             b,
+            a_floor: a.floor(r, y),
             kind: Kind::Flat { dir },
             turn_a,
             turn_b,
@@ -540,7 +694,7 @@ impl Anya<'_> {
         let (r, y) = (n.r, n.y);
         let ny = y + i64::from(dir);
         let cy = if dir > 0 { y } else { y - 1 };
-        let k = n.a.floor(r, y);
+        let k = n.a_floor;
         let (l, rr) = (
             scan::run_left(self.grid, cy, k),
             scan::run_right(self.grid, cy, k),
@@ -554,12 +708,54 @@ impl Anya<'_> {
         {
             self.push_goal(n.root, r, n.g);
         }
-        let lo = max_ep(la.normalized(r, ny), Ep::Int(l), r, ny);
-        let hi = min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny);
-        if lo.cmp(hi, r, ny) == Ordering::Greater {
+        // An integer root and integer endpoint points (the usual case) give
+        // the projected endpoints as exact fractions; clip them in i64.
+        let fast = small_int(r.x).zip(small_int(r.y)).and_then(|(rx, ry)| {
+            Some((
+                n.a.project_int(rx, ry, y, ny)?,
+                n.b.project_int(rx, ry, y, ny)?,
+            ))
+        });
+        if let Some(((ea, na, da), (eb, nb, db))) = fast {
+            let (lo, nlo, dlo) = if na < l * da {
+                (Ep::Int(l), l, 1)
+            } else {
+                (ea, na, da)
+            };
+            let (hi, nhi, dhi) = if nb > rr * db {
+                (Ep::Int(rr), rr, 1)
+            } else {
+                (eb, nb, db)
+            };
+            // i128: numerators may approach 2^50 for coordinates up to 2^24.
+            let order =
+                (i128::from(nlo) * i128::from(dhi)).cmp(&(i128::from(nhi) * i128::from(dlo)));
+            if order == Ordering::Greater {
+                return;
+            }
+            // The smallest integer above lo and the largest below hi.
+            let span = (nlo.div_euclid(dlo) + 1, (nhi - 1).div_euclid(dhi));
+            let zero = order == Ordering::Equal;
+            self.split(n.root, r, n.g, ny, dir, [lo, hi], zero, span);
             return;
         }
-        self.split(n.root, r, n.g, ny, dir, lo, hi);
+        let lo = max_ep(la.normalized(r, ny), Ep::Int(l), r, ny);
+        let hi = min_ep(lb.normalized(r, ny), Ep::Int(rr), r, ny);
+        let order = lo.cmp(hi, r, ny);
+        if order == Ordering::Greater {
+            return;
+        }
+        let span = (lo.int_above(r, ny), hi.int_below(r, ny));
+        self.split(
+            n.root,
+            r,
+            n.g,
+            ny,
+            dir,
+            [lo, hi],
+            order == Ordering::Equal,
+            span,
+        );
     }
 }
 

@@ -44,6 +44,35 @@ fn is_half(v: f64) -> bool {
     t == (t as i64) as f64
 }
 
+/// `v` as an integer, if it is one of magnitude at most 2^24.
+///
+/// Adding 1.5 * 2^52 moves every `|v| <= 2^24` into the binade whose unit in
+/// the last place is 1, so the sum is `v` rounded to an integer, exactly
+/// recoverable from its low bits; `v` is an integer iff subtracting gives it
+/// back. This avoids the saturating `as i64` cast, several times dearer.
+#[inline]
+pub(super) fn small_int(v: f64) -> Option<i64> {
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let t = v + MAGIC;
+    (v.abs() <= 16_777_216.0 && t - MAGIC == v).then(|| t.to_bits() as i64 - MAGIC.to_bits() as i64)
+}
+
+/// The crossing with line `y` of the line through `root` and `o` as an exact
+/// fraction `n / d` with `d > 0`, when both points are integer (the root is a
+/// vertex, or a start on one, and so is `o`: most endpoints). With
+/// coordinates up to 2^24 and `y` a grid line, `n` stays far below 2^63.
+#[inline]
+fn ratio(root: DVec2, o: DVec2, y: i64) -> Option<(i64, i64)> {
+    let (rx, ry) = (small_int(root.x)?, small_int(root.y)?);
+    let (ox, oy) = (small_int(o.x)?, small_int(o.y)?);
+    let d = oy - ry;
+    if d == 0 {
+        return None;
+    }
+    let n = rx * d + (ox - rx) * (y - ry);
+    Some(if d < 0 { (-n, -d) } else { (n, d) })
+}
+
 /// Exact sign of `(b - a) x (c - a)`.
 ///
 /// A floating-point filter decides most cases. When it cannot (nearly or
@@ -134,11 +163,36 @@ impl Ep {
         }
     }
 
+    /// [`Ep::as_line`] then [`Ep::normalized`] onto line `ny`, for a root at
+    /// the integer point `(rx, ry)` and an endpoint (on line `y`, not the
+    /// root's row) whose point is integer too: the canonical endpoint on
+    /// `ny` and its exact crossing `n / d`, `d > 0`. `None` when the point is
+    /// not an integer one (use the general path).
+    #[inline]
+    pub(super) fn project_int(self, rx: i64, ry: i64, y: i64, ny: i64) -> Option<(Ep, i64, i64)> {
+        let (ox, oy, line) = match self {
+            Ep::Int(k) => (k, y, Ep::Line(DVec2::new(k as f64, y as f64))),
+            Ep::Line(o) => (small_int(o.x)?, small_int(o.y)?, self),
+            Ep::Root => return None,
+        };
+        let d = oy - ry;
+        if d == 0 {
+            return None;
+        }
+        let n = rx * d + (ox - rx) * (ny - ry);
+        let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
+        let ep = if n % d == 0 { Ep::Int(n / d) } else { line };
+        Some((ep, n, d))
+    }
+
     /// The canonical form on line `y`: a line crossing exactly at a vertex
     /// becomes [`Ep::Int`], so "is a vertex" is a pattern match.
     #[inline]
     pub(super) fn normalized(self, root: DVec2, y: i64) -> Ep {
-        if let Ep::Line(_) = self {
+        if let Ep::Line(o) = self {
+            if let Some((n, d)) = ratio(root, o, y) {
+                return if n % d == 0 { Ep::Int(n / d) } else { self };
+            }
             let k = self.x(root, y as f64).round();
             if k.is_finite() && self.cmp_point(root, DVec2::new(k, y as f64)) == Ordering::Equal {
                 return Ep::Int(k as i64);
@@ -153,7 +207,10 @@ impl Ep {
         match self {
             Ep::Int(k) => k,
             Ep::Root => root.x.floor() as i64,
-            Ep::Line(_) => {
+            Ep::Line(o) => {
+                if let Some((n, d)) = ratio(root, o, y) {
+                    return n.div_euclid(d);
+                }
                 let mut k = self.x(root, y as f64).floor() as i64;
                 let at = |k: i64| self.cmp_point(root, DVec2::new(k as f64, y as f64));
                 while at(k) == Ordering::Less {
@@ -176,8 +233,14 @@ impl Ep {
     /// The largest integer `< x`.
     #[inline]
     pub(super) fn int_below(self, root: DVec2, y: i64) -> i64 {
-        if let Ep::Int(k) = self {
-            return k - 1;
+        match self {
+            Ep::Int(k) => return k - 1,
+            Ep::Line(o) => {
+                if let Some((n, d)) = ratio(root, o, y) {
+                    return (n - 1).div_euclid(d);
+                }
+            }
+            Ep::Root => {}
         }
         let f = self.floor(root, y);
         if self.cmp(Ep::Int(f), root, y) == Ordering::Equal {
@@ -221,6 +284,8 @@ pub(super) struct Node {
     pub a: Ep,
     /// Right endpoint (`a <= b`).
     pub b: Ep,
+    /// The largest integer `<= a` on line `y` (0 for goal nodes).
+    pub a_floor: i64,
     /// Cone, flat or goal.
     pub kind: Kind,
     /// Whether `a` is a corner where taut paths from the root may turn.

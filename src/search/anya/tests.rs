@@ -535,3 +535,70 @@ fn mazes_are_optimal() {
     }
     assert!(ran > 100);
 }
+
+#[test]
+fn small_int_recognises_exactly_the_small_integers() {
+    use super::node::small_int;
+    for v in [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        7.0,
+        -12_345.0,
+        16_777_216.0,
+        -16_777_216.0,
+    ] {
+        assert_eq!(small_int(v), Some(v as i64), "{v}");
+    }
+    for v in [
+        0.5,
+        -0.5,
+        1e-300,
+        -1e-300,
+        16_777_217.0,
+        -16_777_217.0,
+        2f64.powi(60),
+        4_503_599_627_370_496.5f64.next_up(),
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        3.000_000_000_000_000_4,
+    ] {
+        assert_eq!(small_int(v), None, "{v}");
+    }
+}
+
+#[test]
+fn integer_endpoint_paths_match_the_exact_predicates() {
+    use super::node::Ep;
+    use core::cmp::Ordering;
+    // floor, int_below and normalized of line endpoints with integer points
+    // (fraction fast path) against the orientation-based definitions.
+    let mut rng = Rng(7);
+    for _ in 0..20_000 {
+        let c = |rng: &mut Rng| rng.below(41) as f64 - 20.0;
+        let r = DVec2::new(c(&mut rng), c(&mut rng));
+        let o = DVec2::new(c(&mut rng), c(&mut rng));
+        if o.y == r.y {
+            continue;
+        }
+        let y = rng.below(41) as i64 - 20;
+        if y as f64 == r.y {
+            continue;
+        }
+        let e = Ep::Line(o);
+        let at = |k: i64| e.cmp_point(r, DVec2::new(k as f64, y as f64));
+        let f = e.floor(r, y);
+        assert_ne!(at(f), Ordering::Less);
+        assert_eq!(at(f + 1), Ordering::Less);
+        let b = e.int_below(r, y);
+        assert_eq!(at(b), Ordering::Greater);
+        assert_ne!(at(b + 1), Ordering::Greater);
+        match e.normalized(r, y) {
+            Ep::Int(k) => assert_eq!(at(k), Ordering::Equal),
+            Ep::Line(_) => assert_ne!(at(f), Ordering::Equal),
+            Ep::Root => panic!("a line endpoint never becomes the root"),
+        }
+    }
+}

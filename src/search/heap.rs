@@ -6,6 +6,26 @@
 
 use std::collections::BinaryHeap;
 
+/// How many low bits of `f` the open lists ignore.
+///
+/// Costs are sums of floating-point terms, so two routes of the same exact
+/// length reach a node with `f` values a few units in the last place apart.
+/// Ordering by the raw bits would then pick between them by rounding noise,
+/// and the "deeper node first" tie-break would never apply: on an open grid
+/// A* expanded thousands of equally good nodes instead of walking straight
+/// to the goal. Dropping 20 of the 52 mantissa bits makes `f` values within
+/// about 1e-10 (relative) tie; a search can then return a path longer than
+/// the optimum by at most that much.
+const F_NOISE_BITS: u32 = 20;
+
+/// The open lists' ordering key of a non-negative `f`: monotone in `f`, with
+/// rounding noise removed (see [`F_NOISE_BITS`]).
+#[inline]
+pub(crate) fn f_key(f: f64) -> u64 {
+    debug_assert!(f >= 0.0, "costs are non-negative");
+    f.to_bits() >> F_NOISE_BITS
+}
+
 /// One open-list entry.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OpenEntry {
@@ -17,17 +37,17 @@ pub(crate) struct OpenEntry {
     pub node: u32,
 }
 
-/// The heap's ordering key: "greater" pops first. Smaller `f` first, then
-/// larger `g`, then smaller node id (for determinism). Non-negative finite
-/// floats order like their bit patterns, so the key is one integer compare.
+/// The heap's ordering key: "greater" pops first. Smaller `f` (see
+/// [`f_key`]) first, then larger `g`, then smaller node id (for
+/// determinism): one integer compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Key(u128, u32);
 
 impl Key {
     #[inline]
     fn of(e: &OpenEntry) -> Self {
-        debug_assert!(e.f >= 0.0 && e.g >= 0.0, "costs are non-negative");
-        let hi = u128::from(!e.f.to_bits());
+        debug_assert!(e.g >= 0.0, "costs are non-negative");
+        let hi = u128::from(!f_key(e.f));
         Key(hi << 64 | u128::from(e.g.to_bits()), !e.node)
     }
 }
@@ -48,12 +68,9 @@ impl OpenList {
         self.heap.push(Key::of(&entry));
     }
 
+    /// The node of the best entry, taken off the list.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<OpenEntry> {
-        self.heap.pop().map(|Key(k, node)| OpenEntry {
-            f: f64::from_bits(!((k >> 64) as u64)),
-            g: f64::from_bits(k as u64),
-            node: !node,
-        })
+    pub(crate) fn pop(&mut self) -> Option<u32> {
+        self.heap.pop().map(|Key(_, node)| !node)
     }
 }

@@ -10,6 +10,7 @@
 
 use bevy_math::DVec2;
 
+use super::heap::f_key;
 use super::{Endpoint, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
@@ -53,13 +54,15 @@ const UNSEEN: NodeState = NodeState {
 /// An open-list entry: the node and the key it is ordered by.
 #[derive(Clone, Copy, Debug)]
 struct HeapItem {
-    f: f64,
+    /// [`f_key`] of `g + w h`.
+    f: u64,
     g: f64,
     node: u32,
 }
 
 impl HeapItem {
-    /// Pops first: smaller `f`, then larger `g` (deeper nodes first).
+    /// Pops first: smaller `f` (rounding noise ignored), then larger `g`
+    /// (deeper nodes first).
     #[inline]
     fn before(&self, other: &HeapItem) -> bool {
         self.f < other.f || (self.f == other.f && self.g > other.g)
@@ -116,11 +119,19 @@ impl Scratch {
         s.g = g;
         s.parent = parent;
         let pos = if s.heap_pos == NOT_OPEN {
-            self.heap.push(HeapItem { f, g, node });
+            self.heap.push(HeapItem {
+                f: f_key(f),
+                g,
+                node,
+            });
             self.heap.len() - 1
         } else {
             let pos = s.heap_pos as usize;
-            self.heap[pos] = HeapItem { f, g, node };
+            self.heap[pos] = HeapItem {
+                f: f_key(f),
+                g,
+                node,
+            };
             pos
         };
         self.sift_up(pos);

@@ -138,10 +138,10 @@ pub(crate) fn search(
     flush(&mut anya);
 
     let outcome = loop {
-        let Some(entry) = anya.scratch.open.pop() else {
+        let Some(id) = anya.scratch.open.pop() else {
             break Outcome::Exhausted;
         };
-        let node = anya.scratch.nodes[entry.node as usize];
+        let node = anya.scratch.nodes[id as usize];
         if node.kind == Kind::Goal {
             // Parent links strictly decrease g, so they always reach the
             // start; a broken chain would be a bug, reported as a failed

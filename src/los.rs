@@ -165,16 +165,17 @@ impl Walk {
         } = *self;
         let words = plane.words();
         let stride = plane.stride();
-        // Stored bit of (refined) cell u in a line: (u >> S) + 1.
-        let bit = |u: i64| ((u >> S) + 1) as usize;
-        // floor(u) on the current boundary is `floor`, rem / dv its fraction.
-        // `back` is the end of the span on the previous boundary: its floor
-        // when u grows, else its ceiling (both a[0] at the start, a lattice
-        // point).
-        let (mut floor, mut rem, mut back) = (a[0], 0i64, a[0]);
-        let mut v = a[1];
-        let mut base = plane.line_base(v >> S);
-        while v < end {
+        // Positions are kept as u + 2^S: then the stored bit of the
+        // (refined) cell at position x is x >> S (cell c's bit is c + 1).
+        let one = 1i64 << S;
+        // floor(u) on the current boundary is at `floor`, rem / dv is the
+        // fraction. `back` is the end of the span on the previous boundary:
+        // its floor when u grows, else its ceiling (both a[0] at the start,
+        // a lattice point).
+        let (mut floor, mut rem, mut back) = (a[0] + one, 0i64, a[0] + one);
+        let mut left = end - a[1];
+        let mut base = plane.line_base(a[1] >> S);
+        loop {
             rem += step_r;
             let carry = rem >= dv;
             if carry {
@@ -193,7 +194,7 @@ impl Walk {
             } else {
                 floor + i64::from(!exact)
             };
-            let (b0, b1) = (bit(lo), bit(hi));
+            let (b0, b1) = ((lo >> S) as usize, (hi >> S) as usize);
             let (w0, w1) = (b0 / 64, b1 / 64);
             let low = u64::MAX << (b0 % 64);
             let high = u64::MAX >> (63 - b1 % 64);
@@ -205,17 +206,20 @@ impl Walk {
             } else if !plane.all_free_slow(base, w0, w1, low, high) {
                 return false;
             }
-            v += 1;
+            left -= 1;
+            if left == 0 {
+                return true;
+            }
             // Passing exactly through a grid vertex on the next boundary
             // (strictly inside the segment): it must not be a double corner.
-            if exact && v < end && double(floor, v) {
+            let v = end - left;
+            if exact && double(floor - one, v) {
                 return false;
             }
-            if v & ((1 << S) - 1) == 0 {
+            if v & (one - 1) == 0 {
                 base += stride;
             }
         }
-        true
     }
 }
 

@@ -175,6 +175,10 @@ impl Walk {
         let (mut floor, mut rem, mut back) = (a[0] + one, 0i64, a[0] + one);
         let mut left = end - a[1];
         let mut base = plane.line_base(a[1] >> S);
+        // S = 1: the refined lines of one grid line are checked together,
+        // as the union of their spans (contiguous: they share a boundary
+        // point); `acc` is the span gathered so far in the current line.
+        let mut acc = (i64::MAX, i64::MIN);
         loop {
             rem += step_r;
             let carry = rem >= dv;
@@ -194,6 +198,19 @@ impl Walk {
             } else {
                 floor + i64::from(!exact)
             };
+            left -= 1;
+            let v = end - left;
+            let (lo, hi) = if S == 0 {
+                (lo, hi)
+            } else {
+                (acc.0.min(lo), acc.1.max(hi))
+            };
+            // Next boundary inside the same grid line: check later.
+            if left != 0 && v & (one - 1) != 0 {
+                acc = (lo, hi);
+                continue;
+            }
+            acc = (i64::MAX, i64::MIN);
             let (b0, b1) = ((lo >> S) as usize, (hi >> S) as usize);
             let (w0, w1) = (b0 / 64, b1 / 64);
             let low = u64::MAX << (b0 % 64);
@@ -206,19 +223,16 @@ impl Walk {
             } else if !plane.all_free_slow(base, w0, w1, low, high) {
                 return false;
             }
-            left -= 1;
             if left == 0 {
                 return true;
             }
             // Passing exactly through a grid vertex on the next boundary
             // (strictly inside the segment): it must not be a double corner.
-            let v = end - left;
+            // (A boundary inside a grid line has no grid vertex.)
             if exact && double(floor - one, v) {
                 return false;
             }
-            if v & (one - 1) == 0 {
-                base += stride;
-            }
+            base += stride;
         }
     }
 }

@@ -120,33 +120,121 @@ fn spans_visible<const S: u32>(
     // u on (refined) line boundary v = v_a + k is u_a + k du / dv; keep
     // q = floor(k du / dv) and rem = k du - q dv for the current boundary.
     let (step_q, step_r) = (du.div_euclid(dv), du.rem_euclid(dv));
-    let (mut q, mut rem) = (0i64, 0i64);
-    for v in a[1]..b[1] {
-        let (q0, rem0) = (q, rem);
-        q += step_q;
-        rem += step_r;
-        if rem >= dv {
-            rem -= dv;
-            q += 1;
-        }
-        // (Refined) cells crossed in line v: between u(v) and u(v + 1).
-        let (lo, hi) = if du >= 0 {
-            (a[0] + q0, a[0] + q + i64::from(rem != 0) - 1)
-        } else {
-            (a[0] + q, a[0] + q0 + i64::from(rem0 != 0) - 1)
-        };
-        if !plane.all_free(v >> S, lo >> S, hi >> S) {
-            return false;
-        }
-        // Passing exactly through a grid vertex on the next boundary
-        // (strictly inside the segment): it must not be a double corner.
-        let (u, next) = (a[0] + q, v + 1);
-        if rem == 0 && next < b[1] && grid_point(u) && grid_point(next) && double(u >> S, next >> S)
-        {
-            return false;
+    let walk = Walk {
+        a,
+        end: b[1],
+        dv,
+        step_q,
+        step_r,
+    };
+    let double = |u: i64, v: i64| grid_point(u) && grid_point(v) && double(u >> S, v >> S);
+    if du >= 0 {
+        walk.run::<S, true>(plane, double)
+    } else {
+        walk.run::<S, false>(plane, double)
+    }
+}
+
+/// The row loop of [`spans_visible`] for a segment that is not parallel to
+/// the lines: from `a` (refined plane coordinates) up to line boundary
+/// `end`, `u` advancing by `step_q + step_r / dv` per line.
+struct Walk {
+    a: [i64; 2],
+    end: i64,
+    dv: i64,
+    step_q: i64,
+    step_r: i64,
+}
+
+impl Walk {
+    /// `RIGHT`: `u` grows along the walk (`du >= 0`). `double(u, v)`: whether
+    /// refined vertex `(u, v)` is a grid vertex that is a double corner.
+    // Out of line: the loop then gets the registers to itself.
+    #[inline(never)]
+    fn run<const S: u32, const RIGHT: bool>(
+        &self,
+        plane: &BitPlane,
+        double: impl Fn(i64, i64) -> bool,
+    ) -> bool {
+        let Walk {
+            a,
+            end,
+            dv,
+            step_q,
+            step_r,
+        } = *self;
+        let words = plane.words();
+        let stride = plane.stride();
+        // Positions are kept as u + 2^S: then the stored bit of the
+        // (refined) cell at position x is x >> S (cell c's bit is c + 1).
+        let one = 1i64 << S;
+        // floor(u) on the current boundary is at `floor`, rem / dv is the
+        // fraction. `back` is the end of the span on the previous boundary:
+        // its floor when u grows, else its ceiling (both a[0] at the start,
+        // a lattice point).
+        let (mut floor, mut rem, mut back) = (a[0] + one, 0i64, a[0] + one);
+        let mut left = end - a[1];
+        let mut base = plane.line_base(a[1] >> S);
+        // S = 1: the refined lines of one grid line are checked together,
+        // as the union of their spans (contiguous: they share a boundary
+        // point); `acc` is the span gathered so far in the current line.
+        let mut acc = (i64::MAX, i64::MIN);
+        loop {
+            rem += step_r;
+            let carry = rem >= dv;
+            if carry {
+                rem -= dv;
+            }
+            floor += step_q + i64::from(carry);
+            let exact = rem == 0;
+            // (Refined) cells crossed in line v: between u(v) and u(v + 1).
+            let (lo, hi) = if RIGHT {
+                (back, floor - i64::from(exact))
+            } else {
+                (floor, back - 1)
+            };
+            back = if RIGHT {
+                floor
+            } else {
+                floor + i64::from(!exact)
+            };
+            left -= 1;
+            let v = end - left;
+            let (lo, hi) = if S == 0 {
+                (lo, hi)
+            } else {
+                (acc.0.min(lo), acc.1.max(hi))
+            };
+            // Next boundary inside the same grid line: check later.
+            if left != 0 && v & (one - 1) != 0 {
+                acc = (lo, hi);
+                continue;
+            }
+            acc = (i64::MAX, i64::MIN);
+            let (b0, b1) = ((lo >> S) as usize, (hi >> S) as usize);
+            let (w0, w1) = (b0 / 64, b1 / 64);
+            let low = u64::MAX << (b0 % 64);
+            let high = u64::MAX >> (63 - b1 % 64);
+            if w0 == w1 {
+                let m = low & high;
+                if words[base + w0] & m != m {
+                    return false;
+                }
+            } else if !plane.all_free_slow(base, w0, w1, low, high) {
+                return false;
+            }
+            if left == 0 {
+                return true;
+            }
+            // Passing exactly through a grid vertex on the next boundary
+            // (strictly inside the segment): it must not be a double corner.
+            // (A boundary inside a grid line has no grid vertex.)
+            if exact && double(floor - one, v) {
+                return false;
+            }
+            base += stride;
         }
     }
-    true
 }
 
 /// Segment along the boundary between lines `v - 1` and `v`, from vertex

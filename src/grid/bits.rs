@@ -84,9 +84,37 @@ impl BitPlane {
         self.all_free_slow(base, w0, w1, low, high)
     }
 
-    /// The multi-word case of [`BitPlane::all_free`].
+    /// All the words, line `l` starting at [`BitPlane::line_base`]`(l)`.
+    #[inline]
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// `u64` words per line.
+    #[inline]
+    pub(crate) fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Index in [`BitPlane::words`] of the first word of line `l`
+    /// (`-1..=lines`).
+    #[inline]
+    pub(crate) fn line_base(&self, l: i64) -> usize {
+        (l + 1) as usize * self.stride
+    }
+
+    /// The multi-word case of [`BitPlane::all_free`]: whether the masked
+    /// bits of words `w0..=w1` (`w0 < w1`) of the line at `base` are all set:
+    /// `low` of word `w0`, every bit of the words between, `high` of `w1`.
     #[inline(never)]
-    fn all_free_slow(&self, base: usize, w0: usize, w1: usize, low: u64, high: u64) -> bool {
+    pub(crate) fn all_free_slow(
+        &self,
+        base: usize,
+        w0: usize,
+        w1: usize,
+        low: u64,
+        high: u64,
+    ) -> bool {
         let words = &self.words[base..base + self.stride];
         words[w0] & low == low
             && words[w0 + 1..w1].iter().all(|w| *w == u64::MAX)

@@ -418,6 +418,12 @@ impl<'a> Graph<'a> {
     #[inline]
     pub(crate) fn visible(&self, ctx: &mut SearchContext<'_>, a: u32, b: u32) -> bool {
         ctx.stats.los_checks += 1;
+        let endpoint = |n: u32| n == self.start || n == self.goal;
+        if !endpoint(a) && !endpoint(b) {
+            // Two plain vertices (only a start or goal can be a special
+            // node), so no south-east rule applies.
+            return los_vertices(self.grid, self.xy(a), self.xy(b));
+        }
         let (pa, pb) = (self.point(a), self.point(b));
         for (n, other) in [(a, pb), (b, pa)] {
             if let Some(e) = self.endpoint(n)

@@ -27,6 +27,7 @@ mod movingai;
 mod regions;
 
 pub(crate) use bits::BitPlane;
+pub(crate) use regions::{next_bit, prev_bit};
 
 pub use movingai::{MapParseError, MapParseErrorKind, Scenario, ScenarioEntry};
 

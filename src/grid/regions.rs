@@ -41,6 +41,26 @@ fn row_runs(grid: &Grid, y: u32, out: &mut Vec<Run>) {
     }
 }
 
+/// Index of the last bit at or before `from` equal to `set`.
+pub(crate) fn prev_bit(words: &[u64], from: usize, set: bool) -> Option<usize> {
+    let mut w = from / 64;
+    if w >= words.len() {
+        return None;
+    }
+    let flip = if set { 0 } else { u64::MAX };
+    let mut word = (words[w] ^ flip) & (u64::MAX >> (63 - from % 64));
+    loop {
+        if word != 0 {
+            return Some(w * 64 + 63 - word.leading_zeros() as usize);
+        }
+        if w == 0 {
+            return None;
+        }
+        w -= 1;
+        word = words[w] ^ flip;
+    }
+}
+
 /// Index of the first bit at or after `from` equal to `set`.
 pub(crate) fn next_bit(words: &[u64], from: usize, set: bool) -> Option<usize> {
     let mut w = from / 64;

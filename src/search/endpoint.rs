@@ -4,7 +4,7 @@
 use bevy_math::DVec2;
 
 use super::SearchContext;
-use crate::grid::{Grid, RegionId, cell_span};
+use crate::grid::{Grid, RegionId, cell_span, next_bit, prev_bit};
 use crate::los::line_of_sight;
 
 /// A valid start or goal point.
@@ -116,57 +116,79 @@ pub(crate) fn nearest_valid_point(
     region: Option<RegionId>,
 ) -> Option<DVec2> {
     let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
-    let clamped = DVec2::new(p.x.clamp(0.0, w as f64), p.y.clamp(0.0, h as f64));
-    let c0 = [
-        (clamped.x.floor() as i64).min(w - 1),
-        (clamped.y.floor() as i64).min(h - 1),
-    ];
-    let wanted = |x: i64, y: i64| match region {
-        Some(r) => grid.region(x, y) == Some(r),
-        None => grid.is_free(x, y),
-    };
+    let cx = (p.x.floor().clamp(0.0, (w - 1) as f64)) as i64;
+    let cy = (p.y.floor().clamp(0.0, (h - 1) as f64)) as i64;
     let mut best: Option<(f64, DVec2)> = None;
-    let max_ring = w.max(h);
-    for r in 0..=max_ring {
-        // Every cell of ring r is at least r - 1 away from `clamped`, and
-        // clamping to the grid never increases distances to its cells.
-        if let Some((d, _)) = best
-            && (r - 1) as f64 > d
-        {
-            break;
+    let consider = |x: i64, y: i64, best: &mut Option<(f64, DVec2)>| {
+        let clamped = DVec2::new(
+            p.x.clamp(x as f64, (x + 1) as f64),
+            p.y.clamp(y as f64, (y + 1) as f64),
+        );
+        let q = owned_point(grid, [x, y], clamped);
+        // Its actual distance, so a valid point wins a tie with a nudged one.
+        let d = q.distance(p);
+        if best.is_none_or(|(bd, _)| d < bd) {
+            *best = Some((d, q));
         }
-        let (x0, x1, y0, y1) = (c0[0] - r, c0[0] + r, c0[1] - r, c0[1] + r);
-        let mut visit = |x: i64, y: i64| {
-            if !wanted(x, y) {
-                return;
+    };
+    // Rows by increasing distance from p; in each row, the nearest wanted
+    // cell on either side of column cx, found by scanning runs of free cells
+    // a word at a time (a run of free cells lies in one region).
+    for k in 0..(h.max(cy + 1)) {
+        let mut any_row = false;
+        for y in [cy - k, cy + k] {
+            if !(0..h).contains(&y) || (k == 0 && y != cy - k) {
+                continue;
             }
-            let q = owned_point(
-                grid,
-                [x, y],
-                DVec2::new(
-                    p.x.clamp(x as f64, (x + 1) as f64),
-                    p.y.clamp(y as f64, (y + 1) as f64),
-                ),
-            );
-            // Its actual distance, so a valid point wins a tie with a nudged one.
-            let d = q.distance(p);
-            if best.is_none_or(|(bd, _)| d < bd) {
-                best = Some((d, q));
+            let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+            if best.is_some_and(|(d, _)| dy > d) {
+                continue;
             }
-        };
-        for y in y0.max(0)..=y1.min(h - 1) {
-            if y == y0 || y == y1 {
-                for x in x0.max(0)..=x1.min(w - 1) {
-                    visit(x, y);
+            any_row = true;
+            let words = grid.row_words(y);
+            let wanted = |x: i64| region.is_none_or(|r| grid.region(x, y) == Some(r));
+            let too_far = |x: i64, best: &Option<(f64, DVec2)>| {
+                let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+                best.is_some_and(|(d, _)| dx.hypot(dy) > d)
+            };
+            // Rightwards from cx (stored bit of cell x is x + 1).
+            let mut bit = cx as usize + 1;
+            while let Some(start) = next_bit(words, bit, true) {
+                let x = start as i64 - 1;
+                if x >= w || too_far(x, &best) {
+                    break;
                 }
-            } else {
-                if x0 >= 0 {
-                    visit(x0, y);
+                if wanted(x) {
+                    consider(x, y, &mut best);
+                    break;
                 }
-                if x1 < w && x1 != x0 {
-                    visit(x1, y);
+                bit = next_bit(words, start, false).unwrap_or(usize::MAX);
+                if bit == usize::MAX {
+                    break;
                 }
             }
+            // Leftwards from cx - 1.
+            let mut bit = cx as usize; // cell cx - 1
+            while bit >= 1 {
+                let Some(end) = prev_bit(words, bit, true) else {
+                    break;
+                };
+                let x = end as i64 - 1;
+                if x < 0 || too_far(x, &best) {
+                    break;
+                }
+                if wanted(x) {
+                    consider(x, y, &mut best);
+                    break;
+                }
+                match prev_bit(words, end, false) {
+                    Some(b) => bit = b,
+                    None => break,
+                }
+            }
+        }
+        if !any_row && k > 0 && (cy - k < 0 || best.is_some()) && (cy + k >= h || best.is_some()) {
+            break;
         }
     }
     best.map(|(_, q)| q)

@@ -47,7 +47,7 @@ use super::nav_grid::NavGrid;
 use super::position::{PositionChanged, PositionData, position};
 use super::settings::PathfindingSettings;
 use super::tasks::{FollowsTarget, PlanState, Planning};
-use crate::grid::{EditKind, Grid, GridEdit};
+use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 
 /// What [`edit_impact`] knows about one agent, in grid coordinates.
@@ -243,18 +243,8 @@ fn segment_meets_box(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> bool {
 
 /// The free cells whose closed squares contain `p` (up to four).
 fn cells_at(grid: &Grid, p: DVec2) -> impl Iterator<Item = (i64, i64)> + '_ {
-    #[expect(clippy::float_cmp, reason = "exact test for an integer coordinate")]
-    let span = |v: f64| {
-        let f = v.floor();
-        let c = f as i64;
-        if f == v {
-            [Some(c - 1), Some(c)]
-        } else {
-            [Some(c), None]
-        }
-    };
     let (xs, ys) = if p.is_finite() {
-        (span(p.x), span(p.y))
+        (cell_span(p.x), cell_span(p.y))
     } else {
         ([None; 2], [None; 2])
     };

@@ -61,14 +61,8 @@ pub(crate) fn search(
     ctx.stats.generated += 1;
 
     while let Some(n) = scratch.pop() {
-        if n == graph.goal {
-            graph.reconstruct(scratch, out);
-            return Outcome::Found;
-        }
-        scratch.get_mut(n).closed = true;
-        ctx.stats.expanded += 1;
-        if let Some(stop) = ctx.should_stop() {
-            return stop;
+        if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
+            return outcome;
         }
         let g_n = scratch.get(n).g;
         graph.neighbours(n, |m, p, cost| {

@@ -45,14 +45,8 @@ pub(crate) fn search(
             s.g = best.0;
             s.parent = best.1;
         }
-        if n == graph.goal {
-            graph.reconstruct(scratch, out);
-            return Outcome::Found;
-        }
-        scratch.get_mut(n).closed = true;
-        ctx.stats.expanded += 1;
-        if let Some(stop) = ctx.should_stop() {
-            return stop;
+        if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
+            return outcome;
         }
         let n_parent = scratch.get(n).parent;
         let g_parent = scratch.get(n_parent).g;

@@ -11,7 +11,7 @@
 use bevy_math::DVec2;
 
 use super::heap::f_key;
-use super::{Endpoint, SearchContext};
+use super::{Endpoint, Outcome, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
 
@@ -437,6 +437,27 @@ impl<'a> Graph<'a> {
         } else {
             line_of_sight(self.grid, pa, pb)
         }
+    }
+
+    /// The step after popping `n`: if it is the goal, writes the path into
+    /// `out` and returns [`Outcome::Found`]; otherwise closes and counts it
+    /// as expanded, and returns the outcome to stop with if the budget or
+    /// the cancel flag says so.
+    #[inline]
+    pub(crate) fn finish_or_close(
+        &self,
+        scratch: &mut Scratch,
+        ctx: &mut SearchContext<'_>,
+        n: u32,
+        out: &mut Vec<DVec2>,
+    ) -> Option<Outcome> {
+        if n == self.goal {
+            self.reconstruct(scratch, out);
+            return Some(Outcome::Found);
+        }
+        scratch.get_mut(n).closed = true;
+        ctx.stats.expanded += 1;
+        ctx.should_stop()
     }
 
     /// Writes the path ending at `goal` into `out`, start first.

@@ -460,8 +460,17 @@ fn a_result_planned_before_an_edit_is_checked_against_it() {
         &PlanOptions::default(),
     )
     .unwrap();
+    // A cell whose interior the path crosses (a segment's midpoint off the
+    // grid lines), from a middle segment: blocking it must invalidate the
+    // path. (A cell the path only runs along would not.)
     let mid = expected.waypoints.len() / 2;
-    let on_path = expected.waypoints[mid].midpoint(expected.waypoints[mid + 1]);
+    let mut order: Vec<usize> = (0..expected.waypoints.len() - 1).collect();
+    order.sort_by_key(|i| i.abs_diff(mid));
+    let on_path = order
+        .iter()
+        .map(|&i| expected.waypoints[i].midpoint(expected.waypoints[i + 1]))
+        .find(|m| m.x.fract() != 0.0 && m.y.fract() != 0.0)
+        .expect("some segment crosses a cell interior");
     let cell = UVec2::new(on_path.x as u32, on_path.y as u32);
     let mut app = app_with(nav);
     let agent = app

@@ -1,5 +1,5 @@
 //! The Bevy plugin under load, on a 512 x 512 game map (`AR0011SR`), with
-//! the default settings (Lazy Theta*, 32 searches in flight):
+//! the default settings (Anya, 32 searches in flight):
 //!
 //! - `plugin/paths_ready/{1000,10000}`: from spawning that many agents with a
 //!   `PathRequest` to every `PathStatus` being `Ready`, updating the app

@@ -55,6 +55,17 @@ fn app_with(nav: NavGrid) -> App {
     app
 }
 
+/// An app whose searches on the 512 x 512 maze take tens of milliseconds
+/// (Lazy Theta*, corner to corner), long enough for a test to act while one
+/// runs. (Anya, the default, answers them several times faster.)
+fn maze_app(nav: NavGrid) -> App {
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .algorithm = Algorithm::LazyTheta;
+    app
+}
+
 /// Updates until `done` holds (checked after each frame); panics after
 /// `max_frames`.
 fn run_until(app: &mut App, max_frames: usize, mut done: impl FnMut(&mut World) -> bool) -> usize {
@@ -417,7 +428,7 @@ fn maze() -> (NavGrid, Vec2, Vec2, Vec2) {
 #[test]
 fn a_goal_changed_while_its_search_runs_never_shows_the_stale_path() {
     let (nav, start, goal_a, goal_b) = maze();
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     let agent = app
         .world_mut()
         .spawn((NavPosition(start), PathRequest::to(goal_a)))
@@ -457,7 +468,7 @@ fn a_result_planned_before_an_edit_is_checked_against_it() {
         nav.grid(),
         nav.to_grid(start),
         nav.to_grid(goal),
-        &PlanOptions::default(),
+        &PlanOptions::with_algorithm(Algorithm::LazyTheta),
     )
     .unwrap();
     // A cell whose interior the path crosses (a segment's midpoint off the
@@ -472,7 +483,7 @@ fn a_result_planned_before_an_edit_is_checked_against_it() {
         .find(|m| m.x.fract() != 0.0 && m.y.fract() != 0.0)
         .expect("some segment crosses a cell interior");
     let cell = UVec2::new(on_path.x as u32, on_path.y as u32);
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     let agent = app
         .world_mut()
         .spawn((NavPosition(start), PathRequest::to(goal)))
@@ -503,7 +514,7 @@ fn a_result_planned_before_an_edit_is_checked_against_it() {
 #[test]
 fn despawning_an_agent_with_a_search_in_flight_is_harmless() {
     let (nav, start, goal, _) = maze();
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     let agent = app
         .world_mut()
         .spawn((NavPosition(start), PathRequest::to(goal)))
@@ -667,12 +678,12 @@ fn switching_the_algorithm_resource_changes_which_planner_runs() {
         .world_mut()
         .spawn((
             NavPosition(start),
-            PathRequest::to(goal).with_algorithm(Algorithm::Anya),
+            PathRequest::to(goal).with_algorithm(Algorithm::LazyTheta),
         ))
         .id();
     settle(&mut app);
     let path = nav_path(&app, agent);
-    assert_eq!(path.algorithm, Algorithm::LazyTheta);
+    assert_eq!(path.algorithm, Algorithm::Anya);
     assert_eq!(path.waypoints.len(), 2, "any-angle: one straight segment");
 
     app.world_mut().resource_mut::<EventLog>().ready.clear();
@@ -696,7 +707,7 @@ fn switching_the_algorithm_resource_changes_which_planner_runs() {
         !reasons.contains_key(&pinned),
         "an agent with its own algorithm keeps it"
     );
-    assert_eq!(nav_path(&app, pinned).algorithm, Algorithm::Anya);
+    assert_eq!(nav_path(&app, pinned).algorithm, Algorithm::LazyTheta);
 }
 
 #[test]
@@ -980,7 +991,7 @@ fn agents_wait_for_the_grid_and_replan_when_it_is_replaced_or_moved() {
 #[test]
 fn removing_the_request_cancels_its_search() {
     let (nav, start, goal, _) = maze();
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     let agent = app
         .world_mut()
         .spawn((NavPosition(start), PathRequest::to(goal)))
@@ -1003,7 +1014,7 @@ fn removing_the_request_cancels_its_search() {
 #[test]
 fn no_more_searches_run_than_the_limit() {
     let (nav, start, a, b) = maze();
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     app.world_mut()
         .resource_mut::<PathfindingSettings>()
         .max_searches_in_flight = 2;
@@ -1242,7 +1253,7 @@ fn a_goal_changed_between_dispatch_and_apply_never_shows_the_stale_path() {
 #[test]
 fn removing_a_request_mid_search_does_not_leave_the_agent_busy() {
     let (nav, start, goal, _) = maze();
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     let agent = app
         .world_mut()
         .spawn((NavPosition(start), PathRequest::to(goal)))
@@ -1300,7 +1311,7 @@ fn an_agent_replanning_every_frame_holds_one_queue_entry() {
 #[test]
 fn a_path_an_edit_blocks_is_not_followed_into_the_wall_while_it_replans() {
     let (nav, start, goal, _) = maze();
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     let agent = app
         .world_mut()
         .spawn((NavPosition(start), PathRequest::to(goal)))
@@ -1359,7 +1370,7 @@ fn record_paths_after_detect(
 fn an_old_path_kept_during_a_replan_is_cut_when_an_edit_blocks_it() {
     use bevy_anyangle::plugin::AnyAngleSystems;
     let (nav, start, goal, _) = maze();
-    let mut app = app_with(nav);
+    let mut app = maze_app(nav);
     app.init_resource::<PathsAfterDetect>().add_systems(
         bevy_app::Update,
         record_paths_after_detect

@@ -41,7 +41,8 @@ use crate::search::{Algorithm, FallbackPolicy, PlanOptions};
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
 pub struct PathfindingSettings {
     /// The planner for agents that do not pick their own. Default:
-    /// [`Algorithm::LazyTheta`].
+    /// [`Algorithm::Anya`] (shortest paths, and the fastest planner on game
+    /// maps).
     pub algorithm: Algorithm,
     /// Unreachable goals: a fallback path to the closest reachable point
     /// (status `Fallback`, the default) or status `Unreachable`.
@@ -70,7 +71,7 @@ pub struct PathfindingSettings {
 impl Default for PathfindingSettings {
     fn default() -> Self {
         PathfindingSettings {
-            algorithm: Algorithm::LazyTheta,
+            algorithm: Algorithm::Anya,
             fallback: FallbackPolicy::ClosestReachable,
             max_searches_in_flight: 32,
             node_budget: None,

@@ -45,12 +45,14 @@ pub(crate) use endpoint::Endpoint;
 /// Which planner to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Algorithm {
-    /// Lazy Theta* (Nash, Koenig & Tovey, AAAI 2010): any-angle, fast,
-    /// near-shortest (often exactly shortest).
-    #[default]
+    /// Lazy Theta* (Nash, Koenig & Tovey, AAAI 2010): any-angle,
+    /// near-shortest (often exactly shortest). On maps of scattered
+    /// single-cell noise it can be faster than Anya.
     LazyTheta,
     /// Anya (Harabor, Grastien, Oz & Aksakalli, JAIR 2016): truly shortest
-    /// any-angle paths, no preprocessing.
+    /// any-angle paths, no preprocessing. The default: on game maps it is
+    /// also the fastest planner here (see `docs/compare.md`).
+    #[default]
     Anya,
     /// A* on the 8-connected vertex grid: shortest among paths along grid
     /// edges and cell diagonals. The baseline.

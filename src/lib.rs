@@ -17,7 +17,7 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `plugin` | yes | the Bevy plugin (`bevy_ecs`, `bevy_app`, `bevy_tasks`) |
+//! | `plugin` | yes | the Bevy plugin (`bevy_ecs`, `bevy_app`, `crossbeam-channel`, `parking_lot`) |
 //! | `transform` | yes | agent positions from `Transform`, and `PathFollower` moving it (`bevy_transform`) |
 
 pub mod geom;

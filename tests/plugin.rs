@@ -683,7 +683,7 @@ fn switching_the_algorithm_resource_changes_which_planner_runs() {
         .id();
     settle(&mut app);
     let path = nav_path(&app, agent);
-    assert_eq!(path.algorithm, Algorithm::Anya);
+    assert_eq!(path.algorithm, Some(Algorithm::Anya));
     assert_eq!(path.waypoints.len(), 2, "any-angle: one straight segment");
 
     app.world_mut().resource_mut::<EventLog>().ready.clear();
@@ -692,7 +692,7 @@ fn switching_the_algorithm_resource_changes_which_planner_runs() {
         .algorithm = Algorithm::AStar;
     settle(&mut app);
     let path = nav_path(&app, agent);
-    assert_eq!(path.algorithm, Algorithm::AStar);
+    assert_eq!(path.algorithm, Some(Algorithm::AStar));
     for w in path.grid_waypoints.windows(2) {
         let d = (w[1] - w[0]).abs();
         assert!(
@@ -707,7 +707,7 @@ fn switching_the_algorithm_resource_changes_which_planner_runs() {
         !reasons.contains_key(&pinned),
         "an agent with its own algorithm keeps it"
     );
-    assert_eq!(nav_path(&app, pinned).algorithm, Algorithm::LazyTheta);
+    assert_eq!(nav_path(&app, pinned).algorithm, Some(Algorithm::LazyTheta));
 }
 
 #[test]
@@ -1023,7 +1023,7 @@ fn no_more_searches_run_than_the_limit() {
     let mut app = maze_app(nav);
     app.world_mut()
         .resource_mut::<PathfindingSettings>()
-        .max_searches_in_flight = 2;
+        .max_searches_in_flight = Some(2);
     let agents: Vec<Entity> = (0..12)
         .map(|i| {
             let goal = if i % 2 == 0 { a } else { b };
@@ -1397,7 +1397,7 @@ fn an_old_path_kept_during_a_replan_is_cut_when_an_edit_blocks_it() {
     let nav = app.world().resource::<NavGrid>().clone();
     assert!(status(&app, agent).has_path());
     assert_valid(&nav, &nav_path(&app, agent), start, None);
-    assert_eq!(nav_path(&app, agent).algorithm, Algorithm::AStar);
+    assert_eq!(nav_path(&app, agent).algorithm, Some(Algorithm::AStar));
 }
 
 /// Frees cell (2, 2) once, in the second frame, before the plugin's systems.
@@ -1417,14 +1417,10 @@ fn a_no_free_cell_result_is_replanned_when_cells_were_freed_during_its_search() 
         bevy_app::Update,
         free_a_cell_in_frame_two.before(AnyAngleSystems::Detect),
     );
-    // Keep every worker busy for a moment, so that the first (instant)
-    // search cannot finish within the first frame: its result arrives after
-    // the edit of the second frame.
-    let pool = bevy_tasks::AsyncComputeTaskPool::get();
-    for _ in 0..pool.thread_num() {
-        pool.spawn(async { std::thread::sleep(Duration::from_millis(50)) })
-            .detach();
-    }
+    // Hold the search threads, so that the first (instant) search cannot
+    // finish within the first frame: its result arrives after the edit of
+    // the second frame.
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = true;
     let agent = app
         .world_mut()
         .spawn((
@@ -1434,6 +1430,7 @@ fn a_no_free_cell_result_is_replanned_when_cells_were_freed_during_its_search() 
         .id();
     app.update();
     assert_eq!(status(&app, agent), PathStatus::Computing);
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = false;
     settle(&mut app);
     assert_eq!(status(&app, agent), PathStatus::Fallback);
     let d = *app.world().resource::<PathfindingDiagnostics>();
@@ -1512,9 +1509,30 @@ fn a_path_found_while_the_agent_moved_starts_where_the_agent_now_is() {
 }
 
 #[test]
-fn an_agent_that_moved_out_of_sight_of_its_new_path_walks_back_to_its_start() {
-    // Below the wall on its far side: the corner (5, 1) is out of sight.
+fn an_agent_that_moved_out_of_sight_of_its_new_path_is_planned_again_from_where_it_is() {
+    // Below the wall on its far side: neither the corner (5, 1) nor the
+    // search's start is in sight. Walking to either would cross the wall.
     let here = Vec2::new(6.5, 1.5);
+    let (app, agent, _, goal) = agent_moved_during_its_search(here);
+    let path = nav_path(&app, agent);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(path.waypoints[0], here, "planned again from where it is");
+    assert_eq!(path.next, 1);
+    assert_valid(&nav, &path, here, Some(goal));
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(
+        (d.searches_started, d.results_discarded, d.results_applied),
+        (2, 1, 1),
+        "{d:?}"
+    );
+    assert_eq!(app.world().resource::<EventLog>().ready.len(), 1);
+}
+
+#[test]
+fn an_agent_that_moved_out_of_sight_of_its_new_path_walks_back_to_its_start() {
+    // Under the wall's lower end: the corner (5, 1) is out of sight, the
+    // search's start is not.
+    let here = Vec2::new(5.5, 0.5);
     let (app, agent, start, goal) = agent_moved_during_its_search(here);
     let path = nav_path(&app, agent);
     let nav = app.world().resource::<NavGrid>().clone();
@@ -1623,7 +1641,7 @@ fn removing_the_settings_resource_falls_back_to_the_default_settings() {
         .spawn((NavPosition(start), PathRequest::to(goal)))
         .id();
     settle(&mut app);
-    assert_eq!(nav_path(&app, agent).algorithm, Algorithm::AStar);
+    assert_eq!(nav_path(&app, agent).algorithm, Some(Algorithm::AStar));
     app.world_mut().remove_resource::<PathfindingSettings>();
     let late = app
         .world_mut()
@@ -1633,7 +1651,7 @@ fn removing_the_settings_resource_falls_back_to_the_default_settings() {
     let default = PathfindingSettings::default().algorithm;
     for e in [agent, late] {
         assert_eq!(status(&app, e), PathStatus::Ready);
-        assert_eq!(nav_path(&app, e).algorithm, default);
+        assert_eq!(nav_path(&app, e).algorithm, Some(default));
     }
     assert_eq!(
         app.world().resource::<EventLog>().ready_reasons()[&agent],

@@ -144,18 +144,24 @@ impl PathRequest {
 pub struct NavPosition(pub Vec2);
 
 /// Where an agent's path stands. A required component of [`PathRequest`].
+///
+/// The status says whether [`NavPath`] can be followed
+/// ([`PathStatus::has_path`]); whether a better plan is on its way is told
+/// apart by the [`Replanning`] marker. So an agent keeps `Ready` (or
+/// `Fallback`) while it replans after an edit, a settings change or a moved
+/// target, and follows its old path meanwhile; `Pending` and `Computing`
+/// mean it has nothing to follow yet.
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
 pub enum PathStatus {
-    /// Waiting for a free search slot, or for a [`NavGrid`](super::NavGrid)
-    /// to exist.
+    /// No followable path yet; waiting to be sent to a search thread, or
+    /// for a [`NavGrid`](super::NavGrid) to exist.
     #[default]
     Pending,
-    /// A background search is running. During a replan the previous
-    /// [`NavPath`] stays in place until the new one arrives (unless the
-    /// request itself changed, which clears it, or an edit blocked it, which
-    /// cuts it short before the blocked segment).
+    /// No followable path yet; its search has been sent to a search thread.
     Computing,
-    /// [`NavPath`] leads to the goal.
+    /// [`NavPath`] leads to the goal. With [`Replanning`], a new plan is on
+    /// its way; the path stays followable meanwhile (an edit that blocks it
+    /// cuts it short before the blocked segment).
     Ready,
     /// The goal is unreachable; [`NavPath`] leads to the reachable point
     /// closest to it (`SPEC.md`). The agent replans when an edit connects
@@ -174,18 +180,37 @@ pub enum PathStatus {
 
 impl PathStatus {
     /// Whether [`NavPath`] holds a path that can be followed: `Ready` or
-    /// `Fallback`.
+    /// `Fallback` (possibly being improved, see [`Replanning`]).
     #[must_use]
     pub fn has_path(&self) -> bool {
         matches!(self, PathStatus::Ready | PathStatus::Fallback)
     }
 
-    /// Whether a search is queued or running for the agent.
+    /// Whether the agent waits for its first followable path: `Pending` or
+    /// `Computing`. (An agent that replans while it follows a path is
+    /// marked [`Replanning`] instead.)
     #[must_use]
     pub fn is_busy(&self) -> bool {
         matches!(self, PathStatus::Pending | PathStatus::Computing)
     }
 }
+
+/// Marker: a new plan is queued or running for an agent that still follows
+/// its current path (status `Ready` or `Fallback`). Added and removed by the
+/// plugin.
+///
+/// ```
+/// use bevy_anyangle::plugin::{PathStatus, Replanning};
+/// use bevy_ecs::prelude::*;
+///
+/// // Agents that have a path and are not about to get another one.
+/// fn settled(agents: Query<&PathStatus, Without<Replanning>>) -> usize {
+///     agents.iter().filter(|s| s.has_path()).count()
+/// }
+/// # bevy_ecs::system::assert_is_system(|q: Query<&PathStatus, Without<Replanning>>| { settled(q); });
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Replanning;
 
 /// Why an agent has no path.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -242,6 +267,9 @@ pub enum PlanReason {
     FallbackChanged,
     /// An edit blocked a cell the remaining path crosses.
     PathBlocked,
+    /// An edit blocked the cell the agent stands in: the new path starts
+    /// with the shortest way out.
+    StartBlocked,
     /// An edit freed cells that could shorten the remaining path.
     Shortcut,
     /// An edit connected the agent's region to its unreachable goal, or freed
@@ -278,8 +306,8 @@ pub struct NavPath {
     /// [`NavGrid::version`](super::NavGrid::version) of the grid the path
     /// was planned on.
     pub grid_version: u64,
-    /// The planner that produced the path.
-    pub algorithm: Algorithm,
+    /// The planner that produced the path; `None` while there is no path.
+    pub algorithm: Option<Algorithm>,
     /// The goal asked for, in world coordinates. For a fallback path it
     /// differs from the last waypoint.
     pub goal: Vec2,

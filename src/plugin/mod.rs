@@ -2,14 +2,14 @@
 //!
 //! # Using it in a game
 //!
-//! 1. Add [`AnyAnglePlugin`] (and Bevy's task pools: `DefaultPlugins`,
-//!    `MinimalPlugins`, or `bevy_app::TaskPoolPlugin` in a headless app).
+//! 1. Add [`AnyAnglePlugin`]. It plans on search threads of its own (see
+//!    [`AnyAnglePlugin::search_threads`]), so it needs no task pool.
 //! 2. Insert a [`NavGrid`] resource: the walkable grid and where it lies in
 //!    the world (see [`nav_grid`] for the y-up world / y-down grid
 //!    convention).
 //! 3. Give each agent a position (`Transform`, or [`NavPosition`]) and a
 //!    [`PathRequest`]. The plugin adds a [`PathStatus`] and a [`NavPath`]
-//!    and fills them in from a search on the `AsyncComputeTaskPool`.
+//!    and fills them in from a search on a background thread.
 //! 4. Add a [`PathFollower`] to have the plugin walk the agent along the
 //!    path, or steer it yourself from [`NavPath::next_waypoint`] in a system
 //!    ordered after [`AnyAngleSystems::Apply`].
@@ -19,11 +19,11 @@
 //! ```
 //! use bevy_anyangle::plugin::*;
 //! use bevy_anyangle::prelude::*;
-//! use bevy_app::{App, TaskPoolPlugin};
+//! use bevy_app::App;
 //! use bevy_math::Vec2;
 //!
 //! let mut app = App::new();
-//! app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()));
+//! app.add_plugins(AnyAnglePlugin::default());
 //! app.insert_resource(
 //!     NavGrid::from_ascii(
 //!         "..........
@@ -57,37 +57,59 @@
 //!
 //! The plugin's systems run in [`AnyAnglePlugin::schedule`] (`Update` by
 //! default) in four chained sets, [`AnyAngleSystems`]: detect who needs a
-//! plan, start searches, apply finished ones, steer. The main thread never
-//! runs a search and never waits for one. In a frame where nothing changed,
-//! the systems only look at change ticks, an empty queue and an empty
-//! channel (plus the position of each entity some agent follows).
+//! plan, send searches to the search threads, apply finished ones, steer.
+//! The main thread never runs a search and never waits for one. In a frame
+//! where nothing changed, the systems only look at change ticks, an empty
+//! queue and an empty channel (plus the position of each entity some agent
+//! follows, and of agents that moved).
+//!
+//! # Who is served first
+//!
+//! Agents wait for a search in three lines, served in this order:
+//!
+//! 1. agents whose path an edit blocked ([`PlanReason::PathBlocked`]), or
+//!    whose cell an edit blocked under them ([`PlanReason::StartBlocked`]);
+//! 2. agents with nothing to follow yet (new or changed requests);
+//! 3. agents that follow a path while a better one is planned (shortcuts,
+//!    regions connected, settings changes, moved targets, off-path agents).
+//!
+//! Within a line, first come, first served. Searches of the first line are
+//! sent to the threads at once; a thread always takes the most urgent
+//! search waiting.
 //!
 #![cfg_attr(feature = "transform", doc = include_str!("in_a_game.md"))]
-//! # Where the issue left choices open
+//! # Paths while the world changes
 //!
 //! - The path component is [`NavPath`] (not `Path`) so that it does not
 //!   clash with [`crate::search::Path`] or `std::path::Path` in glob imports.
 //! - When the [`PathRequest`] itself changes, the old path is cleared at
 //!   once; on other replans (edits, off-path, settings) the old path stays
-//!   until the new one arrives, so followers keep moving, except that a
-//!   path an edit blocked is cut short before the blocked segment.
-//! - Agents may keep moving while their search runs. A new path starts
-//!   where the agent is when it arrives if the agent sees the path's second
-//!   waypoint from there (on the current grid); otherwise it starts where
-//!   the search started and the agent walks back there first
-//!   ([`NavPath::next`] is 0), rather than cutting a corner towards the
-//!   second waypoint or counting as off its path.
+//!   until the new one arrives (status `Ready` plus the [`Replanning`]
+//!   marker), so followers keep moving, except that a path an edit blocked
+//!   is cut short before the blocked segment.
+//! - Agents may keep moving while their search runs. A new path is joined
+//!   to where the agent is when it arrives, only by segments it can see: if
+//!   it sees the path's second waypoint, it heads straight there; else if it
+//!   sees the first, it walks back to it first ([`NavPath::next`] is 0);
+//!   else the result is dropped and the agent is planned again from where it
+//!   is, following its old path meanwhile. A follower never walks a segment
+//!   without line of sight.
 //! - A result planned on a grid that was edited meanwhile is checked against
 //!   those edits like a live path, and thrown away and replanned if they
 //!   affect it.
+//! - An agent whose cell is blocked under it gets a path that starts with
+//!   the shortest way out (straight to the nearest walkable point).
 
 pub mod components;
+mod edit_index;
 pub mod nav_grid;
 mod position;
+mod queue;
 pub mod replan;
 pub mod settings;
 pub mod steering;
 pub mod tasks;
+mod workers;
 
 use bevy_app::{App, Plugin, Update};
 use bevy_ecs::intern::Interned;
@@ -96,7 +118,7 @@ use bevy_ecs::schedule::ScheduleLabel;
 
 pub use components::{
     NavPath, NavPosition, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
-    PlanReason,
+    PlanReason, Replanning,
 };
 pub use nav_grid::{GridTransform, NavGrid, NavGridError};
 pub use settings::PathfindingSettings;
@@ -112,8 +134,8 @@ pub enum AnyAngleSystems {
     /// grid edits, moved targets, agents off their path. Also advances
     /// [`NavPath::next`] for agents that moved.
     Detect,
-    /// Starts background searches for queued agents, up to
-    /// [`PathfindingSettings::max_searches_in_flight`].
+    /// Sends queued agents' searches to the search threads, most urgent
+    /// first, paced by the work they take (see the [module docs](self)).
     Dispatch,
     /// Applies finished searches: writes [`NavPath`] and [`PathStatus`],
     /// triggers [`PathReady`] and [`PathFailed`].
@@ -133,6 +155,11 @@ pub struct AnyAnglePlugin {
     pub schedule: Interned<dyn ScheduleLabel>,
     /// Whether to add the [`PathFollower`] steering system. Default: `true`.
     pub steering: bool,
+    /// Threads that run searches. `None` (the default): one less than the
+    /// machine's cores (the main thread keeps one), at least 1. A search
+    /// that runs longer than 20 ms gets a stand-in thread meanwhile, so one
+    /// slow query never holds up the others.
+    pub search_threads: Option<usize>,
 }
 
 impl Default for AnyAnglePlugin {
@@ -140,7 +167,21 @@ impl Default for AnyAnglePlugin {
         AnyAnglePlugin {
             schedule: Update.intern(),
             steering: true,
+            search_threads: None,
         }
+    }
+}
+
+impl AnyAnglePlugin {
+    /// The number of search threads this plugin starts (see
+    /// [`AnyAnglePlugin::search_threads`]).
+    #[must_use]
+    pub fn threads(&self) -> usize {
+        self.search_threads
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1))
+            })
+            .max(1)
     }
 }
 
@@ -149,7 +190,7 @@ impl Plugin for AnyAnglePlugin {
         app.init_resource::<PathfindingSettings>()
             .init_resource::<PathfindingDiagnostics>()
             .init_resource::<SteeringClock>()
-            .init_resource::<tasks::Planning>()
+            .insert_resource(tasks::Planning::new(self.threads()))
             .configure_sets(
                 self.schedule,
                 (
@@ -179,7 +220,9 @@ impl Plugin for AnyAnglePlugin {
             )
             .add_systems(
                 self.schedule,
-                tasks::apply_results.in_set(AnyAngleSystems::Apply),
+                (tasks::apply_results, tasks::sync_markers)
+                    .chain()
+                    .in_set(AnyAngleSystems::Apply),
             )
             .add_observer(tasks::on_request_removed);
         if self.steering {

@@ -45,10 +45,11 @@
 //! # Snapshots
 //!
 //! Background searches run on [`NavGrid::snapshot`], an `Arc<Grid>`. An
-//! edit while searches hold a snapshot copies the grid first
-//! ([`Arc::make_mut`]), so edits never wait for, or race with, a search; a
-//! search finishes on the grid it started with, and the plugin checks its
-//! result against the edits made meanwhile.
+//! edit while searches hold a snapshot copies, first, only the parts of the
+//! grid it changes (the grid's storage is shared chunk by chunk, see
+//! [`Grid`]), so edits never wait for, or race with, a search; a search
+//! finishes on the grid it started with, and the plugin checks its result
+//! against the edits made meanwhile.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,8 +61,9 @@ use thiserror::Error;
 use crate::grid::{Grid, GridEdit, GridEditor, GridError, MAX_DIMENSION, MapParseError};
 use crate::los::line_of_sight;
 
-/// How many edits [`NavGrid`] remembers for [`NavGrid::edits_since`].
-const EDIT_HISTORY: usize = 1024;
+/// How many edits [`NavGrid`] remembers for [`NavGrid::edits_since`] beyond
+/// those the plugin still needs (see [`NavGrid::edits_since`]).
+const EDIT_HISTORY: usize = 1 << 16;
 
 /// Source of [`NavGrid::layout_id`] values.
 static NEXT_LAYOUT_ID: AtomicU64 = AtomicU64::new(1);
@@ -171,6 +173,9 @@ pub struct NavGrid {
     /// Edits with `version > log_floor`, oldest first; complete.
     log: Vec<GridEdit>,
     log_floor: u64,
+    /// Edits after this version are kept however many there are (the
+    /// plugin still needs them).
+    keep_after: Option<u64>,
 }
 
 impl Clone for NavGrid {
@@ -182,6 +187,7 @@ impl Clone for NavGrid {
             layout_id: fresh_layout_id(),
             log: self.log.clone(),
             log_floor: self.log_floor,
+            keep_after: None,
         }
     }
 }
@@ -198,6 +204,7 @@ impl NavGrid {
             layout_id: fresh_layout_id(),
             log: Vec::new(),
             log_floor: version,
+            keep_after: None,
         }
     }
 
@@ -264,8 +271,11 @@ impl NavGrid {
     }
 
     /// The edits made after `version`, oldest first, or `None` if the log no
-    /// longer reaches back that far (it keeps the last 1024 edits) or
-    /// `version` is in the future.
+    /// longer reaches back that far or `version` is in the future.
+    ///
+    /// The log keeps every edit the plugin has not checked yet, and every
+    /// edit made since a search still in flight took its snapshot; beyond
+    /// those, the last 65,536 edits.
     #[must_use]
     pub fn edits_since(&self, version: u64) -> Option<&[GridEdit]> {
         if version < self.log_floor || version > self.version() {
@@ -273,6 +283,12 @@ impl NavGrid {
         }
         let first = self.log.partition_point(|e| e.version <= version);
         Some(&self.log[first..])
+    }
+
+    /// Keeps every edit made after `version` in the log (the plugin calls
+    /// this each frame with the oldest version it still needs).
+    pub(crate) fn keep_edits_after(&mut self, version: u64) {
+        self.keep_after = Some(version);
     }
 
     /// Applies `f` to the grid and moves the edits it made into the log.
@@ -285,9 +301,15 @@ impl NavGrid {
             self.log.extend(grid.edits_since(before).copied());
             grid.clear_edits_through(after);
             if self.log.len() > EDIT_HISTORY {
-                let drop = self.log.len() - EDIT_HISTORY / 2;
-                self.log_floor = self.log[drop - 1].version;
-                self.log.drain(..drop);
+                // Drop the older half, but nothing the plugin still needs.
+                let mut drop = self.log.len() - EDIT_HISTORY / 2;
+                if let Some(keep) = self.keep_after {
+                    drop = drop.min(self.log.partition_point(|e| e.version <= keep));
+                }
+                if drop > 0 {
+                    self.log_floor = self.log[drop - 1].version;
+                    self.log.drain(..drop);
+                }
             }
         }
         result

@@ -40,13 +40,11 @@
 use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, URect, Vec2};
 
-use super::components::{
-    NavPath, PathFailed, PathFailure, PathGoal, PathRequest, PathStatus, PlanReason,
-};
+use super::components::{NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PlanReason};
 use super::nav_grid::NavGrid;
 use super::position::{PositionChanged, PositionData, position};
 use super::settings::PathfindingSettings;
-use super::tasks::{FollowsTarget, PlanState, Planning};
+use super::tasks::{FollowsTarget, PlanState, Planning, fail, index_margin, reindex_all};
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 
@@ -154,10 +152,10 @@ fn cut_at_blocked_segment(
     edits: &[GridEdit],
     path: &mut Mut<NavPath>,
     agent: DVec2,
-) {
+) -> bool {
     let (from, ahead) = remaining(path, agent);
     let Some(i) = first_blocked_segment(nav.grid(), edits, from, ahead) else {
-        return;
+        return false;
     };
     let path = &mut **path;
     let keep = path.next.min(path.waypoints.len()) + i;
@@ -165,6 +163,7 @@ fn cut_at_blocked_segment(
     path.grid_waypoints.truncate(keep);
     path.next = path.next.min(keep);
     path.length = path.waypoints.windows(2).map(|w| w[0].distance(w[1])).sum();
+    true
 }
 
 /// Whether segment `a-b`'s bounding box meets `rect` grown by one cell (a
@@ -314,6 +313,9 @@ pub(crate) fn replan_changed_requests(
         if !path.is_empty() {
             *path = NavPath::default();
         }
+        planning.unindex(entity);
+        // The old path is gone: the agent has nothing to follow.
+        status.set_if_neq(PathStatus::Pending);
         planning.request(entity, &mut state, &mut status, PlanReason::NewRequest);
         let wants = matches!(request.goal, PathGoal::Entity(_));
         if wants && !follows {
@@ -343,7 +345,7 @@ pub(crate) fn replan_on_settings_change(
         return;
     }
     for (entity, request, mut state, mut status) in &mut agents {
-        if state.request.is_none() || *status == PathStatus::Pending {
+        if state.request.is_none() || state.queued {
             continue; // not planned yet, or waiting: it will use the new settings
         }
         let reason = if algorithm && request.algorithm.is_none() {
@@ -364,9 +366,14 @@ pub(crate) fn replan_on_settings_change(
 
 /// Replans the agents whose remaining path the latest grid edits affect
 /// (see the [module docs](self)); every agent if the grid was replaced.
+///
+/// Only the agents the edit index reports near an edit are looked at (and
+/// those watching for freed cells when cells were freed), so the cost
+/// follows the agents an edit can affect, not the number of agents.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_on_grid_edits(
     nav: Res<NavGrid>,
+    settings: Option<Res<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<
         (
@@ -382,6 +389,7 @@ pub(crate) fn replan_on_grid_edits(
     if nav.layout_id() == planning.seen_layout && nav.version() == planning.seen_version {
         return;
     }
+    let settings = settings.as_deref().copied().unwrap_or_default();
     let edits = if nav.layout_id() == planning.seen_layout {
         nav.edits_since(planning.seen_version)
     } else {
@@ -389,59 +397,173 @@ pub(crate) fn replan_on_grid_edits(
     };
     planning.seen_layout = nav.layout_id();
     planning.seen_version = nav.version();
-    let freed_any = edits.is_none_or(|e| e.iter().any(|e| e.kind != EditKind::Blocked));
-    for (entity, mut state, mut status, mut path, pos) in &mut agents {
-        let unreachable = *status == PathStatus::Unreachable;
-        if *status == PathStatus::Failed(PathFailure::NoFreeCell) && freed_any {
-            planning.request(
-                entity,
-                &mut state,
-                &mut status,
-                PlanReason::RegionsConnected,
-            );
-            continue;
-        }
-        if status.is_busy() {
-            // Their results are checked when they arrive; meanwhile the old
-            // path a follower may still walk must not lead into a new wall.
-            if let (Some(edits), Some(agent)) = (edits, position(pos).map(|p| nav.to_grid(p)))
-                && !path.is_empty()
-            {
-                cut_at_blocked_segment(&nav, edits, &mut path, agent);
+    let planning = &mut *planning;
+    let Some(edits) = edits else {
+        // A new grid (or a gap in the edit log): every path is suspect.
+        let margin = index_margin(&nav, &settings);
+        reindex_all(
+            planning,
+            &nav,
+            margin,
+            agents
+                .iter()
+                .map(|(e, _, status, path, _)| (e, path, status)),
+        );
+        for (entity, mut state, mut status, _, _) in &mut agents {
+            let wants = status.has_path()
+                || matches!(
+                    *status,
+                    PathStatus::Unreachable | PathStatus::Failed(PathFailure::NoFreeCell)
+                );
+            if wants && !state.queued {
+                planning.request(entity, &mut state, &mut status, PlanReason::GridReplaced);
             }
-            continue;
         }
-        if !(status.has_path() || unreachable) {
-            continue;
+        return;
+    };
+    // Who may be concerned: (agent, index of the edit), `u32::MAX` for "any
+    // freed cell".
+    let hits = &mut planning.hits;
+    hits.clear();
+    for (i, e) in edits.iter().enumerate() {
+        if e.kind != EditKind::Freed {
+            planning
+                .segments
+                .query(e.rect, |a| hits.push((a, i as u32)));
         }
-        let Some(edits) = edits else {
-            planning.request(entity, &mut state, &mut status, PlanReason::GridReplaced);
-            continue;
-        };
-        let Some(agent) = position(pos).map(|p| nav.to_grid(p)) else {
-            continue;
-        };
-        let goal = nav.to_grid(if unreachable {
-            state.goal.unwrap_or(Vec2::NAN)
-        } else {
-            path.goal
-        });
-        let (from, ahead) = remaining(&path, agent);
-        let check = EditCheck {
-            from,
-            agent,
-            region: region_point(nav.grid(), agent, state.reachable),
-            ahead,
-            goal,
-            fallback: unreachable || path.fallback,
-        };
-        if let Some(reason) = edit_impact(nav.grid(), edits, &check) {
-            if reason == PlanReason::PathBlocked {
-                cut_at_blocked_segment(&nav, edits, &mut path, agent);
-            }
-            planning.request(entity, &mut state, &mut status, reason);
+        if e.kind != EditKind::Blocked {
+            planning
+                .ellipses
+                .query(e.rect, |a| hits.push((a, i as u32)));
         }
     }
+    let freed_any = edits.iter().any(|e| e.kind != EditKind::Blocked);
+    if freed_any {
+        hits.extend(planning.watch_freed.iter().map(|&a| (a, u32::MAX)));
+    }
+    hits.sort_unstable_by_key(|&(e, i)| (e.to_bits(), i));
+    hits.dedup();
+    let hits = std::mem::take(&mut planning.hits);
+    let mut mine = std::mem::take(&mut planning.scratch_edits);
+    let mut at = 0;
+    while at < hits.len() {
+        let entity = hits[at].0;
+        let mut end = at;
+        while end < hits.len() && hits[end].0 == entity {
+            end += 1;
+        }
+        let group = &hits[at..end];
+        at = end;
+        // The edits near this agent (all of them for a watcher).
+        mine.clear();
+        if group.last().is_some_and(|&(_, i)| i == u32::MAX) {
+            mine.extend_from_slice(edits);
+        } else {
+            mine.extend(group.iter().map(|&(_, i)| edits[i as usize]));
+        }
+        let Ok((entity, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
+            continue;
+        };
+        check_agent(
+            &nav,
+            planning,
+            &mine,
+            freed_any,
+            entity,
+            &mut state,
+            &mut status,
+            &mut path,
+            position(pos).map(|p| nav.to_grid(p)),
+        );
+    }
+    planning.hits = hits;
+    planning.scratch_edits = mine;
+}
+
+/// The edit check of one agent (see [`replan_on_grid_edits`]); `edits` are
+/// the edits near it.
+#[expect(clippy::too_many_arguments, reason = "the pieces of one agent")]
+fn check_agent(
+    nav: &NavGrid,
+    planning: &mut Planning,
+    edits: &[GridEdit],
+    freed_any: bool,
+    entity: Entity,
+    state: &mut PlanState,
+    status: &mut Mut<PathStatus>,
+    path: &mut Mut<NavPath>,
+    agent: Option<DVec2>,
+) {
+    if **status == PathStatus::Failed(PathFailure::NoFreeCell) {
+        if freed_any && !state.queued {
+            planning.request(entity, state, status, PlanReason::RegionsConnected);
+        }
+        return;
+    }
+    // An agent whose cell was just blocked under it walks out first.
+    let walled = agent.is_some_and(|p| {
+        !nav.grid().is_point_traversable(p)
+            && edits
+                .iter()
+                .any(|e| e.kind != EditKind::Freed && point_in_rect(p, e.rect))
+    });
+    if state.busy() {
+        // Its result is checked when it arrives; meanwhile the old path a
+        // follower may still walk must not lead into a new wall, and a
+        // blocked path goes to the front of the line.
+        let cut = match agent {
+            Some(agent) if !path.is_empty() => cut_at_blocked_segment(nav, edits, path, agent),
+            _ => false,
+        };
+        if (cut || walled) && state.priority != Some(super::workers::Priority::Urgent) {
+            let reason = if walled {
+                PlanReason::StartBlocked
+            } else {
+                PlanReason::PathBlocked
+            };
+            planning.request(entity, state, status, reason);
+        }
+        return;
+    }
+    let unreachable = **status == PathStatus::Unreachable;
+    if !(status.has_path() || unreachable) {
+        return;
+    }
+    let Some(agent) = agent else {
+        return;
+    };
+    if walled {
+        if !path.is_empty() {
+            cut_at_blocked_segment(nav, edits, path, agent);
+        }
+        planning.request(entity, state, status, PlanReason::StartBlocked);
+        return;
+    }
+    let goal = nav.to_grid(if unreachable {
+        state.goal.unwrap_or(Vec2::NAN)
+    } else {
+        path.goal
+    });
+    let (from, ahead) = remaining(path, agent);
+    let check = EditCheck {
+        from,
+        agent,
+        region: region_point(nav.grid(), agent, state.reachable),
+        ahead,
+        goal,
+        fallback: unreachable || path.fallback,
+    };
+    if let Some(reason) = edit_impact(nav.grid(), edits, &check) {
+        if reason == PlanReason::PathBlocked {
+            cut_at_blocked_segment(nav, edits, path, agent);
+        }
+        planning.request(entity, state, status, reason);
+    }
+}
+
+/// Whether point `p` (grid) lies in the closed square of `rect`'s cells.
+fn point_in_rect(p: DVec2, rect: URect) -> bool {
+    p.cmpge(rect.min.as_dvec2()).all() && p.cmple(rect.max.as_dvec2()).all()
 }
 
 /// The start of the remaining path and the waypoints ahead, in grid
@@ -498,22 +620,21 @@ pub(crate) fn replan_moved_targets(
         let PathGoal::Entity(target) = request.goal else {
             continue;
         };
-        if !(status.has_path() || *status == PathStatus::Unreachable) {
-            continue;
+        if !(status.has_path() || *status == PathStatus::Unreachable) || state.busy() {
+            continue; // nothing planned yet, or a new plan is on its way
         }
         match positions.get(target).ok().and_then(position) {
             None => {
-                state.in_flight = None;
-                let failure = PathStatus::Failed(PathFailure::TargetLost(target));
-                status.set_if_neq(failure.clone());
-                if !path.is_empty() {
-                    *path = NavPath::default();
-                }
-                commands.trigger(PathFailed {
+                fail(
+                    &mut commands,
+                    &mut planning,
                     entity,
-                    reason: PlanReason::TargetMoved,
-                    status: failure,
-                });
+                    &mut state,
+                    PlanReason::TargetMoved,
+                    &mut status,
+                    &mut path,
+                    PathStatus::Failed(PathFailure::TargetLost(target)),
+                );
             }
             Some(p) => {
                 let moved = state.goal.is_none_or(|g| {
@@ -567,7 +688,7 @@ pub(crate) fn track_progress(
         } else {
             p.distance(w[w.len() - 1])
         };
-        if off > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE {
+        if off > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE && !state.busy() {
             planning.request(entity, &mut state, &mut status, PlanReason::OffPath);
         }
     }

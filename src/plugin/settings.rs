@@ -47,10 +47,17 @@ pub struct PathfindingSettings {
     /// Unreachable goals: a fallback path to the closest reachable point
     /// (status `Fallback`, the default) or status `Unreachable`.
     pub fallback: FallbackPolicy,
-    /// Background searches running at once; further requests wait in a
-    /// first-in first-out queue with status `Pending`. Values below 1 count
-    /// as 1. Default: 32.
-    pub max_searches_in_flight: usize,
+    /// At most this many searches sent to the search threads and not yet
+    /// applied; further agents wait their turn (most urgent first, see
+    /// [`PathStatus`](super::PathStatus)). `None` (the default): no fixed
+    /// cap, the plugin keeps about two frames of work waiting for the
+    /// threads. Values below 1 count as 1.
+    pub max_searches_in_flight: Option<usize>,
+    /// Holds the search threads: searches already running finish, queued
+    /// ones wait until this is `false` again. For debugging tools (freeze
+    /// planning to look at it) and for tests that need results to arrive
+    /// late. Default: `false`.
+    pub paused: bool,
     /// Node expansions allowed per search before it fails with
     /// [`PathFailure::BudgetExhausted`](super::PathFailure::BudgetExhausted).
     /// Default: `None` (no limit).
@@ -73,7 +80,8 @@ impl Default for PathfindingSettings {
         PathfindingSettings {
             algorithm: Algorithm::Anya,
             fallback: FallbackPolicy::ClosestReachable,
-            max_searches_in_flight: 32,
+            max_searches_in_flight: None,
+            paused: false,
             node_budget: None,
             heuristic_weight: 1.0,
             replan_distance: 2.0,

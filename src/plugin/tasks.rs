@@ -1,79 +1,62 @@
-//! Background planning: the queue, the searches on
-//! [`AsyncComputeTaskPool`], and the one system that applies their results.
+//! Background planning: who waits for a search, starting searches on the
+//! worker pool, and applying their results.
 //!
-//! A search owns everything it needs: an `Arc<Grid>` snapshot, the start and
-//! goal in grid coordinates, the options, a cancel flag and a channel sender.
-//! It runs on a worker thread with that thread's [`Planner`] and sends its
-//! result back over a crossbeam channel; the apply system drains the channel
-//! without blocking. The main thread never runs a search.
+//! Searches run on the plugin's own search threads ([`super::workers`]),
+//! never on the main thread. Each owns what it needs: an `Arc<Grid>`
+//! snapshot, the start and goal in grid coordinates, the options and a
+//! cancel flag. The main thread fills the pool's priority channels
+//! ([`super::queue`] holds the agents not sent yet) and reads finished
+//! searches without blocking.
 //!
-//! Each plan an agent asks for gets a fresh *ticket* (a global counter). A
-//! result whose ticket is not the agent's current one (the goal changed, the
+//! # Pacing
+//!
+//! The number of searches sent ahead is limited by work, not by a count per
+//! frame: the plugin keeps about two frames of work waiting for the threads
+//! (from the measured frame time and mean search time), so threads never
+//! idle while agents wait, and no search starts long after it was sent.
+//! Urgent searches are always sent at once. A frame with nothing to send
+//! or apply costs a few atomic loads.
+//!
+//! # Tickets
+//!
+//! Each plan an agent asks for gets a fresh *ticket* (a counter). A result
+//! whose ticket is not the agent's current one (the goal changed, the
 //! request was replaced, another replan started) or whose agent is gone is
-//! dropped. An agent waits in the queue at most once, however often it
-//! replans while it waits. Asking for a new plan drops the agent's in-flight handle,
-//! which raises the old search's cancel flag (checked by
-//! [`Planner::plan_cancellable`]) and drops its task.
+//! dropped. Asking for a new plan raises the old search's cancel flag: a
+//! thread skips a job whose flag is up, and a running search stops at its
+//! next check.
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
+use bevy_ecs::entity::EntityHashSet;
 use bevy_ecs::prelude::*;
-use bevy_math::{DVec2, Vec2};
-use bevy_tasks::{AsyncComputeTaskPool, Task, TaskPool};
-use crossbeam_channel::{Receiver, Sender};
+use bevy_math::{DVec2, URect, UVec2, Vec2};
 
 use super::components::{
     NavPath, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus, PlanReason,
+    Replanning,
 };
+use super::edit_index::EditIndex;
 use super::nav_grid::NavGrid;
 use super::position::{PositionData, position};
+use super::queue::JobQueue;
 use super::replan::{EditCheck, edit_impact};
 use super::settings::PathfindingSettings;
+use super::workers::{Job, Outcome, Priority, WorkerPool};
 use crate::grid::EditKind;
 use crate::los::line_of_sight;
-use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner, Role};
+use crate::search::{Path, PlanError, Role};
 
-thread_local! {
-    /// One planner per worker thread; its memory is reused across searches.
-    static PLANNER: RefCell<Planner> = RefCell::new(Planner::new());
-}
+/// A cancel flag that is raised when dropped: dropping an agent's state (or
+/// replacing its search) cancels the search.
+pub(crate) struct CancelOnDrop(Arc<AtomicBool>);
 
-/// Counters shared with the searches.
-#[derive(Default)]
-struct Shared {
-    in_flight: AtomicUsize,
-    cancelled: AtomicU64,
-}
-
-/// Decrements the in-flight count when a search's future ends or is dropped
-/// (a task cancelled before it ran is dropped without running), and counts
-/// the searches that ended without delivering a result as cancelled.
-struct FlightGuard {
-    shared: Arc<Shared>,
-    delivered: bool,
-}
-
-impl Drop for FlightGuard {
+impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if !self.delivered {
-            self.shared.cancelled.fetch_add(1, Ordering::Relaxed);
-        }
-        self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// A search running for an agent. Dropping it cancels the search.
-pub(crate) struct InFlight {
-    cancel: Arc<AtomicBool>,
-    _task: Task<()>,
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -85,74 +68,141 @@ pub(crate) struct PlanState {
     pub(crate) ticket: u64,
     /// Why that plan was asked for.
     pub(crate) reason: PlanReason,
-    /// The running search, if any.
-    pub(crate) in_flight: Option<InFlight>,
+    /// The cancel flag of the search sent for the current ticket, if any.
+    pub(crate) in_flight: Option<CancelOnDrop>,
+    /// The priority of the plan the agent waits for (queued or sent).
+    pub(crate) priority: Option<Priority>,
+    /// Whether the agent waits in the [`JobQueue`] (with `priority`).
+    pub(crate) queued: bool,
     /// The request the current plan answers (to ignore writes of an equal
     /// value).
     pub(crate) request: Option<PathRequest>,
     /// The goal (world) the current plan was started with.
     pub(crate) goal: Option<Vec2>,
-    /// Whether the agent waits in [`Planning`]'s queue for a search slot.
-    /// The queue holds each waiting agent once, however often it replans
-    /// meanwhile (it may also hold entries of agents whose request was
-    /// removed; those have this flag cleared and are skipped).
-    pub(crate) queued: bool,
     /// A point (grid coordinates) of the region the last plan started in:
     /// the end of its path, or the closest reachable point to an
     /// unreachable goal. Region tests use it for an agent that stands in no
     /// free cell (in a wall, off the grid), whose start the planner moved.
     pub(crate) reachable: Option<DVec2>,
+    /// Whether the agent carries the [`Replanning`] marker (or a command
+    /// adding it is on its way).
+    pub(crate) replanning: bool,
+}
+
+impl PlanState {
+    /// Whether a plan is queued or running for the agent.
+    pub(crate) fn busy(&self) -> bool {
+        self.priority.is_some()
+    }
 }
 
 /// Marker: the agent's goal is an entity, so its position is watched.
 #[derive(Component)]
 pub(crate) struct FollowsTarget;
 
-/// What a search sends back.
-struct PlanResult {
-    entity: Entity,
-    ticket: u64,
-    /// The start in grid coordinates.
-    start: DVec2,
-    layout_id: u64,
-    grid_version: u64,
-    algorithm: Algorithm,
-    goal: Vec2,
-    result: Result<Path, PlanError>,
+/// How many searches to keep sent ahead, from measured frame and search
+/// times.
+struct Pace {
+    last_frame: Option<Instant>,
+    /// Smoothed frame interval.
+    frame: Duration,
+    /// Smoothed time of one search.
+    search: Duration,
+    /// `WorkerPool::work_done` when last read.
+    seen: (u64, Duration),
 }
 
-/// The plugin's queue and channel (not public).
-#[derive(Resource)]
-pub(crate) struct Planning {
-    queue: VecDeque<Entity>,
-    next_ticket: u64,
-    sender: Sender<PlanResult>,
-    receiver: Receiver<PlanResult>,
-    shared: Arc<Shared>,
-    /// The grid layout and version the edit-replanning system has seen.
-    pub(crate) seen_layout: u64,
-    pub(crate) seen_version: u64,
-}
-
-impl Default for Planning {
+impl Default for Pace {
     fn default() -> Self {
-        let (sender, receiver) = crossbeam_channel::unbounded();
-        Planning {
-            queue: VecDeque::new(),
-            next_ticket: 0,
-            sender,
-            receiver,
-            shared: Arc::default(),
-            seen_layout: 0,
-            seen_version: 0,
+        Pace {
+            last_frame: None,
+            frame: Duration::from_millis(16),
+            search: Duration::from_micros(200),
+            seen: (0, Duration::ZERO),
         }
     }
 }
 
+impl Pace {
+    /// Updates the estimates (once a frame).
+    fn tick(&mut self, pool: &WorkerPool) {
+        let now = Instant::now();
+        if let Some(last) = self.last_frame.replace(now) {
+            let dt = now
+                .duration_since(last)
+                .clamp(Duration::from_millis(1), Duration::from_millis(100));
+            self.frame = (self.frame * 3 + dt) / 4;
+        }
+        let (done, busy) = pool.work_done();
+        if done > self.seen.0 {
+            let n = (done - self.seen.0) as u32;
+            let mean = busy.saturating_sub(self.seen.1) / n;
+            self.search = ((self.search * 3 + mean) / 4).max(Duration::from_micros(1));
+            self.seen = (done, busy);
+        }
+    }
+
+    /// Searches to keep waiting for the threads: two frames of work.
+    fn target(&self, workers: usize) -> usize {
+        let per_frame = (2.0 * self.frame.as_secs_f64() / self.search.as_secs_f64()) as usize;
+        (per_frame * workers).clamp(8 * workers, 1 << 16)
+    }
+}
+
+/// The plugin's planning state (not public): the queue, the worker pool,
+/// the edit index and what the edit check has seen.
+#[derive(Resource)]
+pub(crate) struct Planning {
+    pub(crate) queue: JobQueue,
+    pool: WorkerPool,
+    pace: Pace,
+    next_ticket: u64,
+    /// Grid versions of the searches sent and not answered, with counts.
+    versions_in_flight: BTreeMap<u64, usize>,
+    /// Agents with a path, by the cells near its segments (for blocked
+    /// cells).
+    pub(crate) segments: EditIndex,
+    /// Agents with a path, by the box of the ellipse a shortcut must reach
+    /// into (for freed cells).
+    pub(crate) ellipses: EditIndex,
+    /// Agents that any freed cell may concern: fallback paths, unreachable
+    /// goals, grids without a free cell.
+    pub(crate) watch_freed: EntityHashSet,
+    /// Markers to add (`true`) or remove.
+    markers: Vec<(Entity, bool)>,
+    /// The grid layout and version the edit check has seen.
+    pub(crate) seen_layout: u64,
+    pub(crate) seen_version: u64,
+    /// Reused by the edit check.
+    pub(crate) hits: Vec<(Entity, u32)>,
+    pub(crate) scratch_edits: Vec<crate::grid::GridEdit>,
+}
+
 impl Planning {
+    /// Planning with `threads` search threads.
+    pub(crate) fn new(threads: usize) -> Self {
+        Planning {
+            queue: JobQueue::default(),
+            pool: WorkerPool::new(threads),
+            pace: Pace::default(),
+            next_ticket: 0,
+            versions_in_flight: BTreeMap::new(),
+            segments: EditIndex::new(1, 1),
+            ellipses: EditIndex::new(1, 1),
+            watch_freed: EntityHashSet::default(),
+            markers: Vec::new(),
+            seen_layout: 0,
+            seen_version: 0,
+            hits: Vec::new(),
+            scratch_edits: Vec::new(),
+        }
+    }
+
     /// Asks for a new plan for `entity`: cancels the running search, takes a
-    /// new ticket, queues the agent (unless it already waits) and marks it
-    /// `Pending`. The current [`NavPath`] is left alone.
+    /// new ticket and queues the agent with the priority `reason` calls for
+    /// (raising it if it already waits). An agent with a followable path
+    /// keeps it and its status and gets the [`Replanning`] marker; one
+    /// without is marked `Pending`.
     pub(crate) fn request(
         &mut self,
         entity: Entity,
@@ -164,11 +214,175 @@ impl Planning {
         self.next_ticket += 1;
         state.ticket = self.next_ticket;
         state.reason = reason;
-        if !state.queued {
-            state.queued = true;
-            self.queue.push_back(entity);
+        let has_path = status.has_path();
+        let priority = match reason {
+            PlanReason::PathBlocked | PlanReason::StartBlocked => Priority::Urgent,
+            _ if !has_path => Priority::FirstPath,
+            _ => Priority::Refine,
+        };
+        // Keep the more urgent of the old and the new priority.
+        let priority = if state.queued {
+            state.priority.map_or(priority, |p| p.min(priority))
+        } else {
+            priority
+        };
+        if !state.queued || state.priority != Some(priority) {
+            self.queue.push(entity, priority);
         }
-        status.set_if_neq(PathStatus::Pending);
+        state.queued = true;
+        state.priority = Some(priority);
+        if has_path {
+            self.mark(entity, state, true);
+        } else {
+            status.set_if_neq(PathStatus::Pending);
+        }
+    }
+
+    /// Adds or removes the [`Replanning`] marker (applied by
+    /// [`sync_markers`]).
+    fn mark(&mut self, entity: Entity, state: &mut PlanState, on: bool) {
+        if state.replanning != on {
+            state.replanning = on;
+            self.markers.push((entity, on));
+        }
+    }
+
+    /// Ends the agent's planning: not waiting, no marker.
+    fn settle(&mut self, entity: Entity, state: &mut PlanState) {
+        state.in_flight = None;
+        state.priority = None;
+        state.queued = false;
+        self.mark(entity, state, false);
+    }
+
+    /// Forgets everything about an agent whose request is gone.
+    pub(crate) fn forget(&mut self, entity: Entity, state: &mut PlanState) {
+        self.settle(entity, state);
+        self.unindex(entity);
+    }
+
+    /// Puts the agent's path and status into the edit index (see
+    /// [`super::replan`]): its segments and shortcut ellipse if it has a
+    /// path, the freed-cells watch list if its goal is unreachable or the
+    /// grid had no free cell.
+    pub(crate) fn index(
+        &mut self,
+        nav: &NavGrid,
+        entity: Entity,
+        path: &NavPath,
+        status: &PathStatus,
+        margin: u32,
+    ) {
+        let size = (nav.grid().width(), nav.grid().height());
+        if self.segments.size() != size {
+            self.segments = EditIndex::new(size.0, size.1);
+            self.ellipses = EditIndex::new(size.0, size.1);
+        }
+        let watch = matches!(
+            status,
+            PathStatus::Fallback
+                | PathStatus::Unreachable
+                | PathStatus::Failed(PathFailure::NoFreeCell)
+        ) || path.fallback;
+        if watch {
+            self.watch_freed.insert(entity);
+        } else {
+            self.watch_freed.remove(&entity);
+        }
+        let gw = &path.grid_waypoints;
+        if gw.is_empty() {
+            self.segments.remove(entity);
+            self.ellipses.remove(entity);
+            return;
+        }
+        self.segments.set(entity, segment_boxes(gw, margin));
+        let length: f64 = gw.windows(2).map(|w| w[0].distance(w[1])).sum();
+        self.ellipses
+            .set(entity, [ellipse_box(gw[0], gw[gw.len() - 1], length)]);
+    }
+
+    /// Removes the agent from the edit index.
+    pub(crate) fn unindex(&mut self, entity: Entity) {
+        self.segments.remove(entity);
+        self.ellipses.remove(entity);
+        self.watch_freed.remove(&entity);
+    }
+
+    /// Whether searches are sent, running, or waiting for the main thread.
+    pub(crate) fn active(&self) -> bool {
+        self.pool.outstanding() > 0 || !self.queue.is_empty()
+    }
+
+    /// The oldest grid version a search still in flight uses.
+    fn oldest_version_in_flight(&self) -> Option<u64> {
+        self.versions_in_flight.keys().next().copied()
+    }
+}
+
+/// Boxes (cells) around a path's segments, `margin` cells wider on each
+/// side; long segments are cut into pieces of at most 32 cells each way, so
+/// that a box does not cover far more than its segment.
+fn segment_boxes(waypoints: &[DVec2], margin: u32) -> impl Iterator<Item = URect> + '_ {
+    let m = f64::from(margin);
+    let last = waypoints.len() - 1;
+    let end = std::iter::once((waypoints[last], waypoints[last]));
+    waypoints
+        .windows(2)
+        .flat_map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let extent = (b - a).abs().max_element();
+            let pieces = ((extent / 32.0).ceil() as usize).max(1);
+            (0..pieces).map(move |i| {
+                let t0 = i as f64 / pieces as f64;
+                let t1 = (i + 1) as f64 / pieces as f64;
+                (a.lerp(b, t0), a.lerp(b, t1))
+            })
+        })
+        .chain(end)
+        .map(move |(a, b)| cell_box(a.min(b) - m, a.max(b) + m))
+}
+
+/// The cells meeting the closed box `[lo, hi]` (grid coordinates), clamped
+/// at 0 (the index clips the far side).
+fn cell_box(lo: DVec2, hi: DVec2) -> URect {
+    let lo = lo.floor().max(DVec2::ZERO);
+    let hi = (hi.floor() + DVec2::ONE).max(DVec2::ZERO);
+    let cap = f64::from(u32::MAX);
+    URect::from_corners(
+        UVec2::new(lo.x.min(cap) as u32, lo.y.min(cap) as u32),
+        UVec2::new(hi.x.min(cap) as u32, hi.y.min(cap) as u32),
+    )
+}
+
+/// The cells meeting the bounding box of the ellipse `|p - a| + |p - b| <=
+/// length` (a freed cell outside it cannot shorten a path of that length
+/// from `a` to `b`), one cell wider for rounding.
+fn ellipse_box(a: DVec2, b: DVec2, length: f64) -> URect {
+    let c = (a + b) / 2.0;
+    let major = (length / 2.0).max(a.distance(b) / 2.0);
+    let focal = a.distance(b) / 2.0;
+    let minor = (major * major - focal * focal).max(0.0).sqrt();
+    let (cos, sin) = if focal > 0.0 {
+        let d = (b - a) / (2.0 * focal);
+        (d.x, d.y)
+    } else {
+        (1.0, 0.0)
+    };
+    let ex = (major * major * cos * cos + minor * minor * sin * sin).sqrt();
+    let ey = (major * major * sin * sin + minor * minor * cos * cos).sqrt();
+    let half = DVec2::new(ex, ey) + DVec2::ONE;
+    cell_box(c - half, c + half)
+}
+
+/// How far (cells) an agent may stand off its path's segments and still be
+/// found through them: one cell for edits beside the path, plus the
+/// off-path distance (at most 8 cells; farther agents replan anyway).
+pub(crate) fn index_margin(nav: &NavGrid, settings: &PathfindingSettings) -> u32 {
+    let off = f64::from(settings.replan_distance.max(0.0)) / f64::from(nav.transform().cell_size());
+    1 + if off.is_finite() {
+        off.ceil().min(8.0) as u32
+    } else {
+        8
     }
 }
 
@@ -181,31 +395,46 @@ pub struct PathfindingDiagnostics {
     /// Results applied to agents (paths, fallbacks and failures).
     pub results_applied: u64,
     /// Results thrown away because their agent was gone, had asked for a
-    /// newer plan, or the grid changed under the path.
+    /// newer plan, the grid changed under the path, or the agent could no
+    /// longer see the path's start (it is then planned again from where it
+    /// is).
     pub results_discarded: u64,
-    /// Searches stopped by their cancel flag before finishing.
+    /// Searches stopped by their cancel flag (before or while running).
     pub searches_cancelled: u64,
-    /// Searches running now.
+    /// Searches sent to the search threads and not yet applied.
     pub in_flight: usize,
-    /// Agents waiting for a search slot (or for a [`NavGrid`]), each counted
-    /// once; entries of agents whose request was removed meanwhile are
-    /// counted until the queue reaches them.
+    /// Agents waiting to be sent to the search threads (or for a
+    /// [`NavGrid`]); entries of agents whose request was removed meanwhile
+    /// are counted until the queue reaches them.
     pub queued: usize,
+    /// Search threads: one per worker, plus stand-ins while long searches
+    /// run.
+    pub search_threads: usize,
 }
 
 /// Sets the agent's status to a failure, clears its path and fires
 /// [`PathFailed`].
-fn fail(
+#[expect(clippy::too_many_arguments, reason = "the pieces of one agent")]
+pub(crate) fn fail(
     commands: &mut Commands,
+    planning: &mut Planning,
     entity: Entity,
+    state: &mut PlanState,
     reason: PlanReason,
     status: &mut Mut<PathStatus>,
     path: &mut Mut<NavPath>,
     new_status: PathStatus,
 ) {
+    planning.settle(entity, state);
     status.set_if_neq(new_status.clone());
     if !path.is_empty() {
         **path = NavPath::default();
+    }
+    planning.unindex(entity);
+    if new_status == PathStatus::Unreachable
+        || new_status == PathStatus::Failed(PathFailure::NoFreeCell)
+    {
+        planning.watch_freed.insert(entity);
     }
     commands.trigger(PathFailed {
         entity,
@@ -214,84 +443,121 @@ fn fail(
     });
 }
 
-/// Starts queued searches while fewer than
-/// [`PathfindingSettings::max_searches_in_flight`] run.
+type AgentData = (
+    &'static PathRequest,
+    &'static mut PlanState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+    PositionData,
+);
+
+/// Sends queued agents' searches to the search threads, most urgent first,
+/// as far as the pacing allows (see the [module docs](self)).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn dispatch_searches(
     mut planning: ResMut<Planning>,
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
-    mut agents: Query<(
-        &PathRequest,
-        &mut PlanState,
-        &mut PathStatus,
-        &mut NavPath,
-        PositionData,
-    )>,
+    mut agents: Query<AgentData>,
     positions: Query<PositionData>,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
-    if planning.queue.is_empty() {
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    let planning = &mut *planning;
+    if planning.pool.is_paused() != settings.paused {
+        planning.pool.set_paused(settings.paused);
+    }
+    if !planning.active() {
         return;
     }
+    planning.pace.tick(&planning.pool);
+    if planning.pool.outstanding() > 0 {
+        planning.pool.supervise();
+    }
     let Some(nav) = nav else {
-        if diagnostics.queued != planning.queue.len() {
-            diagnostics.queued = planning.queue.len();
-        }
+        diagnostics.queued = planning.queue.len();
         return;
     };
-    let settings = settings.as_deref().copied().unwrap_or_default();
-    let max = settings.max_searches_in_flight.max(1);
-    let pool = AsyncComputeTaskPool::get_or_init(TaskPool::new);
-    let planning = &mut *planning;
-    while planning.shared.in_flight.load(Ordering::Acquire) < max {
-        let Some(entity) = planning.queue.pop_front() else {
+    let workers = planning.pool.workers();
+    let target = planning.pace.target(workers);
+    let cap = settings
+        .max_searches_in_flight
+        .map_or(usize::MAX, |m| m.max(1));
+    loop {
+        // Urgent searches go out at once; the rest as the threads need them.
+        let room = planning.pool.waiting() < target && planning.pool.outstanding() < cap;
+        let from = if room {
+            Priority::Urgent
+        } else if planning.queue.line_is_empty(Priority::Urgent) {
+            break;
+        } else {
+            Priority::Urgent
+        };
+        let Some((entity, priority)) = planning.queue.pop(from) else {
             break;
         };
+        if !room && priority != Priority::Urgent {
+            planning.queue.push(entity, priority);
+            break;
+        }
         let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
             continue;
         };
-        if !std::mem::take(&mut state.queued) {
-            continue;
+        if !state.queued || state.priority != Some(priority) {
+            continue; // a stale entry: the agent waits elsewhere or not at all
         }
-        let ticket = state.ticket;
-        let target = |e: Entity| positions.get(e).ok().and_then(position);
-        let (start, goal) = match endpoints(request, position(pos), target) {
+        state.queued = false;
+        let target_of = |e: Entity| positions.get(e).ok().and_then(position);
+        let (start, goal) = match endpoints(request, position(pos), target_of) {
             Ok(points) => points,
             Err(failure) => {
                 let reason = state.reason;
-                let failed = PathStatus::Failed(failure);
                 fail(
                     &mut commands,
+                    planning,
                     entity,
+                    &mut state,
                     reason,
                     &mut status,
                     &mut path,
-                    failed,
+                    PathStatus::Failed(failure),
                 );
                 continue;
             }
         };
         let algorithm = request.algorithm.unwrap_or(settings.algorithm);
-        let job = Job {
-            entity,
-            ticket,
-            layout_id: nav.layout_id(),
-            grid: nav.snapshot(),
-            start: nav.to_grid(start),
-            goal_grid: nav.to_grid(goal),
-            goal,
-            algorithm,
-            options: settings.plan_options(algorithm),
-        };
-        state.in_flight = Some(spawn(pool, job, planning));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let grid = nav.snapshot();
+        *planning
+            .versions_in_flight
+            .entry(grid.version())
+            .or_default() += 1;
+        planning.pool.send(
+            Job {
+                entity,
+                ticket: state.ticket,
+                layout_id: nav.layout_id(),
+                grid,
+                start: nav.to_grid(start),
+                goal_grid: nav.to_grid(goal),
+                goal,
+                algorithm,
+                options: settings.plan_options(algorithm),
+                cancel: Arc::clone(&cancel),
+            },
+            priority,
+        );
+        state.in_flight = Some(CancelOnDrop(cancel));
         state.goal = Some(goal);
-        status.set_if_neq(PathStatus::Computing);
+        if *status == PathStatus::Pending {
+            *status = PathStatus::Computing;
+        }
         diagnostics.searches_started += 1;
     }
-    diagnostics.in_flight = planning.shared.in_flight.load(Ordering::Acquire);
+    diagnostics.in_flight = planning.pool.outstanding();
     diagnostics.queued = planning.queue.len();
+    diagnostics.search_threads = planning.pool.threads();
 }
 
 /// The world start and goal of a request, or why there are none.
@@ -314,111 +580,51 @@ fn endpoints(
     Ok((start, goal))
 }
 
-/// One search to run.
-struct Job {
-    entity: Entity,
-    ticket: u64,
-    layout_id: u64,
-    grid: Arc<crate::grid::Grid>,
-    start: DVec2,
-    goal_grid: DVec2,
-    goal: Vec2,
-    algorithm: Algorithm,
-    options: PlanOptions,
-}
-
-fn spawn(pool: &TaskPool, job: Job, planning: &Planning) -> InFlight {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&cancel);
-    let sender = planning.sender.clone();
-    planning.shared.in_flight.fetch_add(1, Ordering::AcqRel);
-    let guard = FlightGuard {
-        shared: Arc::clone(&planning.shared),
-        delivered: false,
-    };
-    let task = pool.spawn(async move {
-        // Move the whole guard in (a field use alone would capture only the
-        // field), so it lives exactly as long as the search.
-        let mut guard = guard;
-        if flag.load(Ordering::Relaxed) {
-            return; // dropping the guard counts it as cancelled
-        }
-        let result = PLANNER.with(|planner| match planner.try_borrow_mut() {
-            Ok(mut planner) => {
-                planner.plan_cancellable(&job.grid, job.start, job.goal_grid, &job.options, &flag)
-            }
-            Err(_) => Planner::new().plan_cancellable(
-                &job.grid,
-                job.start,
-                job.goal_grid,
-                &job.options,
-                &flag,
-            ),
-        });
-        if matches!(result, Err(PlanError::Cancelled)) {
-            return;
-        }
-        // The receiver lives in a resource; if the app is gone, nobody cares.
-        let _ = sender.send(PlanResult {
-            entity: job.entity,
-            ticket: job.ticket,
-            start: job.start,
-            layout_id: job.layout_id,
-            grid_version: job.grid.version(),
-            algorithm: job.algorithm,
-            goal: job.goal,
-            result,
-        });
-        guard.delivered = true;
-    });
-    InFlight {
-        cancel,
-        _task: task,
-    }
-}
-
 /// Applies finished searches: writes [`NavPath`] and [`PathStatus`] and fires
 /// [`PathReady`] or [`PathFailed`]. Never blocks.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn apply_results(
     mut planning: ResMut<Planning>,
-    nav: Option<Res<NavGrid>>,
-    mut agents: Query<(
-        &PathRequest,
-        &mut PlanState,
-        &mut PathStatus,
-        &mut NavPath,
-        PositionData,
-    )>,
+    settings: Option<Res<PathfindingSettings>>,
+    mut nav: Option<ResMut<NavGrid>>,
+    mut agents: Query<AgentData>,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
-    let cancelled = planning.shared.cancelled.load(Ordering::Relaxed);
-    let in_flight = planning.shared.in_flight.load(Ordering::Acquire);
-    if diagnostics.searches_cancelled != cancelled || diagnostics.in_flight != in_flight {
+    let planning = &mut *planning;
+    let cancelled = planning.pool.cancelled();
+    if diagnostics.searches_cancelled != cancelled {
         diagnostics.searches_cancelled = cancelled;
-        diagnostics.in_flight = in_flight;
     }
-    if planning.receiver.is_empty() {
+    if !planning.pool.has_outcomes() {
         return;
     }
-    let results: Vec<PlanResult> = planning.receiver.try_iter().collect();
-    for done in results {
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    let outcomes: Vec<Outcome> = planning.pool.outcomes().collect();
+    for done in outcomes {
+        planning.pool.answered();
+        if let Some(n) = planning.versions_in_flight.get_mut(&done.grid_version) {
+            *n -= 1;
+            if *n == 0 {
+                planning.versions_in_flight.remove(&done.grid_version);
+            }
+        }
+        // A cancelled search is counted as such, not as a discarded result.
+        let discarded = u64::from(done.result.is_some());
         let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(done.entity)
         else {
-            diagnostics.results_discarded += 1;
+            diagnostics.results_discarded += discarded;
             continue;
         };
         // A request changed since `Detect` ran this frame (by a system not
         // ordered against the plugin's) is replanned next frame; its old
         // result must not show meanwhile.
-        if state.ticket != done.ticket || state.request.as_ref() != Some(request) {
-            diagnostics.results_discarded += 1;
+        if state.ticket != done.ticket || state.queued || state.request.as_ref() != Some(request) {
+            diagnostics.results_discarded += discarded;
             continue;
         }
         state.in_flight = None;
         let reason = state.reason;
-        // The grid may have changed while the search ran.
         let Some(nav) = nav.as_deref() else {
             diagnostics.results_discarded += 1;
             planning.request(
@@ -429,33 +635,41 @@ pub(crate) fn apply_results(
             );
             continue;
         };
-        if let Some(why) = staleness(nav, &done) {
+        let Some(result) = done.result.as_ref() else {
+            // Cancelled, yet still wanted: plan again.
+            planning.request(done.entity, &mut state, &mut status, reason);
+            continue;
+        };
+        // The grid may have changed while the search ran.
+        if let Some(why) = staleness(nav, &done, result) {
             diagnostics.results_discarded += 1;
             planning.request(done.entity, &mut state, &mut status, why);
             continue;
         }
-        diagnostics.results_applied += 1;
-        state.reachable = match &done.result {
-            Ok(found) => found.waypoints.last().copied(),
-            Err(PlanError::Unreachable { closest }) => Some(*closest),
-            Err(_) => None,
-        };
-        let found = match done.result {
+        let here = position(pos).map(|p| nav.to_grid(p));
+        let found = match result {
             Ok(found) if !found.waypoints.is_empty() => found,
             Ok(_) => {
+                diagnostics.results_applied += 1;
                 let failure = PathFailure::Internal("the planner returned no waypoints".into());
-                let failed = PathStatus::Failed(failure);
                 fail(
                     &mut commands,
+                    planning,
                     done.entity,
+                    &mut state,
                     reason,
                     &mut status,
                     &mut path,
-                    failed,
+                    PathStatus::Failed(failure),
                 );
                 continue;
             }
             Err(error) => {
+                diagnostics.results_applied += 1;
+                state.reachable = match error {
+                    PlanError::Unreachable { closest } => Some(*closest),
+                    _ => None,
+                };
                 let failed = match error {
                     PlanError::Unreachable { .. } => PathStatus::Unreachable,
                     PlanError::NonFinite(Role::Start) => {
@@ -474,7 +688,9 @@ pub(crate) fn apply_results(
                 };
                 fail(
                     &mut commands,
+                    planning,
                     done.entity,
+                    &mut state,
                     reason,
                     &mut status,
                     &mut path,
@@ -483,27 +699,38 @@ pub(crate) fn apply_results(
                 continue;
             }
         };
+        let Some(joined) = join(nav, found, here, done.start) else {
+            // The agent moved out of sight of the path while it was planned:
+            // plan again from where it is (it keeps its old path meanwhile).
+            diagnostics.results_discarded += 1;
+            planning.request(done.entity, &mut state, &mut status, reason);
+            continue;
+        };
+        diagnostics.results_applied += 1;
+        state.reachable = found.waypoints.last().copied();
         let fallback = found.is_fallback();
-        let here = position(pos);
-        let start = from_where_the_agent_is(nav, found, here);
-        let waypoints: Vec<Vec2> = start.waypoints.iter().map(|&p| nav.to_world(p)).collect();
-        let length = (start.length * f64::from(nav.transform().cell_size())) as f32;
+        let waypoints: Vec<Vec2> = joined.waypoints.iter().map(|&p| nav.to_world(p)).collect();
+        let length = (joined.length * f64::from(nav.transform().cell_size())) as f32;
         *path = NavPath {
             waypoints,
-            grid_waypoints: start.waypoints,
+            grid_waypoints: joined.waypoints,
             length,
-            next: start.next,
-            grid_version: done.grid_version,
-            algorithm: done.algorithm,
+            next: joined.next,
+            grid_version: nav.version(),
+            algorithm: Some(done.algorithm),
             goal: done.goal,
             fallback,
-            start_moved: start.start_moved,
+            start_moved: joined.start_moved,
         };
-        status.set_if_neq(if fallback {
+        let new_status = if fallback {
             PathStatus::Fallback
         } else {
             PathStatus::Ready
-        });
+        };
+        status.set_if_neq(new_status);
+        planning.settle(done.entity, &mut state);
+        let margin = index_margin(nav, &settings);
+        planning.index(nav, done.entity, &path, &status, margin);
         commands.trigger(PathReady {
             entity: done.entity,
             reason,
@@ -511,9 +738,31 @@ pub(crate) fn apply_results(
             length,
         });
     }
-    diagnostics.searches_cancelled = planning.shared.cancelled.load(Ordering::Relaxed);
-    diagnostics.in_flight = planning.shared.in_flight.load(Ordering::Acquire);
+    // Keep the edits that searches still in flight (and the edit check)
+    // need; older ones may go.
+    if let Some(nav) = nav.as_mut() {
+        let keep = planning
+            .oldest_version_in_flight()
+            .map_or(planning.seen_version, |v| v.min(planning.seen_version));
+        nav.bypass_change_detection().keep_edits_after(keep);
+    }
+    diagnostics.searches_cancelled = planning.pool.cancelled();
+    diagnostics.in_flight = planning.pool.outstanding();
     diagnostics.queued = planning.queue.len();
+}
+
+/// Adds and removes [`Replanning`] markers as planning asked.
+pub(crate) fn sync_markers(mut planning: ResMut<Planning>, mut commands: Commands) {
+    if planning.markers.is_empty() {
+        return;
+    }
+    for (entity, on) in planning.markers.drain(..) {
+        if on {
+            commands.entity(entity).try_insert(Replanning);
+        } else {
+            commands.entity(entity).try_remove::<Replanning>();
+        }
+    }
 }
 
 /// A found path as the agent will follow it.
@@ -528,62 +777,61 @@ struct Followed {
     start_moved: bool,
 }
 
-/// Makes a found path start where the agent is now (`here`, world), which
-/// is not where it was when the search began if it kept moving meanwhile:
-/// if the agent sees waypoint 1 on the current grid, it replaces waypoint 0
-/// and the agent heads for waypoint 1; otherwise the path is kept and the
-/// agent heads back to waypoint 0 first (as from a moved start).
+/// Joins a found path to where the agent is now (`here`, grid), which is not
+/// where the search started (`start`) if the agent kept moving meanwhile.
+/// Every segment the agent will walk is visible on the current grid:
 ///
-/// The sight test uses the current grid, not the search's snapshot: it is
+/// - if the agent is where the search started, the path is followed as
+///   planned (from a start the planner moved out of a wall, the agent first
+///   walks straight to the path's start, the shortest way out);
+/// - else if it sees waypoint 1, that replaces waypoint 0;
+/// - else if it sees waypoint 0, it walks back there first
+///   ([`NavPath::next`] is 0);
+/// - else `None`: the agent must be planned again from where it is.
+///
+/// The sight tests use the current grid, not the search's snapshot: it is
 /// the one the agent walks on, and the rest of the path has already been
 /// checked against the edits made since ([`staleness`]).
-fn from_where_the_agent_is(nav: &NavGrid, found: Path, here: Option<Vec2>) -> Followed {
+fn join(nav: &NavGrid, found: &Path, here: Option<DVec2>, start: DVec2) -> Option<Followed> {
     let moved = found.start_moved_from.is_some();
-    let mut waypoints = found.waypoints;
-    let here = here.map(|p| nav.to_grid(p));
-    let (Some(&first), Some(&second)) = (waypoints.first(), waypoints.get(1)) else {
-        // A single point: the agent is there unless its start was moved.
-        let next = usize::from(!moved).min(waypoints.len());
-        return Followed {
-            waypoints,
-            length: found.length,
-            next,
-            start_moved: moved,
-        };
+    let planned = Followed {
+        waypoints: found.waypoints.clone(),
+        length: found.length,
+        next: usize::from(!moved).min(found.waypoints.len()),
+        start_moved: moved,
     };
-    if here == Some(first) {
-        return Followed {
+    let Some(here) = here else {
+        return Some(planned);
+    };
+    let first = found.waypoints[0];
+    if here == start || (!moved && here == first) {
+        return Some(planned);
+    }
+    let grid = nav.grid();
+    if let Some(&second) = found.waypoints.get(1)
+        && line_of_sight(grid, here, second)
+    {
+        let mut waypoints = found.waypoints.clone();
+        waypoints[0] = here;
+        return Some(Followed {
             waypoints,
-            length: found.length,
+            length: found.length - first.distance(second) + here.distance(second),
             next: 1,
-            start_moved: moved,
-        };
+            start_moved: false,
+        });
     }
-    match here {
-        Some(here) if line_of_sight(nav.grid(), here, second) => {
-            let length = found.length - first.distance(second) + here.distance(second);
-            waypoints[0] = here;
-            Followed {
-                waypoints,
-                length,
-                next: 1,
-                start_moved: false,
-            }
-        }
-        _ => Followed {
-            waypoints,
-            length: found.length,
-            next: 0,
-            start_moved: moved,
-        },
-    }
+    line_of_sight(grid, here, first).then_some(Followed { next: 0, ..planned })
 }
 
 /// Whether a result planned on an older grid must be thrown away (and why):
 /// the grid was replaced, or the edits made during the search affect the
 /// path exactly as they would affect a live one (see [`super::replan`]), or
 /// connect an unreachable goal.
-fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
+fn staleness(
+    nav: &NavGrid,
+    done: &Outcome,
+    result: &Result<Path, PlanError>,
+) -> Option<PlanReason> {
     if nav.layout_id() != done.layout_id {
         return Some(PlanReason::GridReplaced);
     }
@@ -594,7 +842,7 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
         return Some(PlanReason::GridReplaced);
     };
     let goal = nav.to_grid(done.goal);
-    let check = match &done.result {
+    let check = match result {
         Ok(found) if !found.waypoints.is_empty() => {
             let first =
                 usize::from(found.start_moved_from.is_none()).min(found.waypoints.len() - 1);
@@ -631,23 +879,42 @@ fn staleness(nav: &NavGrid, done: &PlanResult) -> Option<PlanReason> {
 
 /// Cancels the search of an agent whose [`PathRequest`] is removed (or which
 /// is despawned), and forgets the request so that inserting it again plans.
-/// An agent still waiting for a plan is marked
+/// An agent still waiting for its first plan is marked
 /// [`PathFailure::RequestRemoved`], so that it does not look busy forever.
 #[expect(clippy::needless_pass_by_value, reason = "observer parameters")]
 pub(crate) fn on_request_removed(
     removed: On<Remove<PathRequest>>,
+    mut planning: ResMut<Planning>,
     mut agents: Query<(&mut PlanState, &mut PathStatus, &mut NavPath)>,
 ) {
     if let Ok((mut state, mut status, mut path)) = agents.get_mut(removed.entity) {
-        state.in_flight = None;
+        planning.forget(removed.entity, &mut state);
         state.request = None;
         state.ticket = 0;
-        state.queued = false;
         if status.is_busy() {
             *status = PathStatus::Failed(PathFailure::RequestRemoved);
             if !path.is_empty() {
                 *path = NavPath::default();
             }
         }
+    } else {
+        planning.unindex(removed.entity);
+    }
+}
+
+/// Every agent's state, for rebuilding the edit index after the grid was
+/// replaced.
+pub(crate) fn reindex_all<'a>(
+    planning: &mut Planning,
+    nav: &NavGrid,
+    margin: u32,
+    agents: impl Iterator<Item = (Entity, &'a NavPath, &'a PathStatus)>,
+) {
+    let (w, h) = (nav.grid().width(), nav.grid().height());
+    planning.segments = EditIndex::new(w, h);
+    planning.ellipses = EditIndex::new(w, h);
+    planning.watch_freed.clear();
+    for (entity, path, status) in agents {
+        planning.index(nav, entity, path, status, margin);
     }
 }

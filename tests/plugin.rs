@@ -14,7 +14,7 @@ use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathFailed, PathFailure,
     PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings,
-    PlanReason, SteeringClock,
+    PlanReason, Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, TaskPoolPlugin};
@@ -86,8 +86,13 @@ fn settle(app: &mut App) -> usize {
             .query::<&PathStatus>()
             .iter(world)
             .any(PathStatus::is_busy);
+        let replanning = world
+            .query_filtered::<(), With<Replanning>>()
+            .iter(world)
+            .next()
+            .is_some();
         let d = world.resource::<PathfindingDiagnostics>();
-        !busy && d.in_flight == 0
+        !busy && !replanning && d.in_flight == 0 && d.queued == 0
     })
 }
 
@@ -495,18 +500,32 @@ fn a_result_planned_before_an_edit_is_checked_against_it() {
         .resource_mut::<NavGrid>()
         .set_cell_free(cell, false)
         .unwrap();
+    // The result arrives planned on the old grid: it is applied up to the
+    // blocked segment (the agent can start walking) and planned again.
+    run_until(&mut app, 20_000, |world| {
+        !world.resource::<EventLog>().ready.is_empty()
+    });
+    let nav = app.world().resource::<NavGrid>().clone();
+    let cut = nav_path(&app, agent);
+    assert!(cut.cut, "the stale path is cut before the blocked segment");
+    assert_eq!(cut.grid_version, nav.version());
+    for w in cut.grid_waypoints.windows(2) {
+        assert!(line_of_sight(nav.grid(), w[0], w[1]));
+    }
+    assert!(app.world().get::<Replanning>(agent).is_some());
     settle(&mut app);
     let d = *app.world().resource::<PathfindingDiagnostics>();
     assert_eq!(
         (d.searches_started, d.results_discarded, d.results_applied),
-        (2, 1, 1),
+        (2, 0, 2),
         "{d:?}"
     );
     let log = app.world().resource::<EventLog>();
-    assert_eq!(log.ready.len(), 1);
-    assert_eq!(log.ready[0].reason, PlanReason::PathBlocked);
-    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(log.ready.len(), 2);
+    assert_eq!(log.ready[0].reason, PlanReason::NewRequest);
+    assert_eq!(log.ready[1].reason, PlanReason::PathBlocked);
     let path = nav_path(&app, agent);
+    assert!(!path.cut);
     assert_valid(&nav, &path, start, None);
     assert_eq!(path.grid_version, nav.version());
 }
@@ -1454,16 +1473,19 @@ fn move_during_search(mut moves: ResMut<MoveDuringSearch>, mut agents: Query<&mu
 /// and (6, 1). The agent is moved to `moved_to` (world) right after its
 /// search starts, so its result always arrives after the move.
 fn agent_moved_during_its_search(moved_to: Vec2) -> (App, Entity, Vec2, Vec2) {
-    use bevy_anyangle::plugin::AnyAngleSystems;
-    let nav = NavGrid::from_ascii(
+    agent_moved_during_its_search_on(
         "..........
          .....#....
          .....#....
          .....#....
          ..........",
-        GridTransform::default(),
+        moved_to,
     )
-    .unwrap();
+}
+
+fn agent_moved_during_its_search_on(picture: &str, moved_to: Vec2) -> (App, Entity, Vec2, Vec2) {
+    use bevy_anyangle::plugin::AnyAngleSystems;
+    let nav = NavGrid::from_ascii(picture, GridTransform::default()).unwrap();
     let mut app = app_with(nav);
     app.init_resource::<MoveDuringSearch>().add_systems(
         bevy_app::Update,
@@ -1510,10 +1532,18 @@ fn a_path_found_while_the_agent_moved_starts_where_the_agent_now_is() {
 
 #[test]
 fn an_agent_that_moved_out_of_sight_of_its_new_path_is_planned_again_from_where_it_is() {
-    // Below the wall on its far side: neither the corner (5, 1) nor the
-    // search's start is in sight. Walking to either would cross the wall.
-    let here = Vec2::new(6.5, 1.5);
-    let (app, agent, _, goal) = agent_moved_during_its_search(here);
+    // In a pocket under a roof, the agent sees no waypoint of the path
+    // planned from where it was, nor that point: walking to any of them would
+    // cross a wall.
+    let here = Vec2::new(1.0, 0.5);
+    let (app, agent, _, goal) = agent_moved_during_its_search_on(
+        "..........
+         .....#....
+         .....#....
+         .##..#....
+         ..#.......",
+        here,
+    );
     let path = nav_path(&app, agent);
     let nav = app.world().resource::<NavGrid>().clone();
     assert_eq!(path.waypoints[0], here, "planned again from where it is");
@@ -1529,16 +1559,37 @@ fn an_agent_that_moved_out_of_sight_of_its_new_path_is_planned_again_from_where_
 }
 
 #[test]
-fn an_agent_that_moved_out_of_sight_of_its_new_path_walks_back_to_its_start() {
-    // Under the wall's lower end: the corner (5, 1) is out of sight, the
-    // search's start is not.
-    let here = Vec2::new(5.5, 0.5);
-    let (app, agent, start, goal) = agent_moved_during_its_search(here);
+fn an_agent_that_walked_past_the_first_waypoints_joins_the_path_at_the_last_one_in_sight() {
+    // Beyond the wall: the corners are behind it, the goal is in sight.
+    let here = Vec2::new(6.5, 1.5);
+    let (app, agent, _, goal) = agent_moved_during_its_search(here);
+    let path = nav_path(&app, agent);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(path.waypoints, vec![here, goal]);
+    assert_eq!(path.next, 1);
+    assert_valid(&nav, &path, here, Some(goal));
+    assert_eq!(app.world().resource::<EventLog>().ready.len(), 1);
+}
+
+#[test]
+fn an_agent_that_sees_only_its_search_start_walks_back_to_it() {
+    // A roofed pocket open to the west: only the search's start, straight
+    // back, is in sight.
+    let here = Vec2::new(2.5, 0.5);
+    let (app, agent, start, goal) = agent_moved_during_its_search_on(
+        "..........
+         .....#....
+         .....#....
+         ...###....
+         ..........",
+        here,
+    );
     let path = nav_path(&app, agent);
     let nav = app.world().resource::<NavGrid>().clone();
     assert_eq!(path.grid_waypoints[1], DVec2::new(5.0, 1.0));
     assert_valid(&nav, &path, start, Some(goal));
     assert_eq!(path.next, 0, "the agent heads back to the path's start");
+    assert!(nav.line_of_sight(here, path.waypoints[0]));
     assert_eq!(
         app.world().resource::<EventLog>().ready.len(),
         1,
@@ -1719,4 +1770,196 @@ fn steering_never_writes_a_non_finite_position() {
     assert!(p.is_finite(), "{p}");
     assert!(p.x > from.x, "the walker moved");
     assert_eq!(app.world().get::<NavPosition>(lost).unwrap().0, Vec2::ZERO);
+}
+
+/// The agent's world position.
+fn world_position(app: &App, e: Entity) -> Vec2 {
+    app.world().get::<NavPosition>(e).unwrap().0
+}
+
+/// A follower walks round a wall's end while its replan (after an algorithm
+/// switch) waits behind held search threads; the result, planned from where
+/// it was above the wall, arrives when it is below. It must never walk back
+/// through the wall, at any frame.
+#[test]
+fn a_late_replan_never_walks_a_follower_through_a_wall() {
+    let nav = NavGrid::from_ascii(
+        ".........
+         #######..
+         .........",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.insert_resource(SteeringClock::fixed(0.05));
+    let goal = Vec2::new(0.5, 0.5);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 2.5)),
+            PathRequest::to(goal),
+            PathFollower {
+                speed: 8.0,
+                ..PathFollower::default()
+            },
+        ))
+        .id();
+    let mut prev = world_position(&app, agent);
+    let mut switched = None;
+    for frame in 0..400 {
+        app.update();
+        let nav = app.world().resource::<NavGrid>().clone();
+        let p = world_position(&app, agent);
+        assert!(
+            nav.is_free_at(p),
+            "frame {frame}: the agent stands in a wall at {p}"
+        );
+        assert!(
+            nav.line_of_sight(prev, p) || nav_path(&app, agent).waypoints.len() > 1,
+            "frame {frame}: the agent stepped through a wall from {prev} to {p}"
+        );
+        prev = p;
+        // Once it walks towards the wall's end, hold the threads and switch.
+        if switched.is_none() && status(&app, agent) == PathStatus::Ready && p.x > 3.0 {
+            let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
+            settings.paused = true;
+            settings.algorithm = Algorithm::LazyTheta;
+            switched = Some(frame);
+        }
+        // Release them once it has gone round the end and walks back below.
+        if let Some(at) = switched
+            && frame == at + 40
+        {
+            assert!(p.y < 1.0, "the agent is below the wall: {p}");
+            app.world_mut().resource_mut::<PathfindingSettings>().paused = false;
+        }
+        if p.distance(goal) < 0.06 && nav_path(&app, agent).algorithm == Some(Algorithm::LazyTheta)
+        {
+            break;
+        }
+    }
+    assert!(switched.is_some());
+    assert!(
+        world_position(&app, agent).distance(goal) < 0.06,
+        "it arrived"
+    );
+    assert_eq!(nav_path(&app, agent).algorithm, Some(Algorithm::LazyTheta));
+}
+
+#[test]
+fn blocked_paths_are_served_before_first_paths_and_refinements() {
+    let grid = Grid::from_movingai(&map("den520d.map")).unwrap();
+    let pairs = random_pairs(&grid, 300, 7);
+    let mut app = app_with(NavGrid::new(grid, GridTransform::default()));
+    // Give 20 agents a path across an open stretch first.
+    let early = spawn_agents(&mut app, &pairs[..20]);
+    settle(&mut app);
+    // Now hold the threads, ask 280 first paths, and block every early
+    // agent's path.
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = true;
+    spawn_agents(&mut app, &pairs[20..]);
+    app.update();
+    let mut blocked = Vec::new();
+    for &(e, _, _) in &early {
+        let path = nav_path(&app, e);
+        let nav = app.world().resource::<NavGrid>();
+        // A free cell whose interior the first segment crosses.
+        let (a, b) = (path.grid_waypoints[0], path.grid_waypoints[1]);
+        let cell = (1..20)
+            .map(|i| a.lerp(b, f64::from(i) / 20.0))
+            .map(|p| UVec2::new(p.x as u32, p.y as u32))
+            .find(|c| {
+                nav.grid().is_free(i64::from(c.x), i64::from(c.y))
+                    && a.distance(c.as_dvec2() + 0.5) > 1.5
+            });
+        if let Some(cell) = cell {
+            blocked.push(e);
+            app.world_mut()
+                .resource_mut::<NavGrid>()
+                .set_cell_free(cell, false)
+                .unwrap();
+        }
+    }
+    assert!(blocked.len() >= 10);
+    app.update();
+    // Still following (cut) paths, marked as replanning, status unchanged.
+    for &e in &blocked {
+        assert_eq!(status(&app, e), PathStatus::Ready);
+        assert!(app.world().get::<Replanning>(e).is_some());
+    }
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = false;
+    let ready_before = app.world().resource::<EventLog>().ready.len();
+    settle(&mut app);
+    let log = app.world().resource::<EventLog>();
+    let events = &log.ready[ready_before..];
+    let last_blocked = events
+        .iter()
+        .rposition(|r| blocked.contains(&r.entity))
+        .unwrap();
+    let first_new = events
+        .iter()
+        .position(|r| !early.iter().any(|&(e, _, _)| e == r.entity))
+        .unwrap();
+    // The search a thread was running as it paused, and the one it took
+    // next and held, may finish first.
+    let threads = app
+        .world()
+        .resource::<PathfindingDiagnostics>()
+        .search_threads;
+    let first_paths_before = events[..=last_blocked]
+        .iter()
+        .filter(|r| r.reason == PlanReason::NewRequest)
+        .count();
+    assert!(
+        first_paths_before <= 2 * threads,
+        "blocked paths waited behind {first_paths_before} first paths (first new at {first_new}, last blocked at {last_blocked})"
+    );
+    assert!(
+        events[..=last_blocked]
+            .iter()
+            .all(|r| r.reason == PlanReason::PathBlocked || !blocked.contains(&r.entity))
+    );
+    for &e in &blocked {
+        assert!(app.world().get::<Replanning>(e).is_none());
+        assert_eq!(status(&app, e), PathStatus::Ready);
+    }
+}
+
+#[test]
+fn an_edit_looks_only_at_agents_near_it() {
+    let grid = Grid::from_movingai(&map("den520d.map")).unwrap();
+    let pairs = random_pairs(&grid, 8, 11);
+    let mut app = app_with(NavGrid::new(grid, GridTransform::default()));
+    let agents = spawn_agents(&mut app, &pairs);
+    settle(&mut app);
+    // A free cell far from every path and every agent.
+    let nav = app.world().resource::<NavGrid>().clone();
+    let paths: Vec<NavPath> = agents.iter().map(|&(e, _, _)| nav_path(&app, e)).collect();
+    let far = (0..nav.grid().height())
+        .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
+        .find(|c| {
+            let centre = c.as_dvec2() + 0.5;
+            nav.grid().is_free(i64::from(c.x), i64::from(c.y))
+                && paths.iter().all(|p| {
+                    p.grid_waypoints
+                        .windows(2)
+                        .all(|w| segment_point_distance(w[0], w[1], centre) > 48.0)
+                })
+        })
+        .expect("a cell far from every path");
+    let before = app.world().resource::<PathfindingDiagnostics>().edit_checks;
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(far, false)
+        .unwrap();
+    app.update();
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.edit_checks, before, "no agent is near the edit");
+    assert_eq!(d.queued + d.in_flight, 0);
+}
+
+fn segment_point_distance(a: DVec2, b: DVec2, p: DVec2) -> f64 {
+    let d = b - a;
+    let t = ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
+    p.distance(a + d * t)
 }

@@ -286,12 +286,12 @@ pub enum PlanReason {
 pub struct NavPath {
     /// Waypoints in world coordinates, to the goal or fallback point.
     ///
-    /// The first one is where the agent is when the path arrives, if it
-    /// sees the second waypoint from there. Otherwise (it moved out of
-    /// sight while the search ran) it is the agent's position when the
-    /// search started, or the nearest walkable point to it (see
-    /// [`NavPath::start_moved`]), and [`NavPath::next`] is 0: a follower
-    /// walks back to it first.
+    /// The path is joined to where the agent is when it arrives, only by
+    /// segments the agent can see: the first waypoint is the agent's
+    /// position if it sees a later waypoint of the planned path (the ones
+    /// before that are dropped); otherwise it is where the search started
+    /// (or the nearest walkable point to it, see [`NavPath::start_moved`])
+    /// and [`NavPath::next`] is 0: a follower walks back to it first.
     pub waypoints: Vec<Vec2>,
     /// The same waypoints in grid coordinates (y-down, cells), exactly as the
     /// planner returned them.
@@ -304,7 +304,8 @@ pub struct NavPath {
     /// triggering `Changed<NavPath>`); games that steer themselves may too.
     pub next: usize,
     /// [`NavGrid::version`](super::NavGrid::version) of the grid the path
-    /// was planned on.
+    /// was checked against when it was applied: every segment is visible on
+    /// that version of the grid.
     pub grid_version: u64,
     /// The planner that produced the path; `None` while there is no path.
     pub algorithm: Option<Algorithm>,
@@ -318,6 +319,12 @@ pub struct NavPath {
     /// starts at the nearest walkable point and [`NavPath::next`] starts at
     /// 0, so a follower walks there first.
     pub start_moved: bool,
+    /// Whether the path was cut short before a segment an edit blocked: it
+    /// ends at the last waypoint the agent can still reach, not at the goal,
+    /// and a new plan is on its way. A [`PathFollower`](super::PathFollower)
+    /// walks all the way to such an end (its arrive radius applies to real
+    /// ends only).
+    pub cut: bool,
 }
 
 impl NavPath {

@@ -26,16 +26,17 @@ impl JobQueue {
         self.entries += 1;
     }
 
-    /// The next entry of the most urgent non-empty line at or after
-    /// `from`, with its priority.
-    pub(crate) fn pop(&mut self, from: Priority) -> Option<(Entity, Priority)> {
-        for priority in Priority::ALL.into_iter().filter(|p| *p >= from) {
-            if let Some(entity) = self.lines[priority as usize].pop_front() {
-                self.entries -= 1;
-                return Some((entity, priority));
-            }
-        }
-        None
+    /// Adds `entity` to the front of the line of `priority`.
+    pub(crate) fn push_front(&mut self, entity: Entity, priority: Priority) {
+        self.lines[priority as usize].push_front(entity);
+        self.entries += 1;
+    }
+
+    /// The next entry of the line of `priority`.
+    pub(crate) fn pop_line(&mut self, priority: Priority) -> Option<Entity> {
+        let entity = self.lines[priority as usize].pop_front()?;
+        self.entries -= 1;
+        Some(entity)
     }
 
     /// Entries waiting (stale ones included).
@@ -47,11 +48,6 @@ impl JobQueue {
     pub(crate) fn is_empty(&self) -> bool {
         self.entries == 0
     }
-
-    /// Whether the line of `priority` is empty.
-    pub(crate) fn line_is_empty(&self, priority: Priority) -> bool {
-        self.lines[priority as usize].is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -59,23 +55,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_are_served_most_urgent_first() {
+    fn each_line_is_first_come_first_served() {
         let e = |i| Entity::from_raw_u32(i).unwrap();
         let mut q = JobQueue::default();
         q.push(e(1), Priority::Refine);
         q.push(e(2), Priority::FirstPath);
         q.push(e(3), Priority::Urgent);
         q.push(e(4), Priority::FirstPath);
-        assert_eq!(q.len(), 4);
-        assert_eq!(q.pop(Priority::Urgent), Some((e(3), Priority::Urgent)));
-        assert_eq!(
-            q.pop(Priority::FirstPath),
-            Some((e(2), Priority::FirstPath))
-        );
-        assert_eq!(q.pop(Priority::Urgent), Some((e(4), Priority::FirstPath)));
-        assert!(!q.line_is_empty(Priority::Refine));
-        assert_eq!(q.pop(Priority::Urgent), Some((e(1), Priority::Refine)));
-        assert_eq!(q.pop(Priority::Urgent), None);
+        q.push_front(e(5), Priority::Urgent);
+        assert_eq!(q.len(), 5);
+        assert_eq!(q.pop_line(Priority::Urgent), Some(e(5)));
+        assert_eq!(q.pop_line(Priority::Urgent), Some(e(3)));
+        assert_eq!(q.pop_line(Priority::Urgent), None);
+        assert_eq!(q.pop_line(Priority::FirstPath), Some(e(2)));
+        assert_eq!(q.pop_line(Priority::FirstPath), Some(e(4)));
+        assert_eq!(q.pop_line(Priority::Refine), Some(e(1)));
         assert!(q.is_empty());
     }
 }

@@ -44,7 +44,9 @@ use super::components::{NavPath, PathFailure, PathGoal, PathRequest, PathStatus,
 use super::nav_grid::NavGrid;
 use super::position::{PositionChanged, PositionData, position};
 use super::settings::PathfindingSettings;
-use super::tasks::{FollowsTarget, PlanState, Planning, fail, index_margin, reindex_all};
+use super::tasks::{
+    FollowsTarget, PathfindingDiagnostics, PlanState, Planning, fail, index_margin, reindex_all,
+};
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 
@@ -60,6 +62,10 @@ pub(crate) struct EditCheck<'a> {
     /// a point of the region its last plan started in (see
     /// [`region_point`]).
     pub region: DVec2,
+    /// The start of the segment `from` lies on, when `from` is not a
+    /// waypoint: a segment through a vertex is checked whole too, so that
+    /// rounding in `from` cannot hide a blocked vertex ahead.
+    pub behind: Option<DVec2>,
     /// The waypoints ahead; empty when the agent has arrived or has no path.
     pub ahead: &'a [DVec2],
     /// The goal asked for.
@@ -84,7 +90,7 @@ pub(crate) fn edit_impact(
             .map(|e| e.rect)
     };
 
-    if first_blocked_segment(grid, edits, check.from, check.ahead).is_some() {
+    if first_blocked_segment(grid, edits, check.from, check.behind, check.ahead).is_some() {
         return Some(PlanReason::PathBlocked);
     }
     freed().next()?;
@@ -119,10 +125,17 @@ pub(crate) fn edit_impact(
 /// The index in `ahead` of the end of the first segment of the path
 /// `from, ahead[0], ahead[1], ...` that `edits` (already applied to `grid`)
 /// made invisible.
+///
+/// `from` is computed (the agent's projection on its segment), so it may lie
+/// a rounding error off the exact segment from `behind` to `ahead[0]`: where
+/// that segment runs exactly through a vertex, the shifted one may pass it
+/// on either side. So the first segment also counts as blocked when the
+/// whole exact segment is blocked and an edit lies near its part ahead.
 fn first_blocked_segment(
     grid: &Grid,
     edits: &[GridEdit],
     from: DVec2,
+    behind: Option<DVec2>,
     ahead: &[DVec2],
 ) -> Option<usize> {
     let blocked = || {
@@ -134,7 +147,10 @@ fn first_blocked_segment(
     blocked().next()?;
     let mut a = from;
     for (i, &b) in ahead.iter().enumerate() {
-        if blocked().any(|r| segment_near_rect(a, b, r)) && !line_of_sight(grid, a, b) {
+        if blocked().any(|r| segment_near_rect(a, b, r))
+            && (!line_of_sight(grid, a, b)
+                || (i == 0 && behind.is_some_and(|w| !line_of_sight(grid, w, b))))
+        {
             return Some(i);
         }
         a = b;
@@ -146,23 +162,28 @@ fn first_blocked_segment(
 /// so that a follower stops at the last waypoint it can still reach (or
 /// where it stands, if its own segment is blocked) instead of walking into
 /// the wall while its new plan is computed.
-/// Leaves `path` untouched (not even marked changed) when nothing is blocked.
-fn cut_at_blocked_segment(
+/// Leaves `path` untouched (not even marked changed) when nothing is
+/// blocked; returns whether it cut.
+pub(crate) fn cut_at_blocked_segment(
     nav: &NavGrid,
     edits: &[GridEdit],
     path: &mut Mut<NavPath>,
     agent: DVec2,
 ) -> bool {
-    let (from, ahead) = remaining(path, agent);
-    let Some(i) = first_blocked_segment(nav.grid(), edits, from, ahead) else {
+    let (from, behind, ahead) = remaining(path, agent, nav.grid());
+    let Some(i) = first_blocked_segment(nav.grid(), edits, from, behind, ahead) else {
         return false;
     };
     let path = &mut **path;
     let keep = path.next.min(path.waypoints.len()) + i;
     path.waypoints.truncate(keep);
     path.grid_waypoints.truncate(keep);
+    path.cut = true;
     path.next = path.next.min(keep);
-    path.length = path.waypoints.windows(2).map(|w| w[0].distance(w[1])).sum();
+    path.length = path
+        .waypoints
+        .windows(2)
+        .fold(0.0, |sum, w| sum + w[0].distance(w[1]));
     true
 }
 
@@ -296,16 +317,19 @@ type ChangedRequestData = (
     &'static mut PathStatus,
     &'static mut NavPath,
     Has<FollowsTarget>,
+    PositionData,
 );
 
 /// Replans agents whose [`PathRequest`] was added or changed to a different
 /// value; clears their path.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_changed_requests(
     mut planning: ResMut<Planning>,
+    nav: Option<Res<NavGrid>>,
     mut agents: Query<ChangedRequestData, Changed<PathRequest>>,
     mut commands: Commands,
 ) {
-    for (entity, request, mut state, mut status, mut path, follows) in &mut agents {
+    for (entity, request, mut state, mut status, mut path, follows, pos) in &mut agents {
         if state.request.as_ref() == Some(request) {
             continue;
         }
@@ -314,9 +338,16 @@ pub(crate) fn replan_changed_requests(
             *path = NavPath::default();
         }
         planning.unindex(entity);
-        // The old path is gone: the agent has nothing to follow.
+        if let (Some(nav), Some(here)) = (nav.as_deref(), position(pos)) {
+            planning.index_waiting(nav, entity, nav.to_grid(here));
+        }
+        // The old path is gone: the agent has nothing to follow, and any
+        // plan asked for before is moot.
         status.set_if_neq(PathStatus::Pending);
         planning.request(entity, &mut state, &mut status, PlanReason::NewRequest);
+        // A new request is what the plan answers now, whatever the place in
+        // line the agent keeps.
+        state.reason = PlanReason::NewRequest;
         let wants = matches!(request.goal, PathGoal::Entity(_));
         if wants && !follows {
             commands.entity(entity).insert(FollowsTarget);
@@ -385,6 +416,7 @@ pub(crate) fn replan_on_grid_edits(
         ),
         With<PathRequest>,
     >,
+    mut diagnostics: ResMut<PathfindingDiagnostics>,
 ) {
     if nav.layout_id() == planning.seen_layout && nav.version() == planning.seen_version {
         return;
@@ -407,7 +439,7 @@ pub(crate) fn replan_on_grid_edits(
             margin,
             agents
                 .iter()
-                .map(|(e, _, status, path, _)| (e, path, status)),
+                .map(|(e, _, status, path, pos)| (e, path, status, position(pos))),
         );
         for (entity, mut state, mut status, _, _) in &mut agents {
             let wants = status.has_path()
@@ -464,6 +496,7 @@ pub(crate) fn replan_on_grid_edits(
         let Ok((entity, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
             continue;
         };
+        diagnostics.edit_checks += 1;
         check_agent(
             &nav,
             planning,
@@ -500,13 +533,15 @@ fn check_agent(
         }
         return;
     }
-    // An agent whose cell was just blocked under it walks out first.
-    let walled = agent.is_some_and(|p| {
-        !nav.grid().is_point_traversable(p)
-            && edits
+    // An agent whose cell was blocked under it walks out first (and one
+    // already in a wall that is planned again keeps that urgency).
+    let in_wall = agent.is_some_and(|p| !nav.grid().is_point_traversable(p));
+    let walled = in_wall
+        && agent.is_some_and(|p| {
+            edits
                 .iter()
                 .any(|e| e.kind != EditKind::Freed && point_in_rect(p, e.rect))
-    });
+        });
     if state.busy() {
         // Its result is checked when it arrives; meanwhile the old path a
         // follower may still walk must not lead into a new wall, and a
@@ -515,13 +550,10 @@ fn check_agent(
             Some(agent) if !path.is_empty() => cut_at_blocked_segment(nav, edits, path, agent),
             _ => false,
         };
-        if (cut || walled) && state.priority != Some(super::workers::Priority::Urgent) {
-            let reason = if walled {
-                PlanReason::StartBlocked
-            } else {
-                PlanReason::PathBlocked
-            };
-            planning.request(entity, state, status, reason);
+        if in_wall && state.reason != PlanReason::StartBlocked {
+            planning.request(entity, state, status, PlanReason::StartBlocked);
+        } else if cut && state.priority != Some(super::workers::Priority::Urgent) {
+            planning.request(entity, state, status, PlanReason::PathBlocked);
         }
         return;
     }
@@ -544,9 +576,10 @@ fn check_agent(
     } else {
         path.goal
     });
-    let (from, ahead) = remaining(path, agent);
+    let (from, behind, ahead) = remaining(path, agent, nav.grid());
     let check = EditCheck {
         from,
+        behind,
         agent,
         region: region_point(nav.grid(), agent, state.reachable),
         ahead,
@@ -566,19 +599,30 @@ fn point_in_rect(p: DVec2, rect: URect) -> bool {
     p.cmpge(rect.min.as_dvec2()).all() && p.cmple(rect.max.as_dvec2()).all()
 }
 
-/// The start of the remaining path and the waypoints ahead, in grid
-/// coordinates. On a segment, the remaining path starts at the point of the
-/// segment closest to the agent: the part behind it no longer matters.
-fn remaining(path: &NavPath, agent: DVec2) -> (DVec2, &[DVec2]) {
+/// The start of the remaining path, the start of the segment it lies on
+/// (when it is not a waypoint) and the waypoints ahead, in grid coordinates.
+/// On a segment, the remaining path starts at the point of the segment
+/// closest to the agent: the part behind it no longer matters. An agent
+/// walking to the path's start ([`NavPath::next`] 0) starts there itself,
+/// unless it stands in a wall (its way out crosses blocked cells by
+/// design).
+fn remaining<'a>(
+    path: &'a NavPath,
+    agent: DVec2,
+    grid: &Grid,
+) -> (DVec2, Option<DVec2>, &'a [DVec2]) {
     let gw = &path.grid_waypoints;
     let next = path.next.min(gw.len());
     let ahead = &gw[next..];
-    let from = match (next.checked_sub(1).map(|i| gw[i]), ahead.first()) {
-        (Some(a), Some(&b)) => closest_on_segment(agent, a, b),
-        (Some(a), None) => a,
-        (None, first) => first.copied().unwrap_or(agent),
-    };
-    (from, ahead)
+    match (next.checked_sub(1).map(|i| gw[i]), ahead.first()) {
+        (Some(a), Some(&b)) => {
+            let from = closest_on_segment(agent, a, b);
+            (from, (from != a).then_some(a), ahead)
+        }
+        (Some(a), None) => (a, None, ahead),
+        (None, Some(&first)) if !grid.is_point_traversable(agent) => (first, None, ahead),
+        (None, _) => (agent, None, ahead),
+    }
 }
 
 /// The point of segment `a-b` closest to `p` (`a` if `p` is not finite).
@@ -758,6 +802,7 @@ mod tests {
         let mut grid = Grid::new(10, 10).unwrap();
         let ahead = [DVec2::new(9.5, 0.5)];
         let check = EditCheck {
+            behind: None,
             from: DVec2::new(0.5, 0.5),
             agent: DVec2::new(0.5, 0.5),
             region: DVec2::new(0.5, 0.5),

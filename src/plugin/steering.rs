@@ -155,7 +155,10 @@ fn advance(path: &mut NavPath, follower: PathFollower, from: Vec2, step: f32) ->
         let target = target.as_dvec2();
         let to = target - p;
         let d = to.length();
-        if path.next == last && d <= arrive {
+        // The arrive radius is for real ends: a cut path's end and the way
+        // out of a wall are walked to the point.
+        let exact = path.cut || (path.start_moved && path.next == 0);
+        if path.next == last && d <= arrive && !exact {
             path.next += 1;
             break;
         }

@@ -1,11 +1,13 @@
 //! Background planning: who waits for a search, starting searches on the
 //! worker pool, and applying their results.
 //!
-//! Searches run on the plugin's own search threads ([`super::workers`]),
+//! Searches run on the plugin's own search threads (see
+//! [`AnyAnglePlugin::search_threads`](super::AnyAnglePlugin::search_threads)),
 //! never on the main thread. Each owns what it needs: an `Arc<Grid>`
 //! snapshot, the start and goal in grid coordinates, the options and a
-//! cancel flag. The main thread fills the pool's priority channels
-//! ([`super::queue`] holds the agents not sent yet) and reads finished
+//! cancel flag. The main thread keeps the agents waiting for a search in
+//! three lines (see [who is served first](super#who-is-served-first)),
+//! fills the threads' priority channels from them, and reads finished
 //! searches without blocking.
 //!
 //! # Pacing
@@ -13,9 +15,9 @@
 //! The number of searches sent ahead is limited by work, not by a count per
 //! frame: the plugin keeps about two frames of work waiting for the threads
 //! (from the measured frame time and mean search time), so threads never
-//! idle while agents wait, and no search starts long after it was sent.
-//! Urgent searches are always sent at once. A frame with nothing to send
-//! or apply costs a few atomic loads.
+//! idle while agents wait, no search starts long after it was sent, and the
+//! order of the queue (most urgent first) is the order of service. A frame
+//! with nothing to send or apply costs a few atomic loads.
 //!
 //! # Tickets
 //!
@@ -43,7 +45,7 @@ use super::edit_index::EditIndex;
 use super::nav_grid::NavGrid;
 use super::position::{PositionData, position};
 use super::queue::JobQueue;
-use super::replan::{EditCheck, edit_impact};
+use super::replan::{EditCheck, cut_at_blocked_segment, edit_impact};
 use super::settings::PathfindingSettings;
 use super::workers::{Job, Outcome, Priority, WorkerPool};
 use crate::grid::EditKind;
@@ -117,7 +119,9 @@ impl Default for Pace {
         Pace {
             last_frame: None,
             frame: Duration::from_millis(16),
-            search: Duration::from_micros(200),
+            // Cautious until measured: a burst of slow searches sent at once
+            // would keep urgent ones waiting behind it.
+            search: Duration::from_millis(2),
             seen: (0, Duration::ZERO),
         }
     }
@@ -213,20 +217,29 @@ impl Planning {
         state.in_flight = None;
         self.next_ticket += 1;
         state.ticket = self.next_ticket;
-        state.reason = reason;
         let has_path = status.has_path();
-        let priority = match reason {
+        let mut priority = match reason {
             PlanReason::PathBlocked | PlanReason::StartBlocked => Priority::Urgent,
             _ if !has_path => Priority::FirstPath,
             _ => Priority::Refine,
         };
-        // Keep the more urgent of the old and the new priority.
-        let priority = if state.queued {
-            state.priority.map_or(priority, |p| p.min(priority))
-        } else {
-            priority
-        };
-        if !state.queued || state.priority != Some(priority) {
+        // A plan still wanted for a more urgent reason keeps that reason
+        // and its place in line; standing in a wall is the most urgent of
+        // all, served before every other line's agents.
+        let walled_before = state.priority.is_some() && state.reason == PlanReason::StartBlocked;
+        let walled = reason == PlanReason::StartBlocked
+            || (walled_before && reason != PlanReason::NewRequest);
+        match state.priority {
+            _ if walled => state.reason = PlanReason::StartBlocked,
+            Some(old) if old < priority => priority = old,
+            _ => state.reason = reason,
+        }
+        if walled {
+            priority = Priority::Urgent;
+            if !(state.queued && walled_before) {
+                self.queue.push_front(entity, priority);
+            }
+        } else if !state.queued || state.priority != Some(priority) {
             self.queue.push(entity, priority);
         }
         state.queued = true;
@@ -273,11 +286,7 @@ impl Planning {
         status: &PathStatus,
         margin: u32,
     ) {
-        let size = (nav.grid().width(), nav.grid().height());
-        if self.segments.size() != size {
-            self.segments = EditIndex::new(size.0, size.1);
-            self.ellipses = EditIndex::new(size.0, size.1);
-        }
+        self.fit(nav);
         let watch = matches!(
             status,
             PathStatus::Fallback
@@ -299,6 +308,30 @@ impl Planning {
         let length: f64 = gw.windows(2).map(|w| w[0].distance(w[1])).sum();
         self.ellipses
             .set(entity, [ellipse_box(gw[0], gw[gw.len() - 1], length)]);
+    }
+
+    /// Sizes the edit index for `nav`'s grid (emptying it if the size
+    /// changed).
+    fn fit(&mut self, nav: &NavGrid) {
+        let size = (nav.grid().width(), nav.grid().height());
+        if self.segments.size() != size {
+            self.segments = EditIndex::new(size.0, size.1);
+            self.ellipses = EditIndex::new(size.0, size.1);
+        }
+    }
+
+    /// Puts an agent that waits for its first path into the edit index by
+    /// where it stands (`here`, grid), so that blocking its cell raises it
+    /// to the front of the line.
+    pub(crate) fn index_waiting(&mut self, nav: &NavGrid, entity: Entity, here: DVec2) {
+        self.fit(nav);
+        self.ellipses.remove(entity);
+        if here.is_finite() {
+            self.segments
+                .set(entity, [cell_box(here - DVec2::ONE, here + DVec2::ONE)]);
+        } else {
+            self.segments.remove(entity);
+        }
     }
 
     /// Removes the agent from the edit index.
@@ -410,6 +443,9 @@ pub struct PathfindingDiagnostics {
     /// Search threads: one per worker, plus stand-ins while long searches
     /// run.
     pub search_threads: usize,
+    /// Agents the edit check looked at since the app began (the edit index
+    /// hands it only the agents near an edit).
+    pub edit_checks: u64,
 }
 
 /// Sets the agent's status to a failure, clears its path and fires
@@ -484,80 +520,102 @@ pub(crate) fn dispatch_searches(
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
-    loop {
-        // Urgent searches go out at once; the rest as the threads need them.
-        let room = planning.pool.waiting() < target && planning.pool.outstanding() < cap;
-        let from = if room {
-            Priority::Urgent
-        } else if planning.queue.line_is_empty(Priority::Urgent) {
-            break;
-        } else {
-            Priority::Urgent
-        };
-        let Some((entity, priority)) = planning.queue.pop(from) else {
-            break;
-        };
-        if !room && priority != Priority::Urgent {
-            planning.queue.push(entity, priority);
-            break;
-        }
-        let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
-            continue;
-        };
-        if !state.queued || state.priority != Some(priority) {
-            continue; // a stale entry: the agent waits elsewhere or not at all
-        }
-        state.queued = false;
-        let target_of = |e: Entity| positions.get(e).ok().and_then(position);
-        let (start, goal) = match endpoints(request, position(pos), target_of) {
-            Ok(points) => points,
-            Err(failure) => {
-                let reason = state.reason;
-                fail(
-                    &mut commands,
-                    planning,
-                    entity,
-                    &mut state,
-                    reason,
-                    &mut status,
-                    &mut path,
-                    PathStatus::Failed(failure),
-                );
-                continue;
-            }
-        };
-        let algorithm = request.algorithm.unwrap_or(settings.algorithm);
-        let cancel = Arc::new(AtomicBool::new(false));
-        let grid = nav.snapshot();
-        *planning
-            .versions_in_flight
-            .entry(grid.version())
-            .or_default() += 1;
-        planning.pool.send(
-            Job {
+    // Searches go out as the threads need them: each priority's channel
+    // holds about two frames of work, and the threads take the most urgent
+    // first, so the order of the queue is the order of service.
+    for priority in Priority::ALL {
+        while planning.pool.waiting(priority) < target && planning.pool.outstanding() < cap {
+            let Some(entity) = planning.queue.pop_line(priority) else {
+                break;
+            };
+            send_search(
+                planning,
+                &settings,
+                &nav,
                 entity,
-                ticket: state.ticket,
-                layout_id: nav.layout_id(),
-                grid,
-                start: nav.to_grid(start),
-                goal_grid: nav.to_grid(goal),
-                goal,
-                algorithm,
-                options: settings.plan_options(algorithm),
-                cancel: Arc::clone(&cancel),
-            },
-            priority,
-        );
-        state.in_flight = Some(CancelOnDrop(cancel));
-        state.goal = Some(goal);
-        if *status == PathStatus::Pending {
-            *status = PathStatus::Computing;
+                priority,
+                &mut agents,
+                &positions,
+                &mut diagnostics,
+                &mut commands,
+            );
         }
-        diagnostics.searches_started += 1;
     }
     diagnostics.in_flight = planning.pool.outstanding();
     diagnostics.queued = planning.queue.len();
     diagnostics.search_threads = planning.pool.threads();
+}
+
+/// Sends one queued agent's search (or fails it if it has no valid
+/// endpoints); skips a stale queue entry.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the dispatch system's parameters"
+)]
+fn send_search(
+    planning: &mut Planning,
+    settings: &PathfindingSettings,
+    nav: &NavGrid,
+    entity: Entity,
+    priority: Priority,
+    agents: &mut Query<AgentData>,
+    positions: &Query<PositionData>,
+    diagnostics: &mut PathfindingDiagnostics,
+    commands: &mut Commands,
+) {
+    let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
+        return;
+    };
+    if !state.queued || state.priority != Some(priority) {
+        return; // a stale entry: the agent waits elsewhere or not at all
+    }
+    state.queued = false;
+    let target_of = |e: Entity| positions.get(e).ok().and_then(position);
+    let (start, goal) = match endpoints(request, position(pos), target_of) {
+        Ok(points) => points,
+        Err(failure) => {
+            let reason = state.reason;
+            fail(
+                commands,
+                planning,
+                entity,
+                &mut state,
+                reason,
+                &mut status,
+                &mut path,
+                PathStatus::Failed(failure),
+            );
+            return;
+        }
+    };
+    let algorithm = request.algorithm.unwrap_or(settings.algorithm);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let grid = nav.snapshot();
+    *planning
+        .versions_in_flight
+        .entry(grid.version())
+        .or_default() += 1;
+    planning.pool.send(
+        Job {
+            entity,
+            ticket: state.ticket,
+            layout_id: nav.layout_id(),
+            grid,
+            start: nav.to_grid(start),
+            goal_grid: nav.to_grid(goal),
+            goal,
+            algorithm,
+            options: settings.plan_options(algorithm),
+            cancel: Arc::clone(&cancel),
+        },
+        priority,
+    );
+    state.in_flight = Some(CancelOnDrop(cancel));
+    state.goal = Some(goal);
+    if *status == PathStatus::Pending {
+        *status = PathStatus::Computing;
+    }
+    diagnostics.searches_started += 1;
 }
 
 /// The world start and goal of a request, or why there are none.
@@ -640,12 +698,24 @@ pub(crate) fn apply_results(
             planning.request(done.entity, &mut state, &mut status, reason);
             continue;
         };
-        // The grid may have changed while the search ran.
-        if let Some(why) = staleness(nav, &done, result) {
-            diagnostics.results_discarded += 1;
-            planning.request(done.entity, &mut state, &mut status, why);
-            continue;
-        }
+        // The grid may have changed while the search ran. A path that freed
+        // cells might shorten is still valid: it is applied, and a better one
+        // planned after it. A path an edit blocked is applied up to the
+        // blocked segment, like a live path, and planned again at once: the
+        // agent makes progress (an agent in a wall walks out) meanwhile.
+        let refine = match staleness(nav, &done, result) {
+            Some(
+                why @ (PlanReason::Shortcut
+                | PlanReason::RegionsConnected
+                | PlanReason::PathBlocked),
+            ) if matches!(result, Ok(found) if !found.waypoints.is_empty()) => Some(why),
+            Some(why) => {
+                diagnostics.results_discarded += 1;
+                planning.request(done.entity, &mut state, &mut status, why);
+                continue;
+            }
+            None => None,
+        };
         let here = position(pos).map(|p| nav.to_grid(p));
         let found = match result {
             Ok(found) if !found.waypoints.is_empty() => found,
@@ -699,11 +769,18 @@ pub(crate) fn apply_results(
                 continue;
             }
         };
-        let Some(joined) = join(nav, found, here, done.start) else {
+        let joined = join(nav, found, here, done.start).filter(|j| {
+            // Walking back to where the search started is no use when an
+            // edit blocked the path beyond (unless that is the way out of a
+            // wall).
+            !(refine == Some(PlanReason::PathBlocked) && j.next == 0 && !j.start_moved)
+        });
+        let Some(joined) = joined else {
             // The agent moved out of sight of the path while it was planned:
             // plan again from where it is (it keeps its old path meanwhile).
             diagnostics.results_discarded += 1;
-            planning.request(done.entity, &mut state, &mut status, reason);
+            let why = refine.unwrap_or(reason);
+            planning.request(done.entity, &mut state, &mut status, why);
             continue;
         };
         diagnostics.results_applied += 1;
@@ -721,6 +798,20 @@ pub(crate) fn apply_results(
             goal: done.goal,
             fallback,
             start_moved: joined.start_moved,
+            cut: false,
+        };
+        let refine = match (refine, here, nav.edits_since(done.grid_version)) {
+            (Some(PlanReason::PathBlocked), Some(agent), Some(edits)) => {
+                // The join may have skipped the blocked part. An agent still
+                // in a wall is served first.
+                let walled = !nav.grid().is_point_traversable(agent);
+                cut_at_blocked_segment(nav, edits, &mut path, agent).then_some(if walled {
+                    PlanReason::StartBlocked
+                } else {
+                    PlanReason::PathBlocked
+                })
+            }
+            (other, ..) => other,
         };
         let new_status = if fallback {
             PathStatus::Fallback
@@ -737,6 +828,9 @@ pub(crate) fn apply_results(
             fallback,
             length,
         });
+        if let Some(why) = refine {
+            planning.request(done.entity, &mut state, &mut status, why);
+        }
     }
     // Keep the edits that searches still in flight (and the edit check)
     // need; older ones may go.
@@ -784,7 +878,9 @@ struct Followed {
 /// - if the agent is where the search started, the path is followed as
 ///   planned (from a start the planner moved out of a wall, the agent first
 ///   walks straight to the path's start, the shortest way out);
-/// - else if it sees waypoint 1, that replaces waypoint 0;
+/// - else if it sees waypoint 1, that replaces waypoint 0; failing that,
+///   the last waypoint it sees (it walked past the first ones on its old
+///   path) does;
 /// - else if it sees waypoint 0, it walks back there first
 ///   ([`NavPath::next`] is 0);
 /// - else `None`: the agent must be planned again from where it is.
@@ -794,33 +890,43 @@ struct Followed {
 /// checked against the edits made since ([`staleness`]).
 fn join(nav: &NavGrid, found: &Path, here: Option<DVec2>, start: DVec2) -> Option<Followed> {
     let moved = found.start_moved_from.is_some();
-    let planned = Followed {
+    let planned = || Followed {
         waypoints: found.waypoints.clone(),
         length: found.length,
         next: usize::from(!moved).min(found.waypoints.len()),
         start_moved: moved,
     };
     let Some(here) = here else {
-        return Some(planned);
+        return Some(planned());
     };
-    let first = found.waypoints[0];
-    if here == start || (!moved && here == first) {
-        return Some(planned);
+    let w = &found.waypoints;
+    if here == start || (!moved && here == w[0]) {
+        return Some(planned());
     }
     let grid = nav.grid();
-    if let Some(&second) = found.waypoints.get(1)
-        && line_of_sight(grid, here, second)
-    {
-        let mut waypoints = found.waypoints.clone();
-        waypoints[0] = here;
+    let seen = if w.len() > 1 && line_of_sight(grid, here, w[1]) {
+        Some(1)
+    } else {
+        (2..w.len())
+            .rev()
+            .find(|&k| line_of_sight(grid, here, w[k]))
+    };
+    if let Some(k) = seen {
+        let mut waypoints = Vec::with_capacity(w.len() - k + 1);
+        waypoints.push(here);
+        waypoints.extend_from_slice(&w[k..]);
+        let length = crate::geom::polyline_length(&waypoints);
         return Some(Followed {
             waypoints,
-            length: found.length - first.distance(second) + here.distance(second),
+            length,
             next: 1,
             start_moved: false,
         });
     }
-    line_of_sight(grid, here, first).then_some(Followed { next: 0, ..planned })
+    line_of_sight(grid, here, w[0]).then(|| Followed {
+        next: 0,
+        ..planned()
+    })
 }
 
 /// Whether a result planned on an older grid must be thrown away (and why):
@@ -847,6 +953,7 @@ fn staleness(
             let first =
                 usize::from(found.start_moved_from.is_none()).min(found.waypoints.len() - 1);
             EditCheck {
+                behind: None,
                 from: found.waypoints[0],
                 agent: found.waypoints[0],
                 region: found.waypoints[0],
@@ -865,6 +972,7 @@ fn staleness(
         // The start may lie in a wall or off the grid; `closest` lies in
         // the region the search started in.
         &Err(PlanError::Unreachable { closest }) => EditCheck {
+            behind: None,
             from: done.start,
             agent: done.start,
             region: closest,
@@ -904,17 +1012,23 @@ pub(crate) fn on_request_removed(
 
 /// Every agent's state, for rebuilding the edit index after the grid was
 /// replaced.
+/// Agents without a path are indexed by where they stand (`here`, world).
 pub(crate) fn reindex_all<'a>(
     planning: &mut Planning,
     nav: &NavGrid,
     margin: u32,
-    agents: impl Iterator<Item = (Entity, &'a NavPath, &'a PathStatus)>,
+    agents: impl Iterator<Item = (Entity, &'a NavPath, &'a PathStatus, Option<Vec2>)>,
 ) {
     let (w, h) = (nav.grid().width(), nav.grid().height());
     planning.segments = EditIndex::new(w, h);
     planning.ellipses = EditIndex::new(w, h);
     planning.watch_freed.clear();
-    for (entity, path, status) in agents {
+    for (entity, path, status, here) in agents {
         planning.index(nav, entity, path, status, margin);
+        if let Some(here) = here
+            && path.is_empty()
+        {
+            planning.index_waiting(nav, entity, nav.to_grid(here));
+        }
     }
 }

@@ -108,8 +108,8 @@ struct Shared {
     threads: Mutex<Vec<Arc<Slot>>>,
     /// Jobs sent and not yet answered.
     outstanding: AtomicUsize,
-    /// Jobs sent and not yet taken by a thread.
-    waiting: AtomicUsize,
+    /// Jobs sent and not yet taken by a thread, per priority.
+    waiting: [AtomicUsize; 3],
     /// Searches finished, and the nanoseconds they took (for the work
     /// estimate that paces dispatching).
     finished: AtomicU64,
@@ -145,7 +145,7 @@ impl WorkerPool {
             workers,
             threads: Mutex::new(Vec::with_capacity(workers * 2)),
             outstanding: AtomicUsize::new(0),
-            waiting: AtomicUsize::new(0),
+            waiting: std::array::from_fn(|_| AtomicUsize::new(0)),
             finished: AtomicU64::new(0),
             busy_nanos: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
@@ -174,12 +174,12 @@ impl WorkerPool {
     /// Queues `job` with `priority`.
     pub(crate) fn send(&self, job: Job, priority: Priority) {
         self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-        self.shared.waiting.fetch_add(1, Ordering::AcqRel);
+        self.shared.waiting[priority as usize].fetch_add(1, Ordering::AcqRel);
         // The receivers live as long as `shared`, which `self` holds.
         if let Err(e) = self.senders[priority as usize].send(job) {
             drop(e);
             self.shared.outstanding.fetch_sub(1, Ordering::AcqRel);
-            self.shared.waiting.fetch_sub(1, Ordering::AcqRel);
+            self.shared.waiting[priority as usize].fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -198,9 +198,9 @@ impl WorkerPool {
         self.shared.outstanding.load(Ordering::Acquire)
     }
 
-    /// Jobs sent that no thread has taken yet.
-    pub(crate) fn waiting(&self) -> usize {
-        self.shared.waiting.load(Ordering::Acquire)
+    /// Jobs of `priority` sent that no thread has taken yet.
+    pub(crate) fn waiting(&self, priority: Priority) -> usize {
+        self.shared.waiting[priority as usize].load(Ordering::Acquire)
     }
 
     /// Jobs answered as cancelled so far.
@@ -294,14 +294,14 @@ fn spawn_thread(shared: &Arc<Shared>, threads: &mut Vec<Arc<Slot>>) {
     }
 }
 
-/// Takes the most urgent waiting job, blocking until there is one; `None`
-/// once the pool is gone.
-fn next_job(jobs: &[Receiver<Job>; 3]) -> Option<Job> {
+/// Takes the most urgent waiting job (with its priority), blocking until
+/// there is one; `None` once the pool is gone.
+fn next_job(jobs: &[Receiver<Job>; 3]) -> Option<(Job, Priority)> {
     loop {
         let mut closed = 0;
-        for rx in jobs {
+        for (rx, priority) in jobs.iter().zip(Priority::ALL) {
             match rx.try_recv() {
-                Ok(job) => return Some(job),
+                Ok(job) => return Some((job, priority)),
                 Err(TryRecvError::Disconnected) => closed += 1,
                 Err(TryRecvError::Empty) => {}
             }
@@ -323,7 +323,7 @@ fn next_job(jobs: &[Receiver<Job>; 3]) -> Option<Job> {
 fn run(shared: &Shared, slot: &Slot) {
     let mut planner = Planner::new();
     loop {
-        let Some(job) = next_job(&shared.jobs) else {
+        let Some((job, priority)) = next_job(&shared.jobs) else {
             return;
         };
         {
@@ -333,7 +333,7 @@ fn run(shared: &Shared, slot: &Slot) {
                 shared.resume.wait(&mut paused);
             }
         }
-        shared.waiting.fetch_sub(1, Ordering::AcqRel);
+        shared.waiting[priority as usize].fetch_sub(1, Ordering::AcqRel);
         let result = if job.cancel.load(Ordering::Relaxed) {
             None
         } else {
@@ -438,7 +438,7 @@ mod tests {
         let got = collect(&pool, 50);
         assert_eq!(got.len(), 50);
         assert_eq!(pool.outstanding(), 0);
-        assert_eq!(pool.waiting(), 0);
+        assert!(Priority::ALL.iter().all(|&p| pool.waiting(p) == 0));
         for o in &got {
             assert_eq!(o.result.is_none(), o.ticket % 5 == 0, "ticket {}", o.ticket);
         }

@@ -1,0 +1,497 @@
+//! The plugin driven the way a game drives it: thousands of agents walking
+//! at 60 frames a second, obstacles edited every frame, search results held
+//! back and arriving late, agents despawned mid-search and new ones spawned,
+//! the planner switched mid-run. Invariants are asserted at every frame:
+//!
+//! - every follower stands in free space, and each step it takes is a
+//!   visible segment (or two, around a waypoint), except an agent whose cell
+//!   was blocked under it, which must walk out within a bounded number of
+//!   frames;
+//! - every path the plugin applies is valid on the grid version it names
+//!   (each segment visible), and the agent sees the waypoint it heads for.
+//!
+//! Once edits stop, every agent settles on a valid path (or a fallback
+//! consistent with the region labels) within a bounded number of frames,
+//! and no search is left in flight.
+
+mod common;
+
+use bevy_anyangle::grid::Grid;
+use bevy_anyangle::plugin::{
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, NavPosition, PathFollower,
+    PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, Replanning,
+    SteeringClock,
+};
+use bevy_anyangle::prelude::*;
+use bevy_app::{App, Update};
+use bevy_ecs::entity::EntityHashMap;
+use bevy_ecs::prelude::*;
+use bevy_math::Vec2;
+use common::generate::Rng;
+use std::time::{Duration, Instant};
+
+const FPS: f32 = 60.0;
+
+/// Paths applied in a frame that broke a rule, with why.
+#[derive(Resource, Default)]
+struct Violations(Vec<String>);
+
+/// Agents that got a new path this frame.
+#[derive(Resource, Default)]
+struct Applied(Vec<Entity>);
+
+/// After `Apply`: every path applied this frame is valid on the grid
+/// version it names, which is the current one, and the agent sees the
+/// waypoint it heads for (unless it stands in a wall and walks out to the
+/// path's start).
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+fn check_applied_paths(
+    nav: Res<NavGrid>,
+    mut applied: ResMut<Applied>,
+    agents: Query<(&NavPath, &NavPosition)>,
+    mut violations: ResMut<Violations>,
+) {
+    for e in applied.0.drain(..) {
+        let Ok((path, pos)) = agents.get(e) else {
+            continue;
+        };
+        if path.grid_version != nav.version() {
+            violations.0.push(format!(
+                "{e}: applied a path of version {} on version {}",
+                path.grid_version,
+                nav.version()
+            ));
+        }
+        for w in path.grid_waypoints.windows(2) {
+            if !bevy_anyangle::los::line_of_sight(nav.grid(), w[0], w[1]) {
+                violations
+                    .0
+                    .push(format!("{e}: segment {} - {} is not visible", w[0], w[1]));
+            }
+        }
+        if let Some(next) = path.next_waypoint()
+            && nav.is_free_at(pos.0)
+            && !nav.line_of_sight(pos.0, next)
+        {
+            violations.0.push(format!(
+                "{e}: at {} it cannot see the waypoint {next} it heads for",
+                pos.0
+            ));
+        }
+    }
+}
+
+/// A step from `from` to `to` (world) is a visible segment, or it runs
+/// along the path (up to f32 rounding) over segments that are visible,
+/// checked on the path's exact grid waypoints.
+fn step_is_visible(nav: &NavGrid, from: Vec2, to: Vec2, path: &NavPath) -> Result<(), String> {
+    if nav.line_of_sight(from, to) {
+        return Ok(());
+    }
+    let w = &path.grid_waypoints;
+    let (a, b) = (nav.to_grid(from), nav.to_grid(to));
+    let along = |p: DVec2| {
+        (0..w.len().saturating_sub(1)).find(|&i| grid_segment_distance(p, w[i], w[i + 1]) < 1e-3)
+    };
+    let project = |p: DVec2, i: usize| {
+        let d = w[i + 1] - w[i];
+        w[i] + d * ((p - w[i]).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+    };
+    match (along(a), along(b)) {
+        (Some(i), Some(j)) if i <= j => {
+            // The part of the path walked: from `a` (on segment i) to `b`
+            // (on segment j).
+            let mut walked = vec![project(a, i)];
+            walked.extend_from_slice(&w[i + 1..=j]);
+            walked.push(project(b, j));
+            // A piece is visible, or (rounding aside) lies on a part of a
+            // segment of the path that is visible between lattice points.
+            let los = |a, b| bevy_anyangle::los::line_of_sight(nav.grid(), a, b);
+            let exact = |s: &[DVec2], k: usize| {
+                let (p, q) = (w[k], w[k + 1]);
+                lattice_cover(p, q, param(s[0], p, q), param(s[1], p, q))
+                    .is_some_and(|(l0, l1)| l0 == l1 || los(l0, l1))
+            };
+            match walked
+                .windows(2)
+                .zip(i..=j)
+                .find(|(s, k)| !los(s[0], s[1]) && !los(w[*k], w[*k + 1]) && !exact(s, *k))
+                .map(|(s, _)| s)
+            {
+                None => Ok(()),
+                Some(s) => Err(format!(
+                    "it walked {} - {}, which is blocked (segments {:?} visible: {:?})",
+                    s[0],
+                    s[1],
+                    &w[i..=j + 1],
+                    w[i..=j + 1]
+                        .windows(2)
+                        .map(|s| bevy_anyangle::los::line_of_sight(nav.grid(), s[0], s[1]))
+                        .collect::<Vec<_>>()
+                )),
+            }
+        }
+        (i, j) => Err(format!("it is off its path ({i:?}, {j:?})")),
+    }
+}
+
+/// The part of segment `a-b` from its lattice point at or before parameter
+/// `t0` to the one at or after `t1` (`0 <= t0 <= t1 <= 1`), when `a` and `b`
+/// are vertices: a superset of the part between `t0` and `t1` whose ends
+/// are exact, so that its visibility is not spoiled by rounding where the
+/// segment runs through a vertex.
+fn lattice_cover(a: DVec2, b: DVec2, t0: f64, t1: f64) -> Option<(DVec2, DVec2)> {
+    if a.fract() != DVec2::ZERO || b.fract() != DVec2::ZERO {
+        return None;
+    }
+    let d = b - a;
+    let (mut x, mut y) = (d.x.abs() as u64, d.y.abs() as u64);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    let g = x.max(1) as f64;
+    let lo = ((t0 * g) + 1e-9).floor().max(0.0);
+    let hi = ((t1 * g) - 1e-9).ceil().min(g);
+    Some((a + d * (lo / g), a + d * (hi / g)))
+}
+
+/// Parameter of the point of segment `a-b` closest to `p`.
+fn param(p: DVec2, a: DVec2, b: DVec2) -> f64 {
+    let d = b - a;
+    ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+}
+
+fn grid_segment_distance(p: DVec2, a: DVec2, b: DVec2) -> f64 {
+    let d = b - a;
+    let t = ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
+    p.distance(a + d * t)
+}
+
+/// Whether `p` is in free space, up to the rounding of `f32` world
+/// positions (a follower walking exactly along a wall's edge may be stored a
+/// few ulps inside it).
+fn near_free(nav: &NavGrid, p: Vec2) -> bool {
+    const TOLERANCE: f32 = 1e-3;
+    [
+        (0.0, 0.0),
+        (1.0, 1.0),
+        (1.0, -1.0),
+        (-1.0, 1.0),
+        (-1.0, -1.0),
+    ]
+    .iter()
+    .any(|&(dx, dy)| nav.is_free_at(p + Vec2::new(dx, dy) * TOLERANCE))
+}
+
+fn random_free_point(rng: &mut Rng, grid: &Grid) -> Vec2 {
+    loop {
+        let (x, y) = (
+            rng.below(u64::from(grid.width())) as i64,
+            rng.below(u64::from(grid.height())) as i64,
+        );
+        if grid.is_free(x, y) {
+            // World y is up: grid row y spans world [h - y - 1, h - y].
+            let h = f64::from(grid.height());
+            return Vec2::new(
+                (x as f64 + rng.unit()) as f32,
+                (h - y as f64 - rng.unit()) as f32,
+            );
+        }
+    }
+}
+
+struct Game {
+    app: App,
+    rng: Rng,
+    agents: Vec<Entity>,
+    /// Agents whose cell was blocked under them: since which frame.
+    walled: EntityHashMap<usize>,
+    previous: EntityHashMap<Vec2>,
+    /// When the current frame started.
+    clock: Instant,
+}
+
+impl Game {
+    fn new(map: &str, agents: usize, seed: u64) -> Game {
+        let path = format!("{}/data/maps/{map}", env!("CARGO_MANIFEST_DIR"));
+        let grid = Grid::from_movingai(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut app = App::new();
+        app.add_plugins(AnyAnglePlugin::default())
+            .insert_resource(NavGrid::new(grid, GridTransform::default()))
+            .insert_resource(SteeringClock::fixed(1.0 / FPS))
+            .init_resource::<Violations>()
+            .init_resource::<Applied>()
+            .add_observer(|ready: On<PathReady>, mut applied: ResMut<Applied>| {
+                applied.0.push(ready.entity);
+            })
+            .add_systems(
+                Update,
+                check_applied_paths
+                    .after(AnyAngleSystems::Apply)
+                    .before(AnyAngleSystems::Steer),
+            );
+        app.finish();
+        app.cleanup();
+        let mut game = Game {
+            app,
+            rng: Rng::new(seed),
+            agents: Vec::new(),
+            walled: EntityHashMap::default(),
+            previous: EntityHashMap::default(),
+            clock: Instant::now(),
+        };
+        for _ in 0..agents {
+            game.spawn();
+        }
+        game
+    }
+
+    fn nav(&self) -> &NavGrid {
+        self.app.world().resource::<NavGrid>()
+    }
+
+    fn spawn(&mut self) {
+        let grid = self.nav().grid().clone();
+        let start = random_free_point(&mut self.rng, &grid);
+        let goal = random_free_point(&mut self.rng, &grid);
+        let e = self
+            .app
+            .world_mut()
+            .spawn((
+                NavPosition(start),
+                PathRequest::to(goal),
+                PathFollower {
+                    speed: 6.0,
+                    ..PathFollower::default()
+                },
+            ))
+            .id();
+        self.agents.push(e);
+    }
+
+    fn position(&self, e: Entity) -> Vec2 {
+        self.app.world().get::<NavPosition>(e).unwrap().0
+    }
+
+    /// Blocks or frees a cell near where some agent is heading; agents whose
+    /// cell is blocked under them are noted.
+    fn edit_near_an_agent(&mut self, frame: usize) {
+        let e = *self.rng.pick(&self.agents);
+        let path = self.app.world().get::<NavPath>(e).unwrap().clone();
+        let around = path.next_waypoint().unwrap_or_else(|| self.position(e));
+        let offset = Vec2::new(self.rng.range(-3, 3) as f32, self.rng.range(-3, 3) as f32);
+        let Some(cell) = self.nav().cell_at(around + offset) else {
+            return;
+        };
+        let free = self.rng.chance(0.35);
+        self.app
+            .world_mut()
+            .resource_mut::<NavGrid>()
+            .set_cell_free(cell, free)
+            .unwrap();
+        if !free {
+            let nav = self.nav();
+            let caught: Vec<Entity> = self
+                .agents
+                .iter()
+                .copied()
+                .filter(|&a| !nav.is_free_at(self.position(a)))
+                .collect();
+            for a in caught {
+                self.walled.entry(a).or_insert(frame);
+            }
+        }
+    }
+
+    /// One frame: the game's own changes, then the app's update, then the
+    /// per-frame invariants.
+    fn frame(&mut self, frame: usize, edits: usize) {
+        for _ in 0..edits {
+            self.edit_near_an_agent(frame);
+        }
+        // Frames paced as a 60 fps game paces them.
+        let deadline = self.clock + Duration::from_secs_f32(1.0 / FPS);
+        self.app.update();
+        let violations = std::mem::take(&mut self.app.world_mut().resource_mut::<Violations>().0);
+        if let Some(wait) = deadline.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        // A frame that ran late starts the next one now.
+        self.clock = deadline.max(Instant::now());
+        assert!(violations.is_empty(), "frame {frame}: {violations:#?}");
+        let nav = self.nav().clone();
+        for &e in &self.agents {
+            let p = self.position(e);
+            let from = self.previous.insert(e, p).unwrap_or(p);
+            if let Some(&since) = self.walled.get(&e) {
+                if near_free(&nav, p) {
+                    self.walled.remove(&e);
+                } else {
+                    let w = self.app.world();
+                    assert!(
+                        frame - since <= 120,
+                        "frame {frame}: {e} is still in a wall at {p}, blocked under it at frame {since}: {:?} {:?} {:?} replanning {}",
+                        w.resource::<PathfindingDiagnostics>(),
+                        w.get::<PathStatus>(e),
+                        w.get::<NavPath>(e),
+                        w.get::<Replanning>(e).is_some()
+                    );
+                }
+                continue;
+            }
+            assert!(
+                near_free(&nav, p),
+                "frame {frame}: {e} stands in a blocked cell at {p}"
+            );
+            let path = self.app.world().get::<NavPath>(e).unwrap();
+            if let Err(why) = step_is_visible(&nav, from, p, path) {
+                let w = self.app.world();
+                panic!(
+                    "frame {frame}: {e} stepped through a wall from {from} to {p}: {why}; {:?}, replanning {}, next {} of {}",
+                    w.get::<PathStatus>(e),
+                    w.get::<Replanning>(e).is_some(),
+                    path.next,
+                    path.waypoints.len()
+                );
+            }
+            if let Some(next) = path.grid_waypoints.get(path.next) {
+                // On its path (up to f32 rounding), the segment it walks
+                // is what counts.
+                let here = nav.to_grid(p);
+                let on_segment = path.next > 0 && {
+                    let before = path.grid_waypoints[path.next - 1];
+                    let los = |a, b| bevy_anyangle::los::line_of_sight(nav.grid(), a, b);
+                    // From the first lattice point ahead, exactly.
+                    let t = param(here, before, *next);
+                    grid_segment_distance(here, before, *next) < 1e-3
+                        && (los(before, *next)
+                            || lattice_cover(before, *next, t, t).is_some_and(|(_, l)| {
+                                (l == *next || los(l, *next)) && los(here, l)
+                            }))
+                };
+                assert!(
+                    on_segment || bevy_anyangle::los::line_of_sight(nav.grid(), here, *next),
+                    "frame {frame}: {e} at {p} heads for {next}, behind a wall; {:?} replanning {} next {} of {:?}, version {} of {}",
+                    self.app.world().get::<PathStatus>(e),
+                    self.app.world().get::<Replanning>(e).is_some(),
+                    path.next,
+                    path.grid_waypoints,
+                    path.grid_version,
+                    nav.version()
+                );
+            }
+        }
+    }
+}
+
+fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) {
+    let mut game = Game::new(map, agents, seed);
+    for frame in 0..frames {
+        // Results held back now and then: they arrive late, after agents
+        // moved on.
+        let hold = frame % 90 >= 70;
+        game.app
+            .world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .paused = hold;
+        if frame % 300 == 150 {
+            let mut settings = game.app.world_mut().resource_mut::<PathfindingSettings>();
+            settings.algorithm = if settings.algorithm == Algorithm::Anya {
+                Algorithm::LazyTheta
+            } else {
+                Algorithm::Anya
+            };
+        }
+        // Despawn a few agents, preferring ones mid-search, and spawn others.
+        if frame % 10 == 5 {
+            for _ in 0..5 {
+                let busy: Vec<usize> = (0..game.agents.len())
+                    .filter(|&i| {
+                        let e = game.agents[i];
+                        let w = game.app.world();
+                        w.get::<PathStatus>(e).unwrap().is_busy()
+                            || w.get::<Replanning>(e).is_some()
+                    })
+                    .collect();
+                let i = if busy.is_empty() {
+                    game.rng.below(game.agents.len() as u64) as usize
+                } else {
+                    *game.rng.pick(&busy)
+                };
+                let e = game.agents.swap_remove(i);
+                game.walled.remove(&e);
+                game.previous.remove(&e);
+                game.app.world_mut().despawn(e);
+                game.spawn();
+            }
+        }
+        game.frame(frame, edits);
+    }
+    // Edits stop, results flow: everyone settles within a bounded time.
+    game.app
+        .world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .paused = false;
+    let mut settled = None;
+    for frame in frames..frames + 1200 {
+        game.frame(frame, 0);
+        let d = *game.app.world().resource::<PathfindingDiagnostics>();
+        let world = game.app.world();
+        let quiet = d.in_flight == 0
+            && d.queued == 0
+            && game.agents.iter().all(|&e| {
+                !world.get::<PathStatus>(e).unwrap().is_busy()
+                    && world.get::<Replanning>(e).is_none()
+            });
+        if quiet {
+            settled = Some(frame);
+            break;
+        }
+    }
+    assert!(
+        settled.is_some(),
+        "agents did not settle after edits stopped"
+    );
+    let nav = game.nav().clone();
+    let grid = nav.grid();
+    for &e in &game.agents {
+        let world = game.app.world();
+        let status = world.get::<PathStatus>(e).unwrap().clone();
+        let path = world.get::<NavPath>(e).unwrap();
+        let goal = match world.get::<PathRequest>(e).unwrap().goal {
+            bevy_anyangle::plugin::PathGoal::Point(p) => p,
+            bevy_anyangle::plugin::PathGoal::Entity(_) => unreachable!(),
+        };
+        let here = nav.to_grid(game.position(e));
+        let goal_grid = nav.to_grid(goal);
+        let same = |a: DVec2, b: DVec2| {
+            let cell = |p: DVec2| (p.x.floor() as i64, p.y.floor() as i64);
+            let (ca, cb) = (cell(a), cell(b));
+            grid.region(ca.0, ca.1).is_some() && grid.region(ca.0, ca.1) == grid.region(cb.0, cb.1)
+        };
+        match status {
+            // (Each frame checked the path as it was walked.)
+            PathStatus::Ready => assert_eq!(path.end(), Some(goal), "{e}: {path:?}"),
+            PathStatus::Fallback => {
+                assert!(
+                    !same(
+                        path.grid_waypoints[path.grid_waypoints.len() - 1],
+                        goal_grid
+                    ),
+                    "{e}: a fallback path to a reachable goal"
+                );
+            }
+            other => panic!("{e} ({here}): {other:?} after the game settled"),
+        }
+    }
+}
+
+#[test]
+fn two_thousand_agents_with_edits_every_frame_late_results_and_despawns_stay_in_free_space() {
+    run_game("den520d.map", 2000, 600, 1, 0x5EED_0001);
+}
+
+#[test]
+fn agents_on_a_maze_with_edits_every_frame_stay_in_free_space() {
+    run_game("maze512-1-0.map", 300, 400, 3, 0x5EED_0002);
+}

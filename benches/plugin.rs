@@ -1,26 +1,33 @@
-//! The Bevy plugin under load, on a 512 x 512 game map (`AR0011SR`), with
-//! the default settings (Anya, 32 searches in flight):
+//! The Bevy plugin at game scale, each figure beside the bound the raw
+//! planner sets on the same queries in the same run.
 //!
-//! - `plugin/paths_ready/{1000,10000}`: from spawning that many agents with a
-//!   `PathRequest` to every `PathStatus` being `Ready`, updating the app
-//!   every millisecond (searches run on the async compute pool);
-//! - `plugin/idle_frame/10000`: one `App::update` with 10,000 agents whose
-//!   paths are all ready: the main-thread cost of the plugin when nothing
-//!   happens;
-//! - `plugin/edit/{frame,replans}` with 1,000 agents: blocking one cell that
-//!   paths cross — the frame that applies the edit (main thread: region
-//!   relabelling and picking the agents to replan), then until every replan
-//!   has been applied.
+//! - **All ready** (`all_ready/{map}/{agents}`): from spawning that many
+//!   agents with a `PathRequest` to every agent having a path, with frames
+//!   paced as a 60 fps game paces them (each frame starts 1/60 s after the
+//!   previous one, or at once if the previous one ran late). Reported as
+//!   frames and game time (frames / 60), beside the *raw bound*: the time
+//!   one thread's `Planner` takes for the same queries, divided by the
+//!   plugin's search threads.
+//! - **Edit frames** (criterion, `edit_frame/{map}/{agents}/{case}`): the
+//!   main-thread time of one frame that makes a one-cell edit (the edit call
+//!   plus `App::update`), once with every agent holding a path: `nobody`, a
+//!   cell inside a wall block (no path can be affected), and `one_percent`,
+//!   a cell that about 1 % of the agents' paths cross (blocked in one frame,
+//!   freed in the next).
+//! - **Edit in flight** (criterion, `edit_in_flight/{map}`): one one-cell
+//!   edit while searches hold snapshots of the grid.
 //!
-//! Agents go between random cells of one region, 10 to 60 cells apart (local
-//! moves, as most game agents make). Apps and agents are built outside the
-//! timed part; each timed part asserts that every agent ended with a path.
+//! Maps: `AR0011SR` (512 x 512) and the same map tiled 16 x 16 (8192 x 8192).
+//! Agents go between random cells of one region 10 to 60 cells apart (local
+//! moves, as most game agents make).
 //!
 //! ```text
-//! cargo bench --bench plugin
+//! cargo bench --bench plugin                 # everything
+//! cargo bench --bench plugin -- all_ready    # one part (a substring filter)
 //! ```
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy_anyangle::plugin::{
@@ -28,8 +35,10 @@ use bevy_anyangle::plugin::{
     PathfindingDiagnostics,
 };
 use bevy_anyangle::prelude::*;
-use bevy_app::{App, TaskPoolPlugin};
-use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use bevy_app::App;
+use criterion::Criterion;
+
+const FRAME: Duration = Duration::from_nanos(16_666_667);
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -47,15 +56,47 @@ impl Rng {
     }
 }
 
-fn nav_grid() -> NavGrid {
-    let text = std::fs::read_to_string(concat!(
+fn map_text() -> String {
+    std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/data/maps/AR0011SR.map"
     ))
-    .expect("AR0011SR.map is bundled with the crate");
-    let nav = NavGrid::from_movingai(&text, GridTransform::default()).expect("a bundled map");
-    assert_eq!(nav.grid().size(), UVec2::new(512, 512));
-    nav
+    .expect("AR0011SR.map is bundled with the crate")
+}
+
+/// `AR0011SR`, or the map tiled `tiles x tiles` times.
+fn grid(tiles: u32) -> Grid {
+    let base = Grid::from_movingai(&map_text()).expect("a bundled map");
+    if tiles == 1 {
+        return base;
+    }
+    let (w, h) = (base.width(), base.height());
+    let rows: Vec<String> = (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| {
+                    if base.is_free(i64::from(x), i64::from(y)) {
+                        '.'
+                    } else {
+                        '@'
+                    }
+                })
+                .collect::<String>()
+                .repeat(tiles as usize)
+        })
+        .collect();
+    let mut text = format!(
+        "type octile\nheight {}\nwidth {}\nmap\n",
+        h * tiles,
+        w * tiles
+    );
+    for _ in 0..tiles {
+        for row in &rows {
+            text.push_str(row);
+            text.push('\n');
+        }
+    }
+    Grid::from_movingai(&text).expect("a tiled map")
 }
 
 /// `n` start and goal cells in one region, 10 to 60 cells apart.
@@ -81,19 +122,19 @@ fn pairs(grid: &Grid, n: usize, seed: u64) -> Vec<(UVec2, UVec2)> {
     out
 }
 
-/// A headless app with the plugin and the map, and `n` agents requesting
-/// paths (not yet updated).
-fn app_with_agents(n: usize) -> App {
-    let nav = nav_grid();
-    let agents = pairs(nav.grid(), n, 0x5eed_0000 + n as u64);
+/// The plugin's search threads on this machine.
+fn workers() -> usize {
+    AnyAnglePlugin::default().threads()
+}
+
+/// A headless app with the plugin and `nav`, and one agent per pair
+/// requesting a path (not yet updated).
+fn app_with_agents(nav: NavGrid, agents: &[(UVec2, UVec2)]) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        TaskPoolPlugin::default(),
-        AnyAnglePlugin {
-            steering: false,
-            ..AnyAnglePlugin::default()
-        },
-    ));
+    app.add_plugins(AnyAnglePlugin {
+        steering: false,
+        ..AnyAnglePlugin::default()
+    });
     let spawn: Vec<(NavPosition, PathRequest)> = agents
         .iter()
         .map(|&(s, g)| {
@@ -110,179 +151,219 @@ fn app_with_agents(n: usize) -> App {
     app
 }
 
-/// Whether no agent waits for a search and none is running.
-fn settled(app: &mut App) -> bool {
-    let world = app.world_mut();
-    world.resource::<PathfindingDiagnostics>().in_flight == 0
-        && !world
-            .query::<&PathStatus>()
-            .iter(world)
-            .any(PathStatus::is_busy)
-}
-
-/// The pause between two frames while waiting for searches. A game never
-/// runs updates back to back; doing so here would make the main thread and
-/// the ECS executor compete with the search threads for the two cores of a
-/// small machine (it more than doubles `paths_ready` here) and measure that
-/// contention instead.
-const FRAME_GAP: Duration = Duration::from_millis(1);
-
-/// Updates until settled, pausing [`FRAME_GAP`] between frames; returns the
-/// number of frames.
-fn settle(app: &mut App) -> usize {
-    let deadline = Instant::now() + Duration::from_mins(10);
-    let mut frames = 0;
-    loop {
+/// Runs frames paced at 60 fps until `done`; returns the number of frames.
+fn run_paced(app: &mut App, max_frames: usize, mut done: impl FnMut(&mut App) -> bool) -> usize {
+    let mut next = Instant::now();
+    for frame in 1..=max_frames {
         app.update();
-        frames += 1;
-        std::thread::sleep(FRAME_GAP);
-        if settled(app) {
-            return frames;
+        if done(app) {
+            return frame;
         }
-        assert!(Instant::now() < deadline, "the plugin did not settle");
+        next += FRAME;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else {
+            next = now; // a late frame: the next one starts at once
+        }
     }
+    panic!("not done after {max_frames} frames");
 }
 
-/// Asserts that every agent has a path to its goal.
-fn assert_all_ready(app: &mut App, n: usize) {
+fn all_have_paths(app: &mut App) -> bool {
     let world = app.world_mut();
-    let mut ready = 0;
-    for (status, path) in world.query::<(&PathStatus, &NavPath)>().iter(world) {
-        assert_eq!(*status, PathStatus::Ready);
-        assert!(!path.is_empty());
-        ready += 1;
-    }
-    assert_eq!(ready, n);
+    world
+        .query::<&PathStatus>()
+        .iter(world)
+        .all(PathStatus::has_path)
 }
 
-fn paths_ready(c: &mut Criterion) {
-    let mut group = c.benchmark_group("plugin");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(100))
-        .measurement_time(Duration::from_secs(5));
-    for n in [1000, 10_000] {
-        group.bench_function(BenchmarkId::new("paths_ready", n), |b| {
-            b.iter_batched(
-                || app_with_agents(n),
-                |mut app| {
-                    settle(&mut app);
-                    assert_all_ready(&mut app, n);
-                    app
-                },
-                BatchSize::PerIteration,
-            );
-        });
+/// Single-thread time of the raw planner on the queries, planner memory
+/// warmed up first.
+fn raw_time(grid: &Grid, queries: &[(UVec2, UVec2)]) -> Duration {
+    let mut planner = Planner::new();
+    let options = PlanOptions::default();
+    let point = |c: UVec2| c.as_dvec2() + DVec2::splat(0.5);
+    for &(s, g) in queries.iter().take(200) {
+        black_box(planner.plan(grid, point(s), point(g), &options).ok());
     }
+    let start = Instant::now();
+    for &(s, g) in queries {
+        let path = planner.plan(grid, point(s), point(g), &options);
+        assert!(path.is_ok());
+        black_box(path.ok());
+    }
+    start.elapsed()
+}
 
-    let mut app = app_with_agents(10_000);
-    settle(&mut app);
-    assert_all_ready(&mut app, 10_000);
-    group.bench_function(BenchmarkId::new("idle_frame", 10_000), |b| {
-        b.iter(|| {
-            app.update();
-            assert_eq!(
-                black_box(app.world().resource::<PathfindingDiagnostics>()).in_flight,
-                0,
-                "an idle frame starts no search"
-            );
-        });
-    });
-    drop(app);
-
-    // Edits: block a cell that the most paths cross, time, free it again
-    // (untimed), and so on.
-    let n = 1000;
-    let mut app = app_with_agents(n);
-    settle(&mut app);
-    let cell = busiest_cell(&mut app);
-    let replans = |app: &App| {
-        app.world()
-            .resource::<PathfindingDiagnostics>()
-            .searches_started
-    };
-    let set = |app: &mut App, free: bool| {
-        app.world_mut()
-            .resource_mut::<NavGrid>()
-            .set_cell_free(cell, free)
-            .expect("the cell is on the grid");
-    };
-    // One untimed round, to say how many agents the edit replans.
-    let before = replans(&app);
-    set(&mut app, false);
-    settle(&mut app);
-    eprintln!(
-        "edit bench: blocking cell {cell} replans {} of {n} agents",
-        replans(&app) - before
+/// The all-ready scenario for one map and agent count; prints a table row.
+fn all_ready(name: &str, nav: &NavGrid, n: usize) {
+    let queries = pairs(nav.grid(), n, 0x5eed_0000 + n as u64);
+    let raw = raw_time(nav.grid(), &queries);
+    let bound = raw / workers() as u32;
+    let mut app = app_with_agents(nav.clone(), &queries);
+    let wall = Instant::now();
+    let frames = run_paced(&mut app, 100_000, all_have_paths);
+    let wall = wall.elapsed();
+    let game = FRAME * frames as u32;
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    println!(
+        "| {name} | {n} | {frames} | {:.3} s | {:.3} s | {:.3} s | {:.3} s | {:.2} | {} |",
+        game.as_secs_f64(),
+        wall.as_secs_f64(),
+        raw.as_secs_f64(),
+        bound.as_secs_f64(),
+        game.as_secs_f64() / bound.as_secs_f64(),
+        d.searches_started,
     );
-    set(&mut app, true);
-    settle(&mut app);
-    for (name, whole) in [("frame", false), ("replans", true)] {
-        group.bench_function(BenchmarkId::new("edit", name), |b| {
+}
+
+/// A free cell that about `share` of the paths cross (grid coordinates of
+/// the paths' waypoints), or a cell inside a wall block when `share` is 0.
+fn cell_crossed_by(grid: &Grid, paths: &[Vec<DVec2>], share: f64) -> UVec2 {
+    if share == 0.0 {
+        for y in 2..grid.height() as i64 - 2 {
+            for x in 2..grid.width() as i64 - 2 {
+                if (-2..=2).all(|dy| (-2..=2).all(|dx| !grid.is_free(x + dx, y + dy))) {
+                    return UVec2::new(x as u32, y as u32);
+                }
+            }
+        }
+        panic!("no wall block on the map");
+    }
+    let w = grid.width() as usize;
+    let mut counts = vec![0u32; w * grid.height() as usize];
+    for path in paths {
+        let mut seen = std::collections::HashSet::new();
+        for s in path.windows(2) {
+            let steps = (s[1] - s[0]).length().ceil().max(1.0) as usize * 4;
+            for i in 0..=steps {
+                let p = s[0].lerp(s[1], i as f64 / steps as f64);
+                let c = (p.y.floor() as usize).min(grid.height() as usize - 1) * w
+                    + (p.x.floor() as usize).min(w - 1);
+                if seen.insert(c) {
+                    counts[c] += 1;
+                }
+            }
+        }
+    }
+    let want = (paths.len() as f64 * share).max(1.0) as u32;
+    let best = (0..counts.len())
+        .filter(|&c| grid.is_free((c % w) as i64, (c / w) as i64))
+        .min_by_key(|&c| counts[c].abs_diff(want))
+        .unwrap();
+    UVec2::new((best % w) as u32, (best / w) as u32)
+}
+
+/// Criterion groups for the frames with one edit.
+fn edit_frames(c: &mut Criterion, name: &str, nav: &NavGrid, n: usize) {
+    let queries = pairs(nav.grid(), n, 0x5eed_1000 + n as u64);
+    let mut app = app_with_agents(nav.clone(), &queries);
+    run_paced(&mut app, 100_000, all_have_paths);
+    let world = app.world_mut();
+    let paths: Vec<Vec<DVec2>> = world
+        .query::<&NavPath>()
+        .iter(world)
+        .map(|p| p.grid_waypoints.clone())
+        .collect();
+    let mut group = c.benchmark_group(format!("edit_frame/{name}/{n}"));
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(4));
+    for (case, share) in [("nobody", 0.0), ("one_percent", 0.01)] {
+        let cell = cell_crossed_by(nav.grid(), &paths, share);
+        let mut free = share == 0.0;
+        group.bench_function(case, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    let before = replans(&app);
-                    let clock = Instant::now();
-                    set(&mut app, false);
-                    if whole {
-                        settle(&mut app);
-                    } else {
-                        app.update();
-                    }
-                    total += clock.elapsed();
-                    if whole {
-                        assert!(replans(&app) > before, "the edit replans some agents");
-                        assert_all_ready(&mut app, n);
-                    }
-                    set(&mut app, true);
-                    settle(&mut app);
+                    let start = Instant::now();
+                    app.world_mut()
+                        .resource_mut::<NavGrid>()
+                        .set_cell_free(cell, free)
+                        .unwrap();
+                    app.update();
+                    total += start.elapsed();
+                    free = !free;
                 }
                 total
             });
         });
     }
     group.finish();
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    println!(
+        "edit_frame/{name}/{n}: {} agents checked by edits in all, {} searches started",
+        d.edit_checks, d.searches_started
+    );
 }
 
-/// The free cell that the most paths cross (sampled at their segments'
-/// points every half cell), not an agent's start or goal cell.
-fn busiest_cell(app: &mut App) -> UVec2 {
-    let world = app.world_mut();
-    let nav = world.resource::<NavGrid>().clone();
-    let mut count = std::collections::HashMap::<UVec2, usize>::new();
-    let mut ends = std::collections::HashSet::new();
-    for path in world.query::<&NavPath>().iter(world) {
-        let w = &path.grid_waypoints;
-        for end in [w[0], w[w.len() - 1]] {
-            ends.insert(end.floor().as_uvec2());
-        }
-        let mut cells = std::collections::HashSet::new();
-        for seg in w.windows(2) {
-            let steps = (seg[0].distance(seg[1]) * 2.0).ceil().max(1.0) as u32;
-            for k in 0..=steps {
-                let p = seg[0].lerp(seg[1], f64::from(k) / f64::from(steps));
-                cells.insert(p.floor().as_uvec2());
+/// One one-cell edit while searches hold snapshots of the grid.
+fn edit_in_flight(c: &mut Criterion, name: &str, nav: &NavGrid) {
+    let mut nav = nav.clone();
+    let cell = cell_crossed_by(nav.grid(), &[], 0.0);
+    let mut free = true;
+    c.bench_function(&format!("edit_in_flight/{name}"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                // What searches in flight hold.
+                let snapshot: Arc<Grid> = nav.snapshot();
+                let start = Instant::now();
+                nav.set_cell_free(cell, free).unwrap();
+                total += start.elapsed();
+                free = !free;
+                drop(black_box(snapshot));
+            }
+            total
+        });
+    });
+}
+
+fn main() {
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    let wanted = |name: &str| name.contains(&filter);
+    let small = NavGrid::new(grid(1), GridTransform::default());
+    // Built only when some part needs it.
+    let large = if ["all_ready", "edit_frame", "edit_in_flight", "AR0011SRx16"]
+        .iter()
+        .any(|part| part.contains(&filter) || filter.contains("x16"))
+    {
+        NavGrid::new(grid(16), GridTransform::default())
+    } else {
+        small.clone()
+    };
+    let maps = [("AR0011SR", &small), ("AR0011SRx16", &large)];
+    println!(
+        "search threads: {}; frames paced at 60 fps\n",
+        workers()
+    );
+    if wanted("all_ready") || filter.starts_with("all_ready") {
+        println!("| map | agents | frames | game time | wall time | raw planner, 1 thread | raw bound | game time / bound | searches |");
+        println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for (name, nav) in maps {
+            for n in [1_000, 10_000, 50_000] {
+                if wanted(&format!("all_ready/{name}/{n}")) {
+                    all_ready(name, nav, n);
+                }
             }
         }
-        for c in cells {
-            *count.entry(c).or_default() += 1;
+        println!();
+    }
+    let mut criterion = Criterion::default().configure_from_args();
+    for (name, nav) in maps {
+        for n in [10_000, 50_000] {
+            if wanted(&format!("edit_frame/{name}/{n}")) {
+                edit_frames(&mut criterion, name, nav, n);
+            }
         }
     }
-    let grid = nav.grid();
-    let (cell, crossing) = count
-        .into_iter()
-        .filter(|(c, _)| {
-            !ends.contains(c)
-                && c.x < grid.width()
-                && c.y < grid.height()
-                && grid.is_free(i64::from(c.x), i64::from(c.y))
-        })
-        .max_by_key(|&(c, k)| (k, std::cmp::Reverse((c.x, c.y))))
-        .expect("some path crosses a free cell");
-    eprintln!("edit bench: blocking cell {cell}, crossed by about {crossing} of the paths");
-    cell
+    if wanted("edit_in_flight") {
+        for (name, nav) in maps {
+            edit_in_flight(&mut criterion, name, nav);
+        }
+    }
+    criterion.final_summary();
 }
-
-criterion_group!(benches, paths_ready);
-criterion_main!(benches);

@@ -141,7 +141,14 @@ impl Pace {
         if done > self.seen.0 {
             let n = (done - self.seen.0) as u32;
             let mean = busy.saturating_sub(self.seen.1) / n;
-            self.search = ((self.search * 3 + mean) / 4).max(Duration::from_micros(1));
+            // Many searches since the last frame: their mean is the news;
+            // a few: smoothed.
+            let smoothed = if n >= 16 {
+                mean
+            } else {
+                (self.search * 3 + mean) / 4
+            };
+            self.search = smoothed.max(Duration::from_micros(1));
             self.seen = (done, busy);
         }
     }

@@ -336,12 +336,11 @@ fn main() {
         small.clone()
     };
     let maps = [("AR0011SR", &small), ("AR0011SRx16", &large)];
-    println!(
-        "search threads: {}; frames paced at 60 fps\n",
-        workers()
-    );
+    println!("search threads: {}; frames paced at 60 fps\n", workers());
     if wanted("all_ready") || filter.starts_with("all_ready") {
-        println!("| map | agents | frames | game time | wall time | raw planner, 1 thread | raw bound | game time / bound | searches |");
+        println!(
+            "| map | agents | frames | game time | wall time | raw planner, 1 thread | raw bound | game time / bound | searches |"
+        );
         println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
         for (name, nav) in maps {
             for n in [1_000, 10_000, 50_000] {

@@ -1963,3 +1963,84 @@ fn segment_point_distance(a: DVec2, b: DVec2, p: DVec2) -> f64 {
     let t = ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
     p.distance(a + d * t)
 }
+
+#[test]
+fn thousands_of_edits_between_two_frames_replan_only_the_agents_they_affect() {
+    let grid = Grid::from_movingai(&map("den520d.map")).unwrap();
+    let pairs = random_pairs(&grid, 8, 11);
+    let mut app = app_with(NavGrid::new(grid, GridTransform::default()));
+    let agents = spawn_agents(&mut app, &pairs);
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let paths: Vec<NavPath> = agents.iter().map(|&(e, _, _)| nav_path(&app, e)).collect();
+    // Free cells far from every path: toggled 3,000 times one by one, then
+    // 400 more in one batch.
+    let far: Vec<UVec2> = (0..nav.grid().height())
+        .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
+        .filter(|c| {
+            let centre = c.as_dvec2() + 0.5;
+            nav.grid().is_free(i64::from(c.x), i64::from(c.y))
+                && paths.iter().all(|p| {
+                    p.grid_waypoints
+                        .windows(2)
+                        .all(|w| segment_point_distance(w[0], w[1], centre) > 48.0)
+                })
+        })
+        .take(50)
+        .collect();
+    assert_eq!(far.len(), 50);
+    let before = *app.world().resource::<PathfindingDiagnostics>();
+    {
+        let mut nav = app.world_mut().resource_mut::<NavGrid>();
+        for i in 0..3000 {
+            nav.set_cell_free(far[i % far.len()], i % 2 == 1).unwrap();
+        }
+        nav.edit(|e| {
+            for i in 0..400 {
+                e.set_free(far[i % far.len()], i % 2 == 1)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    app.update();
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(
+        d.edit_checks, before.edit_checks,
+        "no agent is near the edits"
+    );
+    assert_eq!(
+        d.searches_started, before.searches_started,
+        "nobody replans"
+    );
+    // One more edit, across a path, replans that agent only.
+    let (e, _, _) = agents[0];
+    let path = nav_path(&app, e);
+    let (a, b) = (path.grid_waypoints[0], path.grid_waypoints[1]);
+    let on = (1..20)
+        .map(|i| a.lerp(b, f64::from(i) / 20.0))
+        .map(|p| UVec2::new(p.x as u32, p.y as u32))
+        .find(|c| {
+            app.world()
+                .resource::<NavGrid>()
+                .grid()
+                .is_free(i64::from(c.x), i64::from(c.y))
+        })
+        .unwrap();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(on, false)
+        .unwrap();
+    app.update();
+    assert!(app.world().get::<Replanning>(e).is_some());
+    settle(&mut app);
+    let log = app.world().resource::<EventLog>();
+    let replanned: HashSet<Entity> = log
+        .ready
+        .iter()
+        .filter(|r| r.reason != PlanReason::NewRequest)
+        .map(|r| r.entity)
+        .collect();
+    assert!(replanned.contains(&e));
+    assert!(replanned.len() <= 2, "{replanned:?}");
+}

@@ -222,8 +222,8 @@ fn all_ready(name: &str, nav: &NavGrid, n: usize) {
 /// the paths' waypoints), or a cell inside a wall block when `share` is 0.
 fn cell_crossed_by(grid: &Grid, paths: &[Vec<DVec2>], share: f64) -> UVec2 {
     if share == 0.0 {
-        for y in 2..grid.height() as i64 - 2 {
-            for x in 2..grid.width() as i64 - 2 {
+        for y in 2..i64::from(grid.height()) - 2 {
+            for x in 2..i64::from(grid.width()) - 2 {
                 if (-2..=2).all(|dy| (-2..=2).all(|dx| !grid.is_free(x + dx, y + dy))) {
                     return UVec2::new(x as u32, y as u32);
                 }

@@ -25,7 +25,7 @@ pub(crate) fn search(
     out: &mut Vec<DVec2>,
 ) -> Outcome {
     let graph = Graph::new(ctx);
-    scratch.prepare(graph.node_count());
+    scratch.prepare(graph.id_bound());
     let weight = ctx.options.weight();
     // Targets for the heuristic: the goal vertex, or the goal's cell corners
     // with the straight remainder to the goal point.

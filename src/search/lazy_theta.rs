@@ -21,7 +21,7 @@ pub(crate) fn search(
     out: &mut Vec<DVec2>,
 ) -> Outcome {
     let graph = Graph::new(ctx);
-    scratch.prepare(graph.node_count());
+    scratch.prepare(graph.id_bound());
     let weight = ctx.options.weight();
     let goal_point = ctx.goal.p;
     let h = |p: DVec2| weight * p.distance(goal_point);

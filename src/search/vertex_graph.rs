@@ -11,6 +11,7 @@
 use bevy_math::DVec2;
 
 use super::heap::f_key;
+use super::paged::{Paged, Tiling};
 use super::{Endpoint, Outcome, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
@@ -69,34 +70,49 @@ impl HeapItem {
     }
 }
 
-/// Search memory reused across queries: one `NodeState` per node, valid only
-/// when stamped with the current generation, so nothing is cleared per query,
-/// and an indexed binary heap as the open list (a node improved while open
-/// moves up in place: no duplicate entries).
-#[derive(Default, Debug)]
+/// Search memory reused across queries: one `NodeState` per node touched,
+/// in pages allocated on first touch (see [`Paged`]), valid only when stamped
+/// with the current generation, so nothing is cleared per query; and an
+/// indexed binary heap as the open list (a node improved while open moves up
+/// in place: no duplicate entries).
+#[derive(Debug)]
 pub(crate) struct Scratch {
-    nodes: Vec<NodeState>,
+    nodes: Paged<NodeState>,
     generation: u32,
     heap: Vec<HeapItem>,
 }
 
-impl Scratch {
-    /// Makes room for `count` nodes.
-    pub(crate) fn reserve(&mut self, count: usize) {
-        if self.nodes.len() < count {
-            self.nodes.resize(count, UNSEEN);
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            nodes: Paged::new(UNSEEN),
+            generation: 0,
+            heap: Vec::new(),
         }
     }
+}
 
-    /// Starts a new query over `count` nodes.
-    pub(crate) fn prepare(&mut self, count: usize) {
-        self.reserve(count);
+impl Scratch {
+    /// Allocates the node states of every node of `grid` now.
+    pub(crate) fn reserve(&mut self, grid: &Grid) {
+        let tiling = Tiling::new(grid.width(), grid.height());
+        self.nodes.allocate_all(tiling.len());
+    }
+
+    /// Starts a new query over node ids below `len`.
+    pub(crate) fn prepare(&mut self, len: usize) {
+        self.nodes.cover(len);
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
-            self.nodes.fill(UNSEEN);
+            self.nodes.reset();
             self.generation = 1;
         }
         self.heap.clear();
+    }
+
+    /// Bytes held: node pages, their table and the open list.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.nodes.memory_bytes() + self.heap.capacity() * size_of::<HeapItem>()
     }
 
     /// Offers `node` a path of cost `g` through `parent`: if that improves
@@ -147,7 +163,7 @@ impl Scratch {
             self.heap[0] = last;
             self.sift_down(0);
         }
-        self.nodes[top.node as usize].heap_pos = NOT_OPEN;
+        self.nodes.get_mut(top.node).heap_pos = NOT_OPEN;
         Some(top.node)
     }
 
@@ -160,11 +176,11 @@ impl Scratch {
                 break;
             }
             self.heap[pos] = p;
-            self.nodes[p.node as usize].heap_pos = pos as u32;
+            self.nodes.get_mut(p.node).heap_pos = pos as u32;
             pos = parent;
         }
         self.heap[pos] = item;
-        self.nodes[item.node as usize].heap_pos = pos as u32;
+        self.nodes.get_mut(item.node).heap_pos = pos as u32;
     }
 
     fn sift_down(&mut self, mut pos: usize) {
@@ -186,21 +202,19 @@ impl Scratch {
                 break;
             }
             self.heap[pos] = c;
-            self.nodes[c.node as usize].heap_pos = pos as u32;
+            self.nodes.get_mut(c.node).heap_pos = pos as u32;
             pos = child;
         }
         self.heap[pos] = item;
-        self.nodes[item.node as usize].heap_pos = pos as u32;
+        self.nodes.get_mut(item.node).heap_pos = pos as u32;
     }
 
     /// The state of `node` in this query.
     #[inline]
     pub(crate) fn get(&self, node: u32) -> NodeState {
-        let s = self.nodes[node as usize];
-        if s.stamp == self.generation {
-            s
-        } else {
-            UNSEEN
+        match self.nodes.get(node) {
+            Some(s) if s.stamp == self.generation => *s,
+            _ => UNSEEN,
         }
     }
 
@@ -208,7 +222,7 @@ impl Scratch {
     #[inline]
     pub(crate) fn get_mut(&mut self, node: u32) -> &mut NodeState {
         let generation = self.generation;
-        let s = &mut self.nodes[node as usize];
+        let s = self.nodes.get_mut(node);
         if s.stamp != generation {
             *s = NodeState {
                 stamp: generation,
@@ -229,10 +243,9 @@ struct CornerBox {
 /// The search graph for one query.
 pub(crate) struct Graph<'a> {
     pub grid: &'a Grid,
-    /// `width + 1`: vertices per row.
-    w1: i64,
-    /// Number of vertex nodes; special nodes follow.
-    pub vertex_count: u32,
+    /// Node ids of the vertices; a start or goal that is not a vertex gets
+    /// one of its spare ids.
+    tiling: Tiling,
     pub start: u32,
     pub goal: u32,
     start_ep: &'a Endpoint,
@@ -245,10 +258,9 @@ pub(crate) struct Graph<'a> {
 impl<'a> Graph<'a> {
     pub(crate) fn new(ctx: &SearchContext<'a>) -> Self {
         let grid = ctx.grid;
-        let w1 = i64::from(grid.width()) + 1;
-        let vertex_count = (w1 * (i64::from(grid.height()) + 1)) as u32;
+        let tiling = Tiling::new(grid.width(), grid.height());
         let node = |ep: &Endpoint, special: u32| match ep.vertex {
-            Some([x, y]) => ((y * w1 + x) as u32, None),
+            Some([x, y]) => (tiling.id(x, y), None),
             None => {
                 let cells = ep.cells();
                 let min = [0, 1].map(|a| cells.iter().map(|c| c[a]).min().unwrap_or(0));
@@ -256,12 +268,11 @@ impl<'a> Graph<'a> {
                 (special, Some(CornerBox { min, max }))
             }
         };
-        let (start, start_box) = node(ctx.start, vertex_count);
-        let (goal, goal_box) = node(ctx.goal, vertex_count + 1);
+        let (start, start_box) = node(ctx.start, tiling.spare(0));
+        let (goal, goal_box) = node(ctx.goal, tiling.spare(1));
         Graph {
             grid,
-            w1,
-            vertex_count,
+            tiling,
             start,
             goal,
             start_ep: ctx.start,
@@ -271,20 +282,26 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Nodes in the graph (vertices plus two special slots).
-    pub(crate) fn node_count(&self) -> usize {
-        self.vertex_count as usize + 2
+    /// One more than the largest node id.
+    pub(crate) fn id_bound(&self) -> usize {
+        self.tiling.len()
     }
 
     #[inline]
     pub(crate) fn xy(&self, id: u32) -> [i64; 2] {
-        let id = i64::from(id);
-        [id % self.w1, id / self.w1]
+        self.tiling.xy(id)
     }
 
     #[inline]
     fn id(&self, x: i64, y: i64) -> u32 {
-        (y * self.w1 + x) as u32
+        self.tiling.id(x, y)
+    }
+
+    /// Whether `id` is a start or goal that is not a vertex.
+    #[inline]
+    fn is_special(&self, id: u32) -> bool {
+        (id == self.start && self.start_box.is_some())
+            || (id == self.goal && self.goal_box.is_some())
     }
 
     /// The point of a node.
@@ -327,8 +344,7 @@ impl<'a> Graph<'a> {
     /// Calls `f(neighbour, its point, cost)` for every edge at `id`.
     #[inline]
     pub(crate) fn neighbours(&self, id: u32, mut f: impl FnMut(u32, DVec2, f64)) {
-        let special = |b: Option<CornerBox>, node: u32| b.is_some() && node == id;
-        if special(self.start_box, self.start) || special(self.goal_box, self.goal) {
+        if self.is_special(id) {
             let ep = self.endpoint(id).expect("special nodes are endpoints");
             for c in ep.cells() {
                 for [x, y] in [
@@ -351,7 +367,7 @@ impl<'a> Graph<'a> {
             };
             let other_ep = self.endpoint(other).expect("start and goal are endpoints");
             // (A vertex goal or start is one of the corners above.)
-            if other >= self.vertex_count && ep.cells().iter().any(|c| other_ep.has_cell(*c)) {
+            if self.is_special(other) && ep.cells().iter().any(|c| other_ep.has_cell(*c)) {
                 f(other, other_ep.p, ep.p.distance(other_ep.p));
             }
             return;
@@ -369,7 +385,7 @@ impl<'a> Graph<'a> {
             moves &= moves - 1;
             let (dx, dy, _) = VERTEX_MOVES[i];
             f(
-                (i64::from(id) + dy * self.w1 + dx) as u32,
+                self.id(x + dx, y + dy),
                 DVec2::new((x + dx) as f64, (y + dy) as f64),
                 MOVE_COST[i],
             );
@@ -432,7 +448,7 @@ impl<'a> Graph<'a> {
                 return false;
             }
         }
-        if a < self.vertex_count && b < self.vertex_count {
+        if !self.is_special(a) && !self.is_special(b) {
             los_vertices(self.grid, self.xy(a), self.xy(b))
         } else {
             line_of_sight(self.grid, pa, pb)

@@ -1,0 +1,238 @@
+//! Paged search memory: per-vertex entries in pages allocated on first touch and kept across queries.
+//!
+//! A search records something (cost, parent, a stamp) for every vertex it
+//! touches, and usually touches a small patch of the grid. [`Paged`] stores
+//! those records in fixed-size pages behind a small page table: a page is
+//! allocated the first time one of its entries is written, then kept, so a
+//! planner's memory grows with what its searches touch rather than with the
+//! grid, and a query that stays on pages it has touched before allocates
+//! nothing. Entries carry their own generation stamps (see the callers), so
+//! nothing is cleared between queries.
+//!
+//! [`Tiling`] numbers the vertices so that each page is a square tile of
+//! [`TILE`] x [`TILE`] vertices: a search exploring a compact area touches
+//! few pages, whatever the grid's width (with row-major numbering every row
+//! crossed would need a page of its own).
+
+/// log2 of [`TILE`].
+const TILE_BITS: u32 = 6;
+
+/// Side of a tile, in vertices.
+const TILE: u64 = 1 << TILE_BITS;
+
+/// log2 of the entries per page (one tile).
+const PAGE_BITS: u32 = 2 * TILE_BITS;
+
+/// Entries per page.
+const PAGE_LEN: usize = 1 << PAGE_BITS;
+
+/// One page of entries.
+type Page<T> = Box<[T; PAGE_LEN]>;
+
+/// Tile-by-tile numbering of the vertices `(x, y)`, `0 <= x <= width + 1`,
+/// `0 <= y <= height`, of a `width` x `height` grid: the id's high bits pick
+/// the tile (row of tiles, then tile in the row), its low [`PAGE_BITS`] the
+/// vertex in the tile. The column `x = width + 1`, beyond the grid, gives
+/// spare ids for nodes that are not vertices ([`Tiling::spare`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tiling {
+    /// log2 of the tiles per row of tiles (rounded up to a power of two so
+    /// that ids split with shifts only).
+    row_bits: u32,
+    /// `width + 1`: the column of the spare ids.
+    spare_x: i64,
+    /// One more than the largest id.
+    len: usize,
+}
+
+impl Tiling {
+    /// The numbering for a `width` x `height` grid.
+    pub(crate) fn new(width: u32, height: u32) -> Self {
+        let tiles_x = (u64::from(width) + 2).div_ceil(TILE);
+        let tiles_y = (u64::from(height) + 1).div_ceil(TILE);
+        let row_bits = tiles_x.next_power_of_two().trailing_zeros();
+        let len = ((tiles_y - 1) << row_bits | (tiles_x - 1)) + 1;
+        Tiling {
+            row_bits,
+            spare_x: i64::from(width) + 1,
+            len: (len as usize) << PAGE_BITS,
+        }
+    }
+
+    /// The id of vertex `(x, y)`.
+    #[inline]
+    pub(crate) fn id(self, x: i64, y: i64) -> u32 {
+        let (x, y) = (x as u32, y as u32);
+        let mask = (1 << TILE_BITS) - 1;
+        let tile = (y >> TILE_BITS) << self.row_bits | x >> TILE_BITS;
+        tile << PAGE_BITS | (y & mask) << TILE_BITS | (x & mask)
+    }
+
+    /// The vertex `[x, y]` of an id.
+    #[inline]
+    pub(crate) fn xy(self, id: u32) -> [i64; 2] {
+        let mask = (1 << TILE_BITS) - 1;
+        let tile = id >> PAGE_BITS;
+        let x = (tile & ((1 << self.row_bits) - 1)) << TILE_BITS | (id & mask);
+        let y = (tile >> self.row_bits) << TILE_BITS | (id >> TILE_BITS & mask);
+        [i64::from(x), i64::from(y)]
+    }
+
+    /// Spare id `k` (`k <= 1`): an id that is no vertex of the grid.
+    #[inline]
+    pub(crate) fn spare(self, k: i64) -> u32 {
+        debug_assert!((0..=1).contains(&k), "two spare ids");
+        self.id(self.spare_x, k)
+    }
+
+    /// One more than the largest id: the length a [`Paged`] must cover.
+    pub(crate) fn len(self) -> usize {
+        self.len
+    }
+}
+
+/// Entries of type `T` indexed by `u32`, in pages allocated on first write.
+#[derive(Debug)]
+pub(crate) struct Paged<T> {
+    /// Page `i` holds entries `i << PAGE_BITS ..`; `None` until written.
+    pages: Vec<Option<Page<T>>>,
+    /// What a new page is filled with.
+    blank: T,
+}
+
+impl<T: Copy> Paged<T> {
+    /// Empty storage whose pages start filled with `blank`.
+    pub(crate) const fn new(blank: T) -> Self {
+        Paged {
+            pages: Vec::new(),
+            blank,
+        }
+    }
+
+    /// Makes the page table cover indices below `len` (it never shrinks, and
+    /// allocates no page).
+    pub(crate) fn cover(&mut self, len: usize) {
+        let pages = len.div_ceil(PAGE_LEN);
+        if self.pages.len() < pages {
+            self.pages.resize_with(pages, || None);
+        }
+    }
+
+    /// Covers indices below `len` and allocates every page they fall in.
+    pub(crate) fn allocate_all(&mut self, len: usize) {
+        self.cover(len);
+        let blank = self.blank;
+        for slot in &mut self.pages[..len.div_ceil(PAGE_LEN)] {
+            if slot.is_none() {
+                *slot = Some(new_page(blank));
+            }
+        }
+    }
+
+    /// The entry at `i`, or `None` if its page was never written.
+    #[inline]
+    pub(crate) fn get(&self, i: u32) -> Option<&T> {
+        let i = i as usize;
+        self.pages[i >> PAGE_BITS]
+            .as_ref()
+            .map(|page| &page[i & (PAGE_LEN - 1)])
+    }
+
+    /// The entry at `i`, allocating its page (filled with the blank value)
+    /// on first touch.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, i: u32) -> &mut T {
+        let i = i as usize;
+        let slot = &mut self.pages[i >> PAGE_BITS];
+        let page = match slot {
+            Some(page) => page,
+            None => slot.insert(new_page(self.blank)),
+        };
+        &mut page[i & (PAGE_LEN - 1)]
+    }
+
+    /// Sets every entry of every allocated page back to the blank value.
+    pub(crate) fn reset(&mut self) {
+        for page in self.pages.iter_mut().flatten() {
+            page.fill(self.blank);
+        }
+    }
+
+    /// Bytes held: the page table and the allocated pages.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        let pages = self.pages.iter().flatten().count();
+        self.pages.capacity() * size_of::<Option<Page<T>>>()
+            + pages * PAGE_LEN * size_of::<T>()
+    }
+}
+
+/// A page filled with `blank` (built on the heap: a page is too large for
+/// the stack of some threads).
+#[cold]
+#[inline(never)]
+fn new_page<T: Copy>(blank: T) -> Page<T> {
+    vec![blank; PAGE_LEN]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the vector has PAGE_LEN entries"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiling_round_trips_and_is_injective() {
+        for (w, h) in [(1, 1), (10, 3), (62, 63), (63, 64), (200, 70), (8192, 5)] {
+            let t = Tiling::new(w, h);
+            let mut seen = std::collections::HashSet::new();
+            for y in 0..=i64::from(h) {
+                for x in 0..=i64::from(w) + 1 {
+                    let id = t.id(x, y);
+                    assert!((id as usize) < t.len(), "{w}x{h}: ({x}, {y})");
+                    assert_eq!(t.xy(id), [x, y]);
+                    assert!(seen.insert(id), "{w}x{h}: ({x}, {y}) collides");
+                }
+            }
+            assert_eq!(t.spare(0), t.id(i64::from(w) + 1, 0));
+            assert_eq!(t.spare(1), t.id(i64::from(w) + 1, 1));
+        }
+    }
+
+    #[test]
+    fn the_largest_grid_fits_in_u32_ids() {
+        let side = crate::grid::MAX_DIMENSION;
+        let t = Tiling::new(side, side);
+        assert!(t.len() <= u32::MAX as usize);
+        let corner = t.id(i64::from(side) + 1, i64::from(side));
+        assert_eq!(t.xy(corner), [i64::from(side) + 1, i64::from(side)]);
+    }
+
+    #[test]
+    fn small_grids_fit_in_one_page() {
+        assert_eq!(Tiling::new(62, 63).len(), PAGE_LEN);
+    }
+
+    #[test]
+    fn pages_are_allocated_on_first_write_and_kept() {
+        let mut p = Paged::new(7u32);
+        p.cover(10 * PAGE_LEN);
+        assert_eq!(p.get(5), None);
+        assert_eq!(p.memory_bytes(), 10 * size_of::<Option<Page<u32>>>());
+        *p.get_mut(3 * PAGE_LEN as u32 + 1) = 9;
+        assert_eq!(p.get(3 * PAGE_LEN as u32 + 1), Some(&9));
+        assert_eq!(p.get(3 * PAGE_LEN as u32), Some(&7));
+        assert_eq!(p.get(5), None);
+        let one_page = p.memory_bytes();
+        *p.get_mut(3 * PAGE_LEN as u32 + 2) = 1;
+        assert_eq!(p.memory_bytes(), one_page, "same page");
+        p.reset();
+        assert_eq!(p.get(3 * PAGE_LEN as u32 + 1), Some(&7));
+        p.allocate_all(4 * PAGE_LEN + 1);
+        assert_eq!(p.get(0), Some(&7));
+        assert_eq!(p.get(4 * PAGE_LEN as u32), Some(&7));
+        assert_eq!(p.get(5 * PAGE_LEN as u32), None);
+        p.cover(PAGE_LEN);
+        assert_eq!(p.get(9 * PAGE_LEN as u32), None, "the table never shrinks");
+    }
+}

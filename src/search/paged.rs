@@ -18,7 +18,7 @@
 const TILE_BITS: u32 = 6;
 
 /// Side of a tile, in vertices.
-const TILE: u64 = 1 << TILE_BITS;
+pub(crate) const TILE: i64 = 1 << TILE_BITS;
 
 /// log2 of the entries per page (one tile).
 const PAGE_BITS: u32 = 2 * TILE_BITS;
@@ -48,8 +48,8 @@ pub(crate) struct Tiling {
 impl Tiling {
     /// The numbering for a `width` x `height` grid.
     pub(crate) fn new(width: u32, height: u32) -> Self {
-        let tiles_x = (u64::from(width) + 2).div_ceil(TILE);
-        let tiles_y = (u64::from(height) + 1).div_ceil(TILE);
+        let tiles_x = (u64::from(width) + 2).div_ceil(TILE as u64);
+        let tiles_y = (u64::from(height) + 1).div_ceil(TILE as u64);
         let row_bits = tiles_x.next_power_of_two().trailing_zeros();
         let len = ((tiles_y - 1) << row_bits | (tiles_x - 1)) + 1;
         Tiling {
@@ -85,9 +85,25 @@ impl Tiling {
         self.id(self.spare_x, k)
     }
 
+    /// Whether coordinate `v` is neither the first nor the last of its tile,
+    /// so that the vertices one step away along it are in the same tile.
+    #[inline]
+    pub(crate) fn is_inner(v: i64) -> bool {
+        (v + 1) & (TILE - 1) >= 2
+    }
+
     /// One more than the largest id: the length a [`Paged`] must cover.
     pub(crate) fn len(self) -> usize {
         self.len
+    }
+
+    /// One id in each tile that holds vertices or spare ids (ids past the
+    /// last tile of a row of tiles, which rounding to a power of two leaves
+    /// unused, are never among them).
+    pub(crate) fn tiles(self) -> impl Iterator<Item = u32> {
+        let last = self.xy(self.len as u32 - 1);
+        let (tiles_x, tiles_y) = (self.spare_x / TILE + 1, last[1] / TILE + 1);
+        (0..tiles_y).flat_map(move |ty| (0..tiles_x).map(move |tx| self.id(tx * TILE, ty * TILE)))
     }
 }
 
@@ -118,14 +134,11 @@ impl<T: Copy> Paged<T> {
         }
     }
 
-    /// Covers indices below `len` and allocates every page they fall in.
-    pub(crate) fn allocate_all(&mut self, len: usize) {
-        self.cover(len);
-        let blank = self.blank;
-        for slot in &mut self.pages[..len.div_ceil(PAGE_LEN)] {
-            if slot.is_none() {
-                *slot = Some(new_page(blank));
-            }
+    /// Allocates the page of index `i` (covered) if it is not yet.
+    pub(crate) fn allocate(&mut self, i: u32) {
+        let slot = &mut self.pages[i as usize >> PAGE_BITS];
+        if slot.is_none() {
+            *slot = Some(new_page(self.blank));
         }
     }
 
@@ -146,7 +159,7 @@ impl<T: Copy> Paged<T> {
         let slot = &mut self.pages[i >> PAGE_BITS];
         let page = match slot {
             Some(page) => page,
-            None => slot.insert(new_page(self.blank)),
+            None => fill(slot, self.blank),
         };
         &mut page[i & (PAGE_LEN - 1)]
     }
@@ -161,15 +174,20 @@ impl<T: Copy> Paged<T> {
     /// Bytes held: the page table and the allocated pages.
     pub(crate) fn memory_bytes(&self) -> usize {
         let pages = self.pages.iter().flatten().count();
-        self.pages.capacity() * size_of::<Option<Page<T>>>()
-            + pages * PAGE_LEN * size_of::<T>()
+        self.pages.capacity() * size_of::<Option<Page<T>>>() + pages * PAGE_LEN * size_of::<T>()
     }
+}
+
+/// Puts a new page in an empty slot of the page table (out of line: the
+/// accessors that call it are on the searches' hottest paths).
+#[cold]
+#[inline(never)]
+fn fill<T: Copy>(slot: &mut Option<Page<T>>, blank: T) -> &mut Page<T> {
+    slot.insert(new_page(blank))
 }
 
 /// A page filled with `blank` (built on the heap: a page is too large for
 /// the stack of some threads).
-#[cold]
-#[inline(never)]
 fn new_page<T: Copy>(blank: T) -> Page<T> {
     vec![blank; PAGE_LEN]
         .into_boxed_slice()
@@ -194,8 +212,27 @@ mod tests {
                     assert!(seen.insert(id), "{w}x{h}: ({x}, {y}) collides");
                 }
             }
+            for y in 0..=i64::from(h) {
+                for x in 0..=i64::from(w) {
+                    if Tiling::is_inner(x) && Tiling::is_inner(y) {
+                        for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1)] {
+                            let step = i64::from(t.id(x, y)) + dy * TILE + dx;
+                            assert_eq!(step, i64::from(t.id(x + dx, y + dy)));
+                        }
+                    }
+                }
+            }
             assert_eq!(t.spare(0), t.id(i64::from(w) + 1, 0));
             assert_eq!(t.spare(1), t.id(i64::from(w) + 1, 1));
+            // `tiles` names each page holding an id exactly once.
+            let pages: std::collections::BTreeSet<u32> =
+                seen.iter().map(|id| id >> PAGE_BITS).collect();
+            let tiles: Vec<u32> = t.tiles().map(|id| id >> PAGE_BITS).collect();
+            assert_eq!(tiles.len(), pages.len(), "{w}x{h}");
+            assert_eq!(
+                tiles.into_iter().collect::<std::collections::BTreeSet<_>>(),
+                pages
+            );
         }
     }
 
@@ -228,10 +265,10 @@ mod tests {
         assert_eq!(p.memory_bytes(), one_page, "same page");
         p.reset();
         assert_eq!(p.get(3 * PAGE_LEN as u32 + 1), Some(&7));
-        p.allocate_all(4 * PAGE_LEN + 1);
-        assert_eq!(p.get(0), Some(&7));
+        p.allocate(4 * PAGE_LEN as u32 + 5);
         assert_eq!(p.get(4 * PAGE_LEN as u32), Some(&7));
         assert_eq!(p.get(5 * PAGE_LEN as u32), None);
+        assert_eq!(p.memory_bytes(), one_page + PAGE_LEN * size_of::<u32>());
         p.cover(PAGE_LEN);
         assert_eq!(p.get(9 * PAGE_LEN as u32), None, "the table never shrinks");
     }

@@ -11,7 +11,7 @@
 use bevy_math::DVec2;
 
 use super::heap::f_key;
-use super::paged::{Paged, Tiling};
+use super::paged::{Paged, TILE, Tiling};
 use super::{Endpoint, Outcome, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
@@ -36,19 +36,23 @@ pub(crate) struct NodeState {
     pub parent: u32,
     /// The generation this state belongs to; older states read as unseen.
     stamp: u32,
-    /// Index in the open list's heap, or [`NOT_OPEN`].
-    heap_pos: u32,
+    /// The node's slot in [`OpenHeap::pos`] once it has been queued in
+    /// this query, else [`NO_HANDLE`].
+    handle: u32,
     pub closed: bool,
 }
 
-/// `heap_pos` of a node that is not on the open list.
+/// `handle` of a node never queued in this query.
+const NO_HANDLE: u32 = u32::MAX;
+
+/// Heap position of a node that is not on the open list.
 const NOT_OPEN: u32 = u32::MAX;
 
 const UNSEEN: NodeState = NodeState {
     g: f64::INFINITY,
     parent: NO_PARENT,
     stamp: 0,
-    heap_pos: NOT_OPEN,
+    handle: NO_HANDLE,
     closed: false,
 };
 
@@ -59,6 +63,8 @@ struct HeapItem {
     f: u64,
     g: f64,
     node: u32,
+    /// The node's `handle`.
+    handle: u32,
 }
 
 impl HeapItem {
@@ -70,16 +76,123 @@ impl HeapItem {
     }
 }
 
+/// The open list: an indexed binary heap (a node improved while open moves
+/// up in place: no duplicate entries).
+///
+/// The heap position of each queued node is kept in a dense table indexed by
+/// a per-query handle, not in the node's paged state: sifting moves many
+/// entries, and the dense table spares each move a page lookup.
+#[derive(Default, Debug)]
+struct OpenHeap {
+    items: Vec<HeapItem>,
+    /// Heap position (or [`NOT_OPEN`]) of each node queued in this query,
+    /// by handle.
+    pos: Vec<u32>,
+}
+
+impl OpenHeap {
+    fn clear(&mut self) {
+        self.items.clear();
+        self.pos.clear();
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.items.capacity() * size_of::<HeapItem>() + self.pos.capacity() * size_of::<u32>()
+    }
+
+    /// Queues `node` with key `f` and cost `g`, or moves it up if it is
+    /// queued already. `handle` is the node's; one is assigned on first
+    /// queueing.
+    #[inline]
+    fn queue(&mut self, handle: &mut u32, f: u64, g: f64, node: u32) {
+        if *handle == NO_HANDLE {
+            *handle = self.pos.len() as u32;
+            self.pos.push(NOT_OPEN);
+        }
+        let item = HeapItem {
+            f,
+            g,
+            node,
+            handle: *handle,
+        };
+        let pos = match self.pos[item.handle as usize] {
+            NOT_OPEN => {
+                self.items.push(item);
+                self.items.len() - 1
+            }
+            pos => {
+                self.items[pos as usize] = item;
+                pos as usize
+            }
+        };
+        self.sift_up(pos);
+    }
+
+    /// Takes the best node off the heap.
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        let top = *self.items.first()?;
+        let last = self.items.pop().expect("the heap is not empty");
+        if !self.items.is_empty() {
+            self.items[0] = last;
+            self.sift_down(0);
+        }
+        self.pos[top.handle as usize] = NOT_OPEN;
+        Some(top.node)
+    }
+
+    fn sift_up(&mut self, mut pos: usize) {
+        let item = self.items[pos];
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            let p = self.items[parent];
+            if !item.before(&p) {
+                break;
+            }
+            self.items[pos] = p;
+            self.pos[p.handle as usize] = pos as u32;
+            pos = parent;
+        }
+        self.items[pos] = item;
+        self.pos[item.handle as usize] = pos as u32;
+    }
+
+    fn sift_down(&mut self, mut pos: usize) {
+        let item = self.items[pos];
+        let len = self.items.len();
+        loop {
+            let left = 2 * pos + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < len && self.items[right].before(&self.items[left]) {
+                right
+            } else {
+                left
+            };
+            let c = self.items[child];
+            if !c.before(&item) {
+                break;
+            }
+            self.items[pos] = c;
+            self.pos[c.handle as usize] = pos as u32;
+            pos = child;
+        }
+        self.items[pos] = item;
+        self.pos[item.handle as usize] = pos as u32;
+    }
+}
+
 /// Search memory reused across queries: one `NodeState` per node touched,
 /// in pages allocated on first touch (see [`Paged`]), valid only when stamped
-/// with the current generation, so nothing is cleared per query; and an
-/// indexed binary heap as the open list (a node improved while open moves up
-/// in place: no duplicate entries).
+/// with the current generation, so nothing is cleared per query; and the
+/// open list.
 #[derive(Debug)]
 pub(crate) struct Scratch {
     nodes: Paged<NodeState>,
     generation: u32,
-    heap: Vec<HeapItem>,
+    open: OpenHeap,
 }
 
 impl Default for Scratch {
@@ -87,7 +200,7 @@ impl Default for Scratch {
         Scratch {
             nodes: Paged::new(UNSEEN),
             generation: 0,
-            heap: Vec::new(),
+            open: OpenHeap::default(),
         }
     }
 }
@@ -96,7 +209,10 @@ impl Scratch {
     /// Allocates the node states of every node of `grid` now.
     pub(crate) fn reserve(&mut self, grid: &Grid) {
         let tiling = Tiling::new(grid.width(), grid.height());
-        self.nodes.allocate_all(tiling.len());
+        self.nodes.cover(tiling.len());
+        for id in tiling.tiles() {
+            self.nodes.allocate(id);
+        }
     }
 
     /// Starts a new query over node ids below `len`.
@@ -107,12 +223,12 @@ impl Scratch {
             self.nodes.reset();
             self.generation = 1;
         }
-        self.heap.clear();
+        self.open.clear();
     }
 
     /// Bytes held: node pages, their table and the open list.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.nodes.memory_bytes() + self.heap.capacity() * size_of::<HeapItem>()
+        self.nodes.memory_bytes() + self.open.memory_bytes()
     }
 
     /// Offers `node` a path of cost `g` through `parent`: if that improves
@@ -126,87 +242,28 @@ impl Scratch {
         parent: u32,
         h: impl FnOnce() -> f64,
     ) -> bool {
-        let s = self.get_mut(node);
+        let generation = self.generation;
+        let s = self.nodes.get_mut(node);
+        if s.stamp != generation {
+            *s = NodeState {
+                stamp: generation,
+                ..UNSEEN
+            };
+        }
         if s.closed || g >= s.g {
             return false;
         }
         let f = g + h();
-        let s = self.get_mut(node);
         s.g = g;
         s.parent = parent;
-        let pos = if s.heap_pos == NOT_OPEN {
-            self.heap.push(HeapItem {
-                f: f_key(f),
-                g,
-                node,
-            });
-            self.heap.len() - 1
-        } else {
-            let pos = s.heap_pos as usize;
-            self.heap[pos] = HeapItem {
-                f: f_key(f),
-                g,
-                node,
-            };
-            pos
-        };
-        self.sift_up(pos);
+        self.open.queue(&mut s.handle, f_key(f), g, node);
         true
     }
 
     /// Takes the best open node off the open list.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<u32> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("the heap is not empty");
-        if !self.heap.is_empty() {
-            self.heap[0] = last;
-            self.sift_down(0);
-        }
-        self.nodes.get_mut(top.node).heap_pos = NOT_OPEN;
-        Some(top.node)
-    }
-
-    fn sift_up(&mut self, mut pos: usize) {
-        let item = self.heap[pos];
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            let p = self.heap[parent];
-            if !item.before(&p) {
-                break;
-            }
-            self.heap[pos] = p;
-            self.nodes.get_mut(p.node).heap_pos = pos as u32;
-            pos = parent;
-        }
-        self.heap[pos] = item;
-        self.nodes.get_mut(item.node).heap_pos = pos as u32;
-    }
-
-    fn sift_down(&mut self, mut pos: usize) {
-        let item = self.heap[pos];
-        let len = self.heap.len();
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && self.heap[right].before(&self.heap[left]) {
-                right
-            } else {
-                left
-            };
-            let c = self.heap[child];
-            if !c.before(&item) {
-                break;
-            }
-            self.heap[pos] = c;
-            self.nodes.get_mut(c.node).heap_pos = pos as u32;
-            pos = child;
-        }
-        self.heap[pos] = item;
-        self.nodes.get_mut(item.node).heap_pos = pos as u32;
+        self.open.pop()
     }
 
     /// The state of `node` in this query.
@@ -231,6 +288,13 @@ impl Scratch {
         }
         s
     }
+}
+
+/// Calls `f` out of line: for the rare edges at a start or goal, so that
+/// the edge callback is inlined only where grid moves call it (the hot loop).
+#[inline(never)]
+fn call_cold(f: &mut dyn FnMut(u32, DVec2, f64), node: u32, p: DVec2, cost: f64) {
+    f(node, p, cost);
 }
 
 /// Bounding box of the corners of an endpoint's cells, for a quick test.
@@ -355,7 +419,7 @@ impl<'a> Graph<'a> {
                 ] {
                     if self.vertex_usable(x, y, ep.p) {
                         let p = DVec2::new(x as f64, y as f64);
-                        f(self.id(x, y), p, ep.p.distance(p));
+                        call_cold(&mut f, self.id(x, y), p, ep.p.distance(p));
                     }
                 }
             }
@@ -368,7 +432,7 @@ impl<'a> Graph<'a> {
             let other_ep = self.endpoint(other).expect("start and goal are endpoints");
             // (A vertex goal or start is one of the corners above.)
             if self.is_special(other) && ep.cells().iter().any(|c| other_ep.has_cell(*c)) {
-                f(other, other_ep.p, ep.p.distance(other_ep.p));
+                call_cold(&mut f, other, other_ep.p, ep.p.distance(other_ep.p));
             }
             return;
         }
@@ -377,6 +441,7 @@ impl<'a> Graph<'a> {
         let info = self.grid.vertex_info(x, y);
         let restricted = self.endpoint(id).is_some_and(|e| e.restricted);
         let mut moves = info & 0xff;
+        let interior = Tiling::is_inner(x) && Tiling::is_inner(y);
         if restricted {
             moves &= SOUTH_EAST_MOVES;
         }
@@ -384,8 +449,14 @@ impl<'a> Graph<'a> {
             let i = moves.trailing_zeros() as usize;
             moves &= moves - 1;
             let (dx, dy, _) = VERTEX_MOVES[i];
+            // Within a tile, a move is a fixed step of ids.
+            let m = if interior {
+                (i64::from(id) + dy * TILE + dx) as u32
+            } else {
+                self.id(x + dx, y + dy)
+            };
             f(
-                self.id(x + dx, y + dy),
+                m,
                 DVec2::new((x + dx) as f64, (y + dy) as f64),
                 MOVE_COST[i],
             );
@@ -407,7 +478,7 @@ impl<'a> Graph<'a> {
                 let cells = (info >> 8) as u8;
                 if cells & VERTEX_MOVES[i].2 != 0 && (!restricted || SOUTH_EAST_MOVES >> i & 1 == 1)
                 {
-                    f(node, ep.p, MOVE_COST[i]);
+                    call_cold(&mut f, node, ep.p, MOVE_COST[i]);
                 }
             }
         }
@@ -422,7 +493,7 @@ impl<'a> Graph<'a> {
                     .iter()
                     .any(|c| (x - c[0]) & !1 == 0 && (y - c[1]) & !1 == 0);
                 if touches && self.vertex_usable(x, y, ep.p) {
-                    f(node, ep.p, here.distance(ep.p));
+                    call_cold(&mut f, node, ep.p, here.distance(ep.p));
                 }
             }
         }

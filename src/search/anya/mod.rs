@@ -114,7 +114,10 @@ impl Scratch {
     /// `Planner::reserve`).
     pub(crate) fn reserve(&mut self, grid: &crate::grid::Grid) {
         let tiling = Tiling::new(grid.width(), grid.height());
-        self.roots.states.allocate_all(tiling.len());
+        self.roots.states.cover(tiling.len());
+        for id in tiling.tiles() {
+            self.roots.states.allocate(id);
+        }
     }
 
     /// Bytes held: root history pages and table, nodes and the open list.

@@ -7,7 +7,9 @@
 //! planner's memory grows with what its searches touch rather than with the
 //! grid, and a query that stays on pages it has touched before allocates
 //! nothing. Entries carry their own generation stamps (see the callers), so
-//! nothing is cleared between queries.
+//! nothing is cleared between queries. Grids up to about 1000 x 1000 are
+//! held in one flat array instead (a few tens of MB at most), where the
+//! searches' hottest loops need no page lookup.
 //!
 //! [`Tiling`] numbers the vertices so that each page is a square tile of
 //! [`TILE`] x [`TILE`] vertices: a search exploring a compact area touches
@@ -25,6 +27,12 @@ const PAGE_BITS: u32 = 2 * TILE_BITS;
 
 /// Entries per page.
 const PAGE_LEN: usize = 1 << PAGE_BITS;
+
+use core::fmt;
+
+/// Id spaces up to this many entries are held in one flat array instead of
+/// pages (see [`Paged`]).
+const FLAT_MAX: usize = 1 << 20;
 
 /// One page of entries.
 type Page<T> = Box<[T; PAGE_LEN]>;
@@ -108,12 +116,38 @@ impl Tiling {
 }
 
 /// Entries of type `T` indexed by `u32`, in pages allocated on first write.
-#[derive(Debug)]
+///
+/// Small id spaces (at most [`FLAT_MAX`] entries: grids up to about
+/// 1000 x 1000) are held in one flat array, allocated at the first query and
+/// reached without a page lookup: there the whole grid costs a few tens of MB
+/// at most, and the searches' hottest loops stay as fast as without paging.
+/// Indices below the flat array's length live in it, others in pages.
+///
+/// One page at a time can be *in focus* ([`Paged::focus`]): it is then held
+/// outside the table, and entries in it are reached without the table
+/// lookup. Searches focus the page of the node they expand, which holds most
+/// of its neighbours.
 pub(crate) struct Paged<T> {
-    /// Page `i` holds entries `i << PAGE_BITS ..`; `None` until written.
+    /// Page `i` holds entries `i << PAGE_BITS ..`; `None` until written, and
+    /// while it is in focus.
     pages: Vec<Option<Page<T>>>,
+    /// The page in focus, if any.
+    near: Option<Page<T>>,
+    /// Its index in `pages` (`usize::MAX` when there is none).
+    near_index: usize,
+    /// Entries `0..flat.len()`.
+    flat: Vec<T>,
     /// What a new page is filled with.
     blank: T,
+}
+
+impl<T> fmt::Debug for Paged<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Paged")
+            .field("table_len", &self.pages.len())
+            .field("near_index", &self.near_index)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<T: Copy> Paged<T> {
@@ -121,13 +155,38 @@ impl<T: Copy> Paged<T> {
     pub(crate) const fn new(blank: T) -> Self {
         Paged {
             pages: Vec::new(),
+            near: None,
+            near_index: usize::MAX,
+            flat: Vec::new(),
             blank,
         }
     }
 
-    /// Makes the page table cover indices below `len` (it never shrinks, and
-    /// allocates no page).
+    /// Puts the page of index `i` in focus (allocating it if needed).
+    #[inline]
+    pub(crate) fn focus(&mut self, i: u32) {
+        let p = i as usize >> PAGE_BITS;
+        if p != self.near_index && i as usize >= self.flat.len() {
+            self.refocus(p);
+        }
+    }
+
+    fn refocus(&mut self, p: usize) {
+        if let Some(page) = self.near.take() {
+            self.pages[self.near_index] = Some(page);
+        }
+        let page = self.pages[p].take();
+        self.near = Some(page.unwrap_or_else(|| new_page(self.blank)));
+        self.near_index = p;
+    }
+
+    /// Makes the storage cover indices below `len`: the flat array if `len`
+    /// is small enough, else the page table (neither ever shrinks; no page
+    /// is allocated).
     pub(crate) fn cover(&mut self, len: usize) {
+        if len <= FLAT_MAX && self.flat.len() < len {
+            self.flat.resize(len, self.blank);
+        }
         let pages = len.div_ceil(PAGE_LEN);
         if self.pages.len() < pages {
             self.pages.resize_with(pages, || None);
@@ -136,8 +195,9 @@ impl<T: Copy> Paged<T> {
 
     /// Allocates the page of index `i` (covered) if it is not yet.
     pub(crate) fn allocate(&mut self, i: u32) {
-        let slot = &mut self.pages[i as usize >> PAGE_BITS];
-        if slot.is_none() {
+        let p = i as usize >> PAGE_BITS;
+        let slot = &mut self.pages[p];
+        if slot.is_none() && p != self.near_index && i as usize >= self.flat.len() {
             *slot = Some(new_page(self.blank));
         }
     }
@@ -146,9 +206,15 @@ impl<T: Copy> Paged<T> {
     #[inline]
     pub(crate) fn get(&self, i: u32) -> Option<&T> {
         let i = i as usize;
-        self.pages[i >> PAGE_BITS]
-            .as_ref()
-            .map(|page| &page[i & (PAGE_LEN - 1)])
+        if let Some(entry) = self.flat.get(i) {
+            return Some(entry);
+        }
+        let page = if i >> PAGE_BITS == self.near_index {
+            &self.near
+        } else {
+            &self.pages[i >> PAGE_BITS]
+        };
+        page.as_ref().map(|page| &page[i & (PAGE_LEN - 1)])
     }
 
     /// The entry at `i`, allocating its page (filled with the blank value)
@@ -156,7 +222,14 @@ impl<T: Copy> Paged<T> {
     #[inline]
     pub(crate) fn get_mut(&mut self, i: u32) -> &mut T {
         let i = i as usize;
-        let slot = &mut self.pages[i >> PAGE_BITS];
+        if let Some(entry) = self.flat.get_mut(i) {
+            return entry;
+        }
+        let slot = if i >> PAGE_BITS == self.near_index {
+            &mut self.near
+        } else {
+            &mut self.pages[i >> PAGE_BITS]
+        };
         let page = match slot {
             Some(page) => page,
             None => fill(slot, self.blank),
@@ -166,15 +239,17 @@ impl<T: Copy> Paged<T> {
 
     /// Sets every entry of every allocated page back to the blank value.
     pub(crate) fn reset(&mut self) {
-        for page in self.pages.iter_mut().flatten() {
+        for page in self.pages.iter_mut().chain([&mut self.near]).flatten() {
             page.fill(self.blank);
         }
+        self.flat.fill(self.blank);
     }
 
     /// Bytes held: the page table and the allocated pages.
     pub(crate) fn memory_bytes(&self) -> usize {
-        let pages = self.pages.iter().flatten().count();
-        self.pages.capacity() * size_of::<Option<Page<T>>>() + pages * PAGE_LEN * size_of::<T>()
+        let pages = self.pages.iter().chain([&self.near]).flatten().count();
+        self.pages.capacity() * size_of::<Option<Page<T>>>()
+            + (pages * PAGE_LEN + self.flat.capacity()) * size_of::<T>()
     }
 }
 
@@ -253,9 +328,14 @@ mod tests {
     #[test]
     fn pages_are_allocated_on_first_write_and_kept() {
         let mut p = Paged::new(7u32);
-        p.cover(10 * PAGE_LEN);
+        // Too large to be flat.
+        let len = FLAT_MAX + 10 * PAGE_LEN;
+        p.cover(len);
         assert_eq!(p.get(5), None);
-        assert_eq!(p.memory_bytes(), 10 * size_of::<Option<Page<u32>>>());
+        assert_eq!(
+            p.memory_bytes(),
+            len / PAGE_LEN * size_of::<Option<Page<u32>>>()
+        );
         *p.get_mut(3 * PAGE_LEN as u32 + 1) = 9;
         assert_eq!(p.get(3 * PAGE_LEN as u32 + 1), Some(&9));
         assert_eq!(p.get(3 * PAGE_LEN as u32), Some(&7));
@@ -269,7 +349,32 @@ mod tests {
         assert_eq!(p.get(4 * PAGE_LEN as u32), Some(&7));
         assert_eq!(p.get(5 * PAGE_LEN as u32), None);
         assert_eq!(p.memory_bytes(), one_page + PAGE_LEN * size_of::<u32>());
-        p.cover(PAGE_LEN);
+        p.cover(PAGE_LEN / 2);
         assert_eq!(p.get(9 * PAGE_LEN as u32), None, "the table never shrinks");
+        // A small cover makes a flat array, which takes over its indices.
+        assert_eq!(p.get(5), Some(&7));
+        *p.get_mut(5) = 3;
+        assert_eq!(p.get(5), Some(&3));
+        assert_eq!(p.get(PAGE_LEN as u32 / 2), None);
+        p.focus(5);
+        assert_eq!(p.get(5), Some(&3));
+        // Focus moves a page out of the table and back, allocating it if
+        // needed; entries read and write the same either way.
+        let bytes = p.memory_bytes();
+        p.focus(4 * PAGE_LEN as u32);
+        assert_eq!(p.memory_bytes(), bytes);
+        *p.get_mut(4 * PAGE_LEN as u32 + 3) = 11;
+        p.allocate(4 * PAGE_LEN as u32);
+        assert_eq!(p.memory_bytes(), bytes, "the page in focus exists");
+        p.focus(7 * PAGE_LEN as u32);
+        assert_eq!(p.memory_bytes(), bytes + PAGE_LEN * size_of::<u32>());
+        assert_eq!(p.get(4 * PAGE_LEN as u32 + 3), Some(&11));
+        *p.get_mut(7 * PAGE_LEN as u32 + 1) = 12;
+        p.reset();
+        assert_eq!(p.get(7 * PAGE_LEN as u32 + 1), Some(&7));
+        assert_eq!(p.get(4 * PAGE_LEN as u32 + 3), Some(&7));
+        assert_eq!(p.get(5), Some(&7));
+        p.focus(4 * PAGE_LEN as u32 + 9);
+        assert_eq!(p.get(7 * PAGE_LEN as u32 + 1), Some(&7));
     }
 }

@@ -260,10 +260,13 @@ impl Scratch {
         true
     }
 
-    /// Takes the best open node off the open list.
+    /// Takes the best open node off the open list, and puts its page in
+    /// focus (its neighbours are mostly there).
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<u32> {
-        self.open.pop()
+        let n = self.open.pop()?;
+        self.nodes.focus(n);
+        Some(n)
     }
 
     /// The state of `node` in this query.

@@ -104,8 +104,8 @@ pub(crate) struct Scratch {
     /// Successors of the node being expanded.
     succ: Vec<Node>,
     open: OpenList,
-    /// Root ids of the vertices of this query's grid; the start, when it is
-    /// not a vertex, has spare id 0.
+    /// Root ids of the vertices of this query's grid; the start has spare
+    /// id 0.
     tiling: Tiling,
 }
 

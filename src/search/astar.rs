@@ -25,7 +25,7 @@ pub(crate) fn search(
     out: &mut Vec<DVec2>,
 ) -> Outcome {
     let graph = Graph::new(ctx);
-    scratch.prepare(graph.node_count());
+    scratch.prepare(graph.id_bound());
     let weight = ctx.options.weight();
     // Targets for the heuristic: the goal vertex, or the goal's cell corners
     // with the straight remainder to the goal point.
@@ -65,11 +65,16 @@ pub(crate) fn search(
             return outcome;
         }
         let g_n = scratch.get(n).g;
-        graph.neighbours(n, |m, p, cost| {
-            if scratch.relax(m, g_n + cost, n, || h(p)) {
-                ctx.stats.generated += 1;
-            }
-        });
+        // (Inlined by hand, as in Lazy Theta*.)
+        graph.neighbours(
+            n,
+            #[inline(always)]
+            |m, p, cost| {
+                if scratch.relax(m, g_n + cost, n, || h(p)) {
+                    ctx.stats.generated += 1;
+                }
+            },
+        );
     }
     Outcome::Exhausted
 }

@@ -63,6 +63,11 @@ impl OpenList {
         self.heap.clear();
     }
 
+    /// Bytes held by the entries' buffer.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.heap.capacity() * size_of::<Key>()
+    }
+
     #[inline]
     pub(crate) fn push(&mut self, entry: OpenEntry) {
         self.heap.push(Key::of(&entry));

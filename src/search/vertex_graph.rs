@@ -11,6 +11,7 @@
 use bevy_math::DVec2;
 
 use super::heap::f_key;
+use super::paged::{Paged, TILE, Tiling};
 use super::{Endpoint, Outcome, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
@@ -35,19 +36,23 @@ pub(crate) struct NodeState {
     pub parent: u32,
     /// The generation this state belongs to; older states read as unseen.
     stamp: u32,
-    /// Index in the open list's heap, or [`NOT_OPEN`].
-    heap_pos: u32,
+    /// The node's slot in [`OpenHeap::pos`] once it has been queued in
+    /// this query, else [`NO_HANDLE`].
+    handle: u32,
     pub closed: bool,
 }
 
-/// `heap_pos` of a node that is not on the open list.
+/// `handle` of a node never queued in this query.
+const NO_HANDLE: u32 = u32::MAX;
+
+/// Heap position of a node that is not on the open list.
 const NOT_OPEN: u32 = u32::MAX;
 
 const UNSEEN: NodeState = NodeState {
     g: f64::INFINITY,
     parent: NO_PARENT,
     stamp: 0,
-    heap_pos: NOT_OPEN,
+    handle: NO_HANDLE,
     closed: false,
 };
 
@@ -58,6 +63,8 @@ struct HeapItem {
     f: u64,
     g: f64,
     node: u32,
+    /// The node's `handle`.
+    handle: u32,
 }
 
 impl HeapItem {
@@ -69,34 +76,159 @@ impl HeapItem {
     }
 }
 
-/// Search memory reused across queries: one `NodeState` per node, valid only
-/// when stamped with the current generation, so nothing is cleared per query,
-/// and an indexed binary heap as the open list (a node improved while open
-/// moves up in place: no duplicate entries).
+/// The open list: an indexed binary heap (a node improved while open moves
+/// up in place: no duplicate entries).
+///
+/// The heap position of each queued node is kept in a dense table indexed by
+/// a per-query handle, not in the node's paged state: sifting moves many
+/// entries, and the dense table spares each move a page lookup.
 #[derive(Default, Debug)]
+struct OpenHeap {
+    items: Vec<HeapItem>,
+    /// Heap position (or [`NOT_OPEN`]) of each node queued in this query,
+    /// by handle.
+    pos: Vec<u32>,
+}
+
+impl OpenHeap {
+    fn clear(&mut self) {
+        self.items.clear();
+        self.pos.clear();
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.items.capacity() * size_of::<HeapItem>() + self.pos.capacity() * size_of::<u32>()
+    }
+
+    /// Queues `node` with key `f` and cost `g`, or moves it up if it is
+    /// queued already. `handle` is the node's; one is assigned on first
+    /// queueing.
+    #[inline]
+    fn queue(&mut self, handle: &mut u32, f: u64, g: f64, node: u32) {
+        if *handle == NO_HANDLE {
+            *handle = self.pos.len() as u32;
+            self.pos.push(NOT_OPEN);
+        }
+        let item = HeapItem {
+            f,
+            g,
+            node,
+            handle: *handle,
+        };
+        let pos = match self.pos[item.handle as usize] {
+            NOT_OPEN => {
+                self.items.push(item);
+                self.items.len() - 1
+            }
+            pos => {
+                self.items[pos as usize] = item;
+                pos as usize
+            }
+        };
+        self.sift_up(pos);
+    }
+
+    /// Takes the best node off the heap.
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        let top = *self.items.first()?;
+        let last = self.items.pop().expect("the heap is not empty");
+        if !self.items.is_empty() {
+            self.items[0] = last;
+            self.sift_down(0);
+        }
+        self.pos[top.handle as usize] = NOT_OPEN;
+        Some(top.node)
+    }
+
+    fn sift_up(&mut self, mut pos: usize) {
+        let item = self.items[pos];
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            let p = self.items[parent];
+            if !item.before(&p) {
+                break;
+            }
+            self.items[pos] = p;
+            self.pos[p.handle as usize] = pos as u32;
+            pos = parent;
+        }
+        self.items[pos] = item;
+        self.pos[item.handle as usize] = pos as u32;
+    }
+
+    fn sift_down(&mut self, mut pos: usize) {
+        let item = self.items[pos];
+        let len = self.items.len();
+        loop {
+            let left = 2 * pos + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < len && self.items[right].before(&self.items[left]) {
+                right
+            } else {
+                left
+            };
+            let c = self.items[child];
+            if !c.before(&item) {
+                break;
+            }
+            self.items[pos] = c;
+            self.pos[c.handle as usize] = pos as u32;
+            pos = child;
+        }
+        self.items[pos] = item;
+        self.pos[item.handle as usize] = pos as u32;
+    }
+}
+
+/// Search memory reused across queries: one `NodeState` per node touched,
+/// in pages allocated on first touch (see [`Paged`]), valid only when stamped
+/// with the current generation, so nothing is cleared per query; and the
+/// open list.
+#[derive(Debug)]
 pub(crate) struct Scratch {
-    nodes: Vec<NodeState>,
+    nodes: Paged<NodeState>,
     generation: u32,
-    heap: Vec<HeapItem>,
+    open: OpenHeap,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            nodes: Paged::new(UNSEEN),
+            generation: 0,
+            open: OpenHeap::default(),
+        }
+    }
 }
 
 impl Scratch {
-    /// Makes room for `count` nodes.
-    pub(crate) fn reserve(&mut self, count: usize) {
-        if self.nodes.len() < count {
-            self.nodes.resize(count, UNSEEN);
+    /// Allocates the node states of every node of `grid` now.
+    pub(crate) fn reserve(&mut self, grid: &Grid) {
+        let tiling = Tiling::new(grid.width(), grid.height());
+        self.nodes.cover(tiling.len());
+        for id in tiling.tiles() {
+            self.nodes.allocate(id);
         }
     }
 
-    /// Starts a new query over `count` nodes.
-    pub(crate) fn prepare(&mut self, count: usize) {
-        self.reserve(count);
+    /// Starts a new query over node ids below `len`.
+    pub(crate) fn prepare(&mut self, len: usize) {
+        self.nodes.cover(len);
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
-            self.nodes.fill(UNSEEN);
+            self.nodes.reset();
             self.generation = 1;
         }
-        self.heap.clear();
+        self.open.clear();
+    }
+
+    /// Bytes held: node pages, their table and the open list.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.nodes.memory_bytes() + self.open.memory_bytes()
     }
 
     /// Offers `node` a path of cost `g` through `parent`: if that improves
@@ -110,97 +242,39 @@ impl Scratch {
         parent: u32,
         h: impl FnOnce() -> f64,
     ) -> bool {
-        let s = self.get_mut(node);
+        let generation = self.generation;
+        let s = self.nodes.get_mut(node);
+        if s.stamp != generation {
+            *s = NodeState {
+                stamp: generation,
+                ..UNSEEN
+            };
+        }
         if s.closed || g >= s.g {
             return false;
         }
         let f = g + h();
-        let s = self.get_mut(node);
         s.g = g;
         s.parent = parent;
-        let pos = if s.heap_pos == NOT_OPEN {
-            self.heap.push(HeapItem {
-                f: f_key(f),
-                g,
-                node,
-            });
-            self.heap.len() - 1
-        } else {
-            let pos = s.heap_pos as usize;
-            self.heap[pos] = HeapItem {
-                f: f_key(f),
-                g,
-                node,
-            };
-            pos
-        };
-        self.sift_up(pos);
+        self.open.queue(&mut s.handle, f_key(f), g, node);
         true
     }
 
-    /// Takes the best open node off the open list.
+    /// Takes the best open node off the open list, and puts its page in
+    /// focus (its neighbours are mostly there).
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<u32> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("the heap is not empty");
-        if !self.heap.is_empty() {
-            self.heap[0] = last;
-            self.sift_down(0);
-        }
-        self.nodes[top.node as usize].heap_pos = NOT_OPEN;
-        Some(top.node)
-    }
-
-    fn sift_up(&mut self, mut pos: usize) {
-        let item = self.heap[pos];
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            let p = self.heap[parent];
-            if !item.before(&p) {
-                break;
-            }
-            self.heap[pos] = p;
-            self.nodes[p.node as usize].heap_pos = pos as u32;
-            pos = parent;
-        }
-        self.heap[pos] = item;
-        self.nodes[item.node as usize].heap_pos = pos as u32;
-    }
-
-    fn sift_down(&mut self, mut pos: usize) {
-        let item = self.heap[pos];
-        let len = self.heap.len();
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && self.heap[right].before(&self.heap[left]) {
-                right
-            } else {
-                left
-            };
-            let c = self.heap[child];
-            if !c.before(&item) {
-                break;
-            }
-            self.heap[pos] = c;
-            self.nodes[c.node as usize].heap_pos = pos as u32;
-            pos = child;
-        }
-        self.heap[pos] = item;
-        self.nodes[item.node as usize].heap_pos = pos as u32;
+        let n = self.open.pop()?;
+        self.nodes.focus(n);
+        Some(n)
     }
 
     /// The state of `node` in this query.
     #[inline]
     pub(crate) fn get(&self, node: u32) -> NodeState {
-        let s = self.nodes[node as usize];
-        if s.stamp == self.generation {
-            s
-        } else {
-            UNSEEN
+        match self.nodes.get(node) {
+            Some(s) if s.stamp == self.generation => *s,
+            _ => UNSEEN,
         }
     }
 
@@ -208,7 +282,7 @@ impl Scratch {
     #[inline]
     pub(crate) fn get_mut(&mut self, node: u32) -> &mut NodeState {
         let generation = self.generation;
-        let s = &mut self.nodes[node as usize];
+        let s = self.nodes.get_mut(node);
         if s.stamp != generation {
             *s = NodeState {
                 stamp: generation,
@@ -217,6 +291,13 @@ impl Scratch {
         }
         s
     }
+}
+
+/// Calls `f` out of line: for the rare edges at a start or goal, so that
+/// the edge callback is inlined only where grid moves call it (the hot loop).
+#[inline(never)]
+fn call_cold(f: &mut dyn FnMut(u32, DVec2, f64), node: u32, p: DVec2, cost: f64) {
+    f(node, p, cost);
 }
 
 /// Bounding box of the corners of an endpoint's cells, for a quick test.
@@ -229,10 +310,9 @@ struct CornerBox {
 /// The search graph for one query.
 pub(crate) struct Graph<'a> {
     pub grid: &'a Grid,
-    /// `width + 1`: vertices per row.
-    w1: i64,
-    /// Number of vertex nodes; special nodes follow.
-    pub vertex_count: u32,
+    /// Node ids of the vertices; a start or goal that is not a vertex gets
+    /// one of its spare ids.
+    tiling: Tiling,
     pub start: u32,
     pub goal: u32,
     start_ep: &'a Endpoint,
@@ -245,10 +325,9 @@ pub(crate) struct Graph<'a> {
 impl<'a> Graph<'a> {
     pub(crate) fn new(ctx: &SearchContext<'a>) -> Self {
         let grid = ctx.grid;
-        let w1 = i64::from(grid.width()) + 1;
-        let vertex_count = (w1 * (i64::from(grid.height()) + 1)) as u32;
+        let tiling = Tiling::new(grid.width(), grid.height());
         let node = |ep: &Endpoint, special: u32| match ep.vertex {
-            Some([x, y]) => ((y * w1 + x) as u32, None),
+            Some([x, y]) => (tiling.id(x, y), None),
             None => {
                 let cells = ep.cells();
                 let min = [0, 1].map(|a| cells.iter().map(|c| c[a]).min().unwrap_or(0));
@@ -256,12 +335,11 @@ impl<'a> Graph<'a> {
                 (special, Some(CornerBox { min, max }))
             }
         };
-        let (start, start_box) = node(ctx.start, vertex_count);
-        let (goal, goal_box) = node(ctx.goal, vertex_count + 1);
+        let (start, start_box) = node(ctx.start, tiling.spare(0));
+        let (goal, goal_box) = node(ctx.goal, tiling.spare(1));
         Graph {
             grid,
-            w1,
-            vertex_count,
+            tiling,
             start,
             goal,
             start_ep: ctx.start,
@@ -271,20 +349,26 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Nodes in the graph (vertices plus two special slots).
-    pub(crate) fn node_count(&self) -> usize {
-        self.vertex_count as usize + 2
+    /// One more than the largest node id.
+    pub(crate) fn id_bound(&self) -> usize {
+        self.tiling.len()
     }
 
     #[inline]
     pub(crate) fn xy(&self, id: u32) -> [i64; 2] {
-        let id = i64::from(id);
-        [id % self.w1, id / self.w1]
+        self.tiling.xy(id)
     }
 
     #[inline]
     fn id(&self, x: i64, y: i64) -> u32 {
-        (y * self.w1 + x) as u32
+        self.tiling.id(x, y)
+    }
+
+    /// Whether `id` is a start or goal that is not a vertex.
+    #[inline]
+    fn is_special(&self, id: u32) -> bool {
+        (id == self.start && self.start_box.is_some())
+            || (id == self.goal && self.goal_box.is_some())
     }
 
     /// The point of a node.
@@ -327,8 +411,7 @@ impl<'a> Graph<'a> {
     /// Calls `f(neighbour, its point, cost)` for every edge at `id`.
     #[inline]
     pub(crate) fn neighbours(&self, id: u32, mut f: impl FnMut(u32, DVec2, f64)) {
-        let special = |b: Option<CornerBox>, node: u32| b.is_some() && node == id;
-        if special(self.start_box, self.start) || special(self.goal_box, self.goal) {
+        if self.is_special(id) {
             let ep = self.endpoint(id).expect("special nodes are endpoints");
             for c in ep.cells() {
                 for [x, y] in [
@@ -339,7 +422,7 @@ impl<'a> Graph<'a> {
                 ] {
                     if self.vertex_usable(x, y, ep.p) {
                         let p = DVec2::new(x as f64, y as f64);
-                        f(self.id(x, y), p, ep.p.distance(p));
+                        call_cold(&mut f, self.id(x, y), p, ep.p.distance(p));
                     }
                 }
             }
@@ -351,8 +434,8 @@ impl<'a> Graph<'a> {
             };
             let other_ep = self.endpoint(other).expect("start and goal are endpoints");
             // (A vertex goal or start is one of the corners above.)
-            if other >= self.vertex_count && ep.cells().iter().any(|c| other_ep.has_cell(*c)) {
-                f(other, other_ep.p, ep.p.distance(other_ep.p));
+            if self.is_special(other) && ep.cells().iter().any(|c| other_ep.has_cell(*c)) {
+                call_cold(&mut f, other, other_ep.p, ep.p.distance(other_ep.p));
             }
             return;
         }
@@ -361,6 +444,7 @@ impl<'a> Graph<'a> {
         let info = self.grid.vertex_info(x, y);
         let restricted = self.endpoint(id).is_some_and(|e| e.restricted);
         let mut moves = info & 0xff;
+        let interior = Tiling::is_inner(x) && Tiling::is_inner(y);
         if restricted {
             moves &= SOUTH_EAST_MOVES;
         }
@@ -368,8 +452,14 @@ impl<'a> Graph<'a> {
             let i = moves.trailing_zeros() as usize;
             moves &= moves - 1;
             let (dx, dy, _) = VERTEX_MOVES[i];
+            // Within a tile, a move is a fixed step of ids.
+            let m = if interior {
+                (i64::from(id) + dy * TILE + dx) as u32
+            } else {
+                self.id(x + dx, y + dy)
+            };
             f(
-                (i64::from(id) + dy * self.w1 + dx) as u32,
+                m,
                 DVec2::new((x + dx) as f64, (y + dy) as f64),
                 MOVE_COST[i],
             );
@@ -391,7 +481,7 @@ impl<'a> Graph<'a> {
                 let cells = (info >> 8) as u8;
                 if cells & VERTEX_MOVES[i].2 != 0 && (!restricted || SOUTH_EAST_MOVES >> i & 1 == 1)
                 {
-                    f(node, ep.p, MOVE_COST[i]);
+                    call_cold(&mut f, node, ep.p, MOVE_COST[i]);
                 }
             }
         }
@@ -406,7 +496,7 @@ impl<'a> Graph<'a> {
                     .iter()
                     .any(|c| (x - c[0]) & !1 == 0 && (y - c[1]) & !1 == 0);
                 if touches && self.vertex_usable(x, y, ep.p) {
-                    f(node, ep.p, here.distance(ep.p));
+                    call_cold(&mut f, node, ep.p, here.distance(ep.p));
                 }
             }
         }
@@ -432,7 +522,7 @@ impl<'a> Graph<'a> {
                 return false;
             }
         }
-        if a < self.vertex_count && b < self.vertex_count {
+        if !self.is_special(a) && !self.is_special(b) {
             los_vertices(self.grid, self.xy(a), self.xy(b))
         } else {
             line_of_sight(self.grid, pa, pb)

@@ -33,7 +33,7 @@ use bevy_math::DVec2;
 
 use super::node::{Ep, Kind, Node, orient, small_int};
 use super::scan;
-use super::{Roots, Scratch};
+use super::{RootState, Roots, Scratch};
 use crate::grid::Grid;
 use crate::search::SearchStats;
 use crate::search::endpoint::Endpoint;
@@ -765,24 +765,25 @@ impl Roots {
     /// better than what is known; returns whether it was.
     #[inline]
     pub(super) fn improve(&mut self, id: u32, g: f64, parent: u32) -> bool {
-        let i = id as usize;
-        if self.stamp[i] == self.generation && self.g[i] <= g {
+        let generation = self.generation;
+        let s = self.states.get_mut(id);
+        if s.stamp == generation && s.g <= g {
             return false;
         }
-        self.stamp[i] = self.generation;
-        self.g[i] = g;
-        self.parent[i] = parent;
+        *s = RootState {
+            g,
+            parent,
+            stamp: generation,
+        };
         true
     }
 
     /// The best known `g` of root `id`.
     #[inline]
     pub(super) fn g(&self, id: u32) -> f64 {
-        let i = id as usize;
-        if self.stamp[i] == self.generation {
-            self.g[i]
-        } else {
-            f64::INFINITY
+        match self.states.get(id) {
+            Some(s) if s.stamp == self.generation => s.g,
+            _ => f64::INFINITY,
         }
     }
 }

@@ -20,7 +20,9 @@
 //! - Interval endpoints are exact (see [`node`]).
 //!
 //! Memory: the root history (best `g` and parent per vertex) is stamped with
-//! a generation, so it is allocated once per grid size, not per query.
+//! a generation, so nothing is cleared per query, and paged (see
+//! [`super::paged`]), so it grows with the roots searches touch, not with the
+//! grid.
 
 mod expand;
 mod node;
@@ -33,31 +35,61 @@ use bevy_math::DVec2;
 use self::expand::{Anya, Wedge};
 use self::node::{Kind, Node};
 use super::heap::OpenList;
+use super::paged::{Paged, Tiling};
 use super::{Outcome, SearchContext};
 
+/// One root's entry in the root history.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RootState {
+    /// Best known cost from the start.
+    g: f64,
+    /// The root it was reached from.
+    parent: u32,
+    /// The generation this entry belongs to; older entries read as unseen.
+    stamp: u32,
+}
+
+/// A root no path has reached yet in this query.
+const UNSEEN: RootState = RootState {
+    g: f64::INFINITY,
+    parent: 0,
+    stamp: 0,
+};
+
 /// Best `g` and parent per root, valid when stamped with the current
-/// generation (the root history of the paper, Section 6).
-#[derive(Default, Debug)]
+/// generation (the root history of the paper, Section 6), in pages allocated
+/// on first touch.
+#[derive(Debug)]
 pub(crate) struct Roots {
-    g: Vec<f64>,
-    parent: Vec<u32>,
-    stamp: Vec<u32>,
+    states: Paged<RootState>,
     generation: u32,
 }
 
-impl Roots {
-    /// Starts a query over `count` roots.
-    fn prepare(&mut self, count: usize) {
-        if self.g.len() != count {
-            self.g = vec![f64::INFINITY; count];
-            self.parent = vec![0; count];
-            self.stamp = vec![0; count];
-            self.generation = 0;
+impl Default for Roots {
+    fn default() -> Self {
+        Roots {
+            states: Paged::new(UNSEEN),
+            generation: 0,
         }
+    }
+}
+
+impl Roots {
+    /// Starts a query over root ids below `len`.
+    fn prepare(&mut self, len: usize) {
+        self.states.cover(len);
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
-            self.stamp.fill(0);
+            self.states.reset();
             self.generation = 1;
+        }
+    }
+
+    /// The parent of root `id`, if it was reached in this query.
+    fn parent(&self, id: u32) -> Option<u32> {
+        match self.states.get(id) {
+            Some(s) if s.stamp == self.generation => Some(s.parent),
+            _ => None,
         }
     }
 }
@@ -72,21 +104,33 @@ pub(crate) struct Scratch {
     /// Successors of the node being expanded.
     succ: Vec<Node>,
     open: OpenList,
-    /// Vertices per grid row (`width + 1`).
-    row_len: i64,
+    /// Root ids of the vertices of this query's grid; the start has spare
+    /// id 0.
+    tiling: Tiling,
 }
 
 impl Scratch {
-    /// Sizes the root history for `grid` now (see `Planner::reserve`).
+    /// Allocates the root history of every vertex of `grid` now (see
+    /// `Planner::reserve`).
     pub(crate) fn reserve(&mut self, grid: &crate::grid::Grid) {
-        let count = (grid.width() as usize + 1) * (grid.height() as usize + 1) + 1;
-        self.roots.prepare(count);
+        let tiling = Tiling::new(grid.width(), grid.height());
+        self.roots.states.cover(tiling.len());
+        for id in tiling.tiles() {
+            self.roots.states.allocate(id);
+        }
+    }
+
+    /// Bytes held: root history pages and table, nodes and the open list.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.roots.states.memory_bytes()
+            + (self.nodes.capacity() + self.succ.capacity()) * size_of::<Node>()
+            + self.open.memory_bytes()
     }
 
     /// The root id of vertex `(x, y)`.
     #[inline]
     fn vertex_id(&self, x: i64, y: i64) -> u32 {
-        (y * self.row_len + x) as u32
+        self.tiling.id(x, y)
     }
 }
 
@@ -98,10 +142,9 @@ pub(crate) fn search(
     out: &mut Vec<DVec2>,
 ) -> Outcome {
     let grid = ctx.grid;
-    let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
-    scratch.row_len = w + 1;
-    let start_id = ((w + 1) * (h + 1)) as u32;
-    scratch.roots.prepare(start_id as usize + 1);
+    scratch.tiling = Tiling::new(grid.width(), grid.height());
+    let start_id = scratch.tiling.spare(0);
+    scratch.roots.prepare(scratch.tiling.len());
     scratch.nodes.clear();
     scratch.succ.clear();
     scratch.open.clear();
@@ -201,17 +244,20 @@ fn reconstruct(
     out.clear();
     out.push(anya.t);
     let roots = &anya.scratch.roots;
+    let tiling = anya.scratch.tiling;
     let mut id = goal.root;
-    let row_len = anya.scratch.row_len;
-    for _ in 0..roots.g.len() {
+    for _ in 0..tiling.len() {
         if id == start_id {
             out.push(s);
             out.reverse();
             return true;
         }
-        let (x, y) = (i64::from(id) % row_len, i64::from(id) / row_len);
+        let [x, y] = tiling.xy(id);
         out.push(DVec2::new(x as f64, y as f64));
-        id = roots.parent[id as usize];
+        let Some(parent) = roots.parent(id) else {
+            break;
+        };
+        id = parent;
     }
     out.clear();
     false

@@ -163,7 +163,6 @@ impl Walk {
             step_q,
             step_r,
         } = *self;
-        let words = plane.words();
         let stride = plane.stride();
         // Positions are kept as u + 2^S: then the stored bit of the
         // (refined) cell at position x is x >> S (cell c's bit is c + 1).
@@ -174,7 +173,9 @@ impl Walk {
         // a lattice point).
         let (mut floor, mut rem, mut back) = (a[0] + one, 0i64, a[0] + one);
         let mut left = end - a[1];
-        let mut base = plane.line_base(a[1] >> S);
+        // The current line is `words[base..base + stride]`, in band `band`.
+        let (mut band, mut base) = plane.locate(a[1] >> S);
+        let mut words = plane.band(band);
         // S = 1: the refined lines of one grid line are checked together,
         // as the union of their spans (contiguous: they share a boundary
         // point); `acc` is the span gathered so far in the current line.
@@ -220,7 +221,7 @@ impl Walk {
                 if words[base + w0] & m != m {
                     return false;
                 }
-            } else if !plane.all_free_slow(base, w0, w1, low, high) {
+            } else if !BitPlane::all_free_slow(&words[base..base + stride], w0, w1, low, high) {
                 return false;
             }
             if left == 0 {
@@ -233,6 +234,12 @@ impl Walk {
                 return false;
             }
             base += stride;
+            if base == words.len() {
+                // The next line starts the next band.
+                band += 1;
+                words = plane.band(band);
+                base = 0;
+            }
         }
     }
 }

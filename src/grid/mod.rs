@@ -107,7 +107,7 @@ pub struct GridEdit {
 }
 
 /// How many edits the log keeps before it merges them into one.
-const EDIT_LOG_CAPACITY: usize = 256;
+const EDIT_LOG_CAPACITY: usize = 1 << 16;
 
 /// A bit-packed grid of free and blocked cells, with region labels.
 ///
@@ -783,6 +783,46 @@ mod tests {
             assert_eq!(g.cols, fresh.cols);
             assert_eq!(g.region_count(), fresh.region_count());
         }
+    }
+
+    #[test]
+    fn a_batch_of_many_small_edits_is_logged_edit_by_edit() {
+        let mut g = Grid::new(300, 300).unwrap();
+        g.edit(|e| {
+            for i in 0..2000 {
+                e.set_free(UVec2::new(i % 300, i / 300 * 7), false)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let edits: Vec<_> = g.edits_since(0).copied().collect();
+        assert_eq!(edits.len(), 2000);
+        assert!(
+            edits
+                .iter()
+                .all(|e| e.kind == EditKind::Blocked && e.rect.size() == UVec2::ONE)
+        );
+        assert_eq!(edits[1999].version, 2000);
+    }
+
+    #[test]
+    fn a_full_edit_log_merges_into_one_covering_edit() {
+        let mut g = Grid::new(256, 257).unwrap();
+        let n = EDIT_LOG_CAPACITY as u32;
+        g.edit(|e| {
+            for i in 0..n {
+                e.set_free(UVec2::new(i % 256, i / 256), false)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(g.edits_since(0).count(), EDIT_LOG_CAPACITY);
+        g.set_free(UVec2::new(3, 0), true).unwrap();
+        let edits: Vec<_> = g.edits_since(0).copied().collect();
+        assert_eq!(edits.len(), 1);
+        assert_eq!(edits[0].rect, URect::new(0, 0, 256, 256));
+        assert_eq!(edits[0].kind, EditKind::Mixed);
+        assert_eq!(edits[0].version, g.version());
     }
 
     #[test]

@@ -6,16 +6,17 @@
 //! extra lines and bits around the grid are always 0, so scans may step one
 //! cell past the border without bounds checks.
 //!
-//! Lines are stored in copy-on-write [`Bands`]: stored line `l + 1` is line
-//! `l` of the plane, so band `b` holds lines `64 b - 1 .. 64 b + 63`.
+//! Lines are stored in copy-on-write [`Bands`] of 64 lines: stored line
+//! `l + 1` is line `l` of the plane, so band `b` holds lines
+//! `64 b - 1 .. 64 b + 63`.
 
-use super::chunks::{BAND_LINES, BAND_SHIFT, Bands};
+use super::chunks::Bands;
 
 /// Bit lines with padding, see the [module docs](self).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct BitPlane {
     /// `lines + 2` stored lines of `u64` words.
-    words: Bands<u64>,
+    words: Bands<u64, 6>,
 }
 
 impl BitPlane {
@@ -97,15 +98,11 @@ impl BitPlane {
 
     /// Where line `l` (`-1..=lines`) is stored: its band, and the index of
     /// its first word in [`BitPlane::band`]. The next line of a band starts
-    /// [`BitPlane::stride`] words later; a band ends after [`BAND_LINES`]
-    /// lines, and the line after it starts band `b + 1` at index 0.
+    /// [`BitPlane::stride`] words later; the line after the last one of a
+    /// band starts band `b + 1` at index 0.
     #[inline]
     pub(crate) fn locate(&self, l: i64) -> (usize, usize) {
-        let line = (l + 1) as usize;
-        (
-            line >> BAND_SHIFT,
-            (line & (BAND_LINES - 1)) * self.stride(),
-        )
+        self.words.locate((l + 1) as usize)
     }
 
     /// The words of band `b` (see [`BitPlane::locate`]).

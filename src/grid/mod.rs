@@ -25,11 +25,13 @@
 //!
 //! # Snapshots
 //!
-//! A grid's storage (free cells, region labels, vertex table) is cut into
-//! chunks of 64 lines or 64 x 64 cells, each behind its own [`Arc`](std::sync::Arc).
-//! Cloning a grid copies chunk pointers only; an edit of a grid that shares
-//! chunks with a clone copies just the chunks it writes to. So an
-//! `Arc<Grid>` snapshot held by a background search costs the editor little.
+//! A grid's storage is cut into chunks, each behind its own
+//! [`Arc`](std::sync::Arc): the free cells in bands of 64 rows (and of 64
+//! columns), the vertex table in bands of 8 vertex rows, region labels in
+//! tiles of 64 x 64 cells. Cloning a grid copies chunk pointers only; an edit
+//! of a grid that shares chunks with a clone copies just the chunks it writes
+//! to. So an `Arc<Grid>` snapshot held by a background search costs the
+//! editor little.
 
 mod bits;
 mod chunks;
@@ -106,6 +108,10 @@ pub struct GridEdit {
     pub kind: EditKind,
 }
 
+/// `log2` of the vertex lines per chunk of the vertex table: 8 lines, 128 KiB
+/// on a grid 8192 cells wide.
+const VERTEX_BAND_SHIFT: u32 = 3;
+
 /// How many edits the log keeps before it merges them into one.
 const EDIT_LOG_CAPACITY: usize = 1 << 16;
 
@@ -142,7 +148,7 @@ pub struct Grid {
     /// lines): bits 0..8 the grid moves of [`VERTEX_MOVES`] that are allowed
     /// and end on a vertex that is not a double corner; bits 8..12 the free
     /// mask of the four cells around it (as [`Grid::vertex_mask`]).
-    vertex_info: Bands<u16>,
+    vertex_info: Bands<u16, VERTEX_BAND_SHIFT>,
     version: u64,
     edits: Vec<GridEdit>,
     /// Tiles of `regions` holding cells changed since regions were brought

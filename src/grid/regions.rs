@@ -13,8 +13,10 @@
 //! the region's id. Looking a cell's region up reads the tile, the cell's
 //! local id and the tile's id table.
 //!
-//! Tiles sit behind their own [`Arc`]: clones of a grid share them, and an
-//! update copies only the tiles it writes to.
+//! A tile's cell labels and its id table are chunks behind their own
+//! [`Arc`], and so is each row of tiles: clones of a grid share them, and an
+//! update copies only the chunks it writes to (a relabelled region: the id
+//! tables of its tiles).
 //!
 //! # Updates
 //!
@@ -116,7 +118,9 @@ pub(super) struct Regions {
     height: u32,
     tiles_x: u32,
     tiles_y: u32,
-    tiles: Vec<Tile>,
+    /// The tiles, one shared chunk per row of tiles: a clone copies a
+    /// pointer per row, the first write to a row copies its tiles' pointers.
+    tiles: Vec<Arc<[Tile]>>,
     count: u32,
     /// Not used by any region yet.
     next_id: u32,
@@ -176,10 +180,14 @@ impl Regions {
             tiles_x,
             tiles_y,
             tiles: tiles
-                .into_iter()
-                .map(|(local, global)| Tile {
-                    local: local.into(),
-                    global: global.into(),
+                .chunks(tiles_x as usize)
+                .map(|row| {
+                    row.iter()
+                        .map(|(local, global)| Tile {
+                            local: local.as_slice().into(),
+                            global: global.as_slice().into(),
+                        })
+                        .collect()
                 })
                 .collect(),
             count,
@@ -190,7 +198,7 @@ impl Regions {
     /// The region id of cell `(x, y)` (inside the grid), `None` if blocked.
     #[inline]
     pub(super) fn get(&self, x: u32, y: u32) -> Option<u32> {
-        let tile = &self.tiles[((y >> TILE_SHIFT) * self.tiles_x + (x >> TILE_SHIFT)) as usize];
+        let tile = &self.tiles[(y >> TILE_SHIFT) as usize][(x >> TILE_SHIFT) as usize];
         let mask = TILE as u32 - 1;
         let local = tile.local[((y & mask) << TILE_SHIFT | x & mask) as usize];
         (local != 0).then(|| tile.global[usize::from(local) - 1])
@@ -214,7 +222,12 @@ impl Regions {
     /// shared with `other`.
     #[cfg(test)]
     pub(super) fn unshared_with(&self, other: &Self) -> (usize, usize) {
-        let pairs = || self.tiles.iter().zip(&other.tiles);
+        let pairs = || {
+            self.tiles
+                .iter()
+                .flat_map(|r| r.iter())
+                .zip(other.tiles.iter().flat_map(|r| r.iter()))
+        };
         (
             pairs()
                 .filter(|(a, b)| !Arc::ptr_eq(&a.local, &b.local))
@@ -237,15 +250,10 @@ impl Regions {
         let mut first = Vec::with_capacity(dirty.len() + 1);
         let mut nodes: Vec<Node> = Vec::new();
         for &t in dirty {
-            let tile = &mut self.tiles[t as usize];
+            let (tx, ty, height) = (t % self.tiles_x, t / self.tiles_x, self.height);
+            let tile = self.tile_mut(t);
             involved.extend(tile.global.iter().copied());
-            let n = label_tile(
-                rows,
-                t % self.tiles_x,
-                t / self.tiles_x,
-                self.height,
-                Arc::make_mut(&mut tile.local),
-            );
+            let n = label_tile(rows, tx, ty, height, Arc::make_mut(&mut tile.local));
             tile.global = vec![0; usize::from(n)].into();
             first.push(nodes.len() as u32);
             nodes.extend((1..=n).map(|c| node(t, c)));
@@ -265,7 +273,7 @@ impl Regions {
                     // Seen from the other side.
                     continue;
                 }
-                let (me, other) = (&self.tiles[t as usize], &self.tiles[n as usize]);
+                let (me, other) = (self.tile(t), self.tile(n));
                 let mut last = (0, 0);
                 for k in 0..TILE {
                     let (a, b) = side.across(k);
@@ -374,32 +382,44 @@ impl Regions {
             });
             if (bi as usize) < inner {
                 let (t, c) = split(nodes[bi as usize]);
-                Arc::make_mut(&mut self.tiles[t as usize].global)[usize::from(c) - 1] = id;
+                Arc::make_mut(&mut self.tile_mut(t).global)[usize::from(c) - 1] = id;
             }
         }
         for (root, visited) in pieces {
             let id = ids[&find(&mut parent, root)];
             for n in visited {
                 let (t, c) = split(n);
-                let global = &mut self.tiles[t as usize].global;
-                if global[usize::from(c) - 1] != id {
-                    Arc::make_mut(global)[usize::from(c) - 1] = id;
+                if self.tile(t).global[usize::from(c) - 1] != id {
+                    Arc::make_mut(&mut self.tile_mut(t).global)[usize::from(c) - 1] = id;
                 }
             }
         }
         self.count = self.count + ids.len() as u32 - involved.len() as u32;
     }
 
+    /// Tile `t`.
+    #[inline]
+    fn tile(&self, t: u32) -> &Tile {
+        &self.tiles[(t / self.tiles_x) as usize][(t % self.tiles_x) as usize]
+    }
+
+    /// Tile `t`, writable; copies its row's chunk first if a clone shares
+    /// it (the tile's own chunks are copied by whoever writes to them).
+    fn tile_mut(&mut self, t: u32) -> &mut Tile {
+        let row = &mut self.tiles[(t / self.tiles_x) as usize];
+        &mut Arc::make_mut(row)[(t % self.tiles_x) as usize]
+    }
+
     /// Calls `f` with the local components adjacent to `n` (some perhaps
     /// more than once).
     fn neighbours(&self, n: Node, mut f: impl FnMut(Node)) {
         let (t, c) = split(n);
-        let me = &self.tiles[t as usize].local;
+        let me = &self.tile(t).local;
         for side in SIDES {
             let Some(o) = neighbour(self.tiles_x, self.tiles_y, t, side) else {
                 continue;
             };
-            let other = &self.tiles[o as usize].local;
+            let other = &self.tile(o).local;
             let mut last = 0;
             for k in 0..TILE {
                 let (i, j) = side.across(k);

@@ -618,3 +618,23 @@ fn union16(parent: &mut [u16], a: u16, b: u16) {
         parent[usize::from(ra.max(rb))] = ra.min(rb);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bevy_math::{URect, UVec2};
+
+    use super::super::Grid;
+
+    #[test]
+    fn running_out_of_ids_labels_the_grid_again() {
+        let mut g = Grid::new(100, 10).unwrap();
+        g.regions.next_id = u32::MAX - 1;
+        // A split needs a fresh id.
+        g.set_rect_free(URect::new(50, 0, 51, 10), false).unwrap();
+        assert_eq!(g.region_count(), 2);
+        assert_eq!(g.regions.next_id, 3, "ids restart");
+        assert!(!g.same_region(UVec2::new(0, 0), UVec2::new(99, 9)));
+        assert!(g.same_region(UVec2::new(0, 0), UVec2::new(49, 9)));
+        assert!(g.same_region(UVec2::new(51, 0), UVec2::new(99, 9)));
+    }
+}

@@ -20,14 +20,28 @@
 //! Two free cells are connected iff a chain of free cells sharing edges joins
 //! them (4-connectivity; diagonal contact never connects because a path may not
 //! squeeze through a double corner). The grid keeps a region label per cell,
-//! up to date after every edit, so [`Grid::same_region`] is O(1).
+//! up to date after every edit, so [`Grid::same_region`] is O(1). An edit
+//! relabels only around the cells it changed (see the `regions` module).
+//!
+//! # Snapshots
+//!
+//! A grid's storage is cut into chunks, each behind its own
+//! [`Arc`](std::sync::Arc): the free cells in bands of 64 rows (and of 64
+//! columns), the vertex table in bands of 8 vertex rows, region labels in
+//! tiles of 64 x 64 cells. Cloning a grid copies chunk pointers only; an edit
+//! of a grid that shares chunks with a clone copies just the chunks it writes
+//! to. So an `Arc<Grid>` snapshot held by a background search costs the
+//! editor little.
 
 mod bits;
+mod chunks;
 mod movingai;
 mod regions;
 
-pub(crate) use bits::BitPlane;
-pub(crate) use regions::{next_bit, prev_bit};
+pub(crate) use bits::{BitPlane, next_bit, prev_bit};
+
+use chunks::Bands;
+use regions::Regions;
 
 pub use movingai::{MapParseError, MapParseErrorKind, Scenario, ScenarioEntry};
 
@@ -94,8 +108,12 @@ pub struct GridEdit {
     pub kind: EditKind,
 }
 
+/// `log2` of the vertex lines per chunk of the vertex table: 8 lines, 128 KiB
+/// on a grid 8192 cells wide.
+const VERTEX_BAND_SHIFT: u32 = 3;
+
 /// How many edits the log keeps before it merges them into one.
-const EDIT_LOG_CAPACITY: usize = 256;
+const EDIT_LOG_CAPACITY: usize = 1 << 16;
 
 /// A bit-packed grid of free and blocked cells, with region labels.
 ///
@@ -124,18 +142,18 @@ pub struct Grid {
     /// The same cells column by column (line `x` is column `x`), for fast
     /// vertical scans.
     cols: BitPlane,
-    /// Region label per cell (`0` = blocked), row-major.
-    labels: Vec<u32>,
-    region_count: u32,
-    /// Per vertex (row-major, `(width + 1) x (height + 1)`): bits 0..8 the
-    /// grid moves of [`VERTEX_MOVES`] that are allowed and end on a vertex
-    /// that is not a double corner; bits 8..12 the free mask of the four
-    /// cells around it (as [`Grid::vertex_mask`]).
-    vertex_info: Vec<u16>,
+    /// Region labels of the free cells.
+    regions: Regions,
+    /// Per vertex (line `y` holds vertices `(0..=width, y)`, `height + 1`
+    /// lines): bits 0..8 the grid moves of [`VERTEX_MOVES`] that are allowed
+    /// and end on a vertex that is not a double corner; bits 8..12 the free
+    /// mask of the four cells around it (as [`Grid::vertex_mask`]).
+    vertex_info: Bands<u16, VERTEX_BAND_SHIFT>,
     version: u64,
     edits: Vec<GridEdit>,
-    /// Cells changed since derived data (regions, vertex info) was refreshed.
-    dirty: Option<URect>,
+    /// Tiles of `regions` holding cells changed since regions were brought
+    /// up to date (unsorted, maybe repeated).
+    dirty_tiles: Vec<u32>,
 }
 
 impl PartialEq for Grid {
@@ -166,28 +184,36 @@ impl Grid {
     }
 
     fn filled(width: u32, height: u32, free: bool) -> Result<Self, GridError> {
-        if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
-            return Err(GridError::BadSize { width, height });
+        check_dimensions(width, height)?;
+        let mut rows = BitPlane::new(height, width);
+        if free {
+            for y in 0..height {
+                rows.set_range(y, 0, width, true);
+            }
         }
+        Ok(Grid::from_rows(width, height, rows))
+    }
+
+    /// A grid of version 0 whose free cells are `rows` (`height` lines of
+    /// `width` cells, a size [`check_dimensions`] accepts); derives everything
+    /// else.
+    fn from_rows(width: u32, height: u32, rows: BitPlane) -> Self {
+        let mut cols = BitPlane::new(width, height);
+        cols.fill_transposed(&rows, width, height);
+        let regions = Regions::build(&rows, width, height);
         let mut grid = Grid {
             width,
             height,
-            rows: BitPlane::new(height, width),
-            cols: BitPlane::new(width, height),
-            labels: vec![0; width as usize * height as usize],
-            vertex_info: vec![0; (width as usize + 1) * (height as usize + 1)],
-            region_count: 0,
+            rows,
+            cols,
+            regions,
+            vertex_info: Bands::new(height as usize + 1, width as usize + 1),
             version: 0,
             edits: Vec::new(),
-            dirty: None,
+            dirty_tiles: Vec::new(),
         };
-        if free {
-            for y in 0..height {
-                grid.set_row_bits(y, 0, width, true);
-            }
-        }
-        grid.relabel();
-        Ok(grid)
+        grid.refresh_vertices(0, 0, i64::from(width), i64::from(height));
+        grid
     }
 
     /// Builds a grid from an ASCII picture, one text line per row (top row
@@ -334,8 +360,10 @@ impl Grid {
     /// Sets one cell free or blocked.
     ///
     /// Bumps the version and logs the edit if the cell changed; region labels
-    /// are brought up to date before it returns (cost O(width x height) in the
-    /// worst case: batch many changes with [`Grid::edit`]).
+    /// are brought up to date before it returns. That costs the relabelling
+    /// of the cell's 64 x 64 tile, plus the smaller side in tiles when the
+    /// edit splits or merges regions; batch many changes with
+    /// [`Grid::edit`] to relabel once.
     ///
     /// # Errors
     ///
@@ -353,7 +381,7 @@ impl Grid {
     pub fn set_rect_free(&mut self, rect: URect, free: bool) -> Result<bool, GridError> {
         let changed = self.apply_rect(rect, free)?;
         if changed {
-            self.relabel();
+            self.update_regions();
         }
         Ok(changed)
     }
@@ -385,12 +413,13 @@ impl Grid {
         let before = self.version;
         let result = f(&mut GridEditor { grid: self });
         if self.version != before {
-            self.relabel();
+            self.update_regions();
         }
         result
     }
 
-    /// Applies an edit without relabelling; bumps version and logs if changed.
+    /// Applies an edit to the cells and the vertex table, without
+    /// relabelling regions; bumps version and logs if changed.
     fn apply_rect(&mut self, rect: URect, free: bool) -> Result<bool, GridError> {
         if rect.max.x > self.width || rect.max.y > self.height {
             return Err(GridError::OutOfBounds {
@@ -405,10 +434,21 @@ impl Grid {
         }
         let mut changed = false;
         for y in rect.min.y..rect.max.y {
-            changed |= self.set_row_bits(y, rect.min.x, rect.max.x, free);
+            changed |= self.rows.set_range(y, rect.min.x, rect.max.x, free);
         }
         if changed {
-            self.dirty = Some(self.dirty.map_or(rect, |d| d.union(rect)));
+            for x in rect.min.x..rect.max.x {
+                self.cols.set_range(x, rect.min.y, rect.max.y, free);
+            }
+            // A cell change alters the masks of its corners and the moves of
+            // vertices up to one step further.
+            self.refresh_vertices(
+                i64::from(rect.min.x) - 1,
+                i64::from(rect.min.y) - 1,
+                i64::from(rect.max.x) + 1,
+                i64::from(rect.max.y) + 1,
+            );
+            self.regions.tiles_touching(rect, &mut self.dirty_tiles);
             self.version += 1;
             self.log_edit(GridEdit {
                 version: self.version,
@@ -440,17 +480,6 @@ impl Grid {
         }
     }
 
-    /// Sets cells `x0..x1` of row `y`; returns whether a bit changed.
-    fn set_row_bits(&mut self, y: u32, x0: u32, x1: u32, free: bool) -> bool {
-        let changed = self.rows.set_range(y, x0, x1, free);
-        if changed {
-            for x in x0..x1 {
-                self.cols.set_range(x, y, y + 1, free);
-            }
-        }
-        changed
-    }
-
     /// The edits logged since version `since` (exclusive), oldest first.
     ///
     /// The log keeps the last edits only; when it is full, old edits merge
@@ -472,8 +501,7 @@ impl Grid {
         if !self.contains(x, y) {
             return None;
         }
-        let l = self.labels[y as usize * self.width as usize + x as usize];
-        (l != 0).then_some(RegionId(l))
+        self.regions.get(x as u32, y as u32).map(RegionId)
     }
 
     /// Whether two cells are free and 4-connected. O(1).
@@ -491,7 +519,7 @@ impl Grid {
     /// Number of connected regions of free cells.
     #[must_use]
     pub fn region_count(&self) -> u32 {
-        self.region_count
+        self.regions.count()
     }
 
     /// The free cells row by row.
@@ -513,53 +541,79 @@ impl Grid {
         self.rows.line(y)
     }
 
-    /// Brings derived data up to date after edits (or construction).
-    fn relabel(&mut self) {
-        self.region_count = regions::label(self);
+    /// Brings the region labels up to date after edits.
+    fn update_regions(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty_tiles);
+        dirty.sort_unstable();
+        dirty.dedup();
+        if !dirty.is_empty() {
+            self.regions.update(&self.rows, &dirty);
+        }
+        dirty.clear();
+        self.dirty_tiles = dirty;
+    }
+
+    /// Recomputes the vertex table for vertices `(x0..=x1, y0..=y1)`
+    /// (clamped to the grid), and the cell masks one vertex further out;
+    /// writes (and so copies shared chunks) only where something changed.
+    fn refresh_vertices(&mut self, x0: i64, y0: i64, x1: i64, y1: i64) {
         let (w, h) = (i64::from(self.width), i64::from(self.height));
-        // A cell change alters the masks of its corners and the moves of
-        // vertices up to one step further.
-        let (x0, y0, x1, y1) = match self.dirty.take() {
-            Some(r) => (
-                i64::from(r.min.x) - 1,
-                i64::from(r.min.y) - 1,
-                i64::from(r.max.x) + 1,
-                i64::from(r.max.y) + 1,
-            ),
-            None => (0, 0, w, h),
-        };
         let (x0, y0, x1, y1) = (x0.max(0), y0.max(0), x1.min(w), y1.min(h));
-        let at = |x: i64, y: i64| (y * (w + 1) + x) as usize;
+        let mut new: Vec<u16> = Vec::new();
         // Pass 1: the cell masks, one vertex further out (pass 2 reads them).
+        let (mx0, mx1) = ((x0 - 1).max(0) as usize, (x1 + 1).min(w) as usize);
         for y in (y0 - 1).max(0)..=(y1 + 1).min(h) {
             // Stored bit x is cell x - 1, bit x + 1 is cell x.
             let (up, down) = (self.rows.line(y - 1), self.rows.line(y));
             let bit = |words: &[u64], b: usize| (words[b / 64] >> (b % 64) & 1) as u16;
-            for x in (x0 - 1).max(0)..=(x1 + 1).min(w) {
-                let b = x as usize;
+            let old = &self.vertex_info.line(y as usize)[mx0..=mx1];
+            new.clear();
+            new.extend(old.iter().enumerate().map(|(i, info)| {
+                let b = mx0 + i;
                 let mask =
                     bit(up, b) | bit(up, b + 1) << 1 | bit(down, b) << 2 | bit(down, b + 1) << 3;
                 // Keep the moves: the ring around the refreshed area is not
                 // recomputed in pass 2 (and its masks did not change).
-                let info = &mut self.vertex_info[at(x, y)];
-                *info = *info & 0xff | mask << 8;
+                *info & 0xff | mask << 8
+            }));
+            if old != new.as_slice() {
+                self.vertex_info.line_mut(y as usize)[mx0..=mx1].copy_from_slice(&new);
             }
         }
         // Pass 2: the moves. A move needs a free cell beside it, which a
         // move off the grid never has, so neighbours are inside.
+        let (x0, x1) = (x0 as usize, x1 as usize);
         for y in y0..=y1 {
-            for x in x0..=x1 {
-                let info = self.vertex_info[at(x, y)];
-                let m = (info >> 8) as u8;
+            let info = &self.vertex_info;
+            let line = |dy: i64| {
+                let l = y + dy;
+                if (0..=h).contains(&l) {
+                    info.line(l as usize)
+                } else {
+                    &[]
+                }
+            };
+            let lines = [line(-1), line(0), line(1)];
+            let old = &lines[1][x0..=x1];
+            new.clear();
+            new.extend(old.iter().enumerate().map(|(i, &here)| {
+                let x = x0 + i;
+                let m = (here >> 8) as u8;
                 let mut moves = 0u16;
-                for (i, &(dx, dy, need)) in VERTEX_MOVES.iter().enumerate() {
+                for (k, &(dx, dy, need)) in VERTEX_MOVES.iter().enumerate() {
                     if m & need != 0
-                        && !matches!(self.vertex_info[at(x + dx, y + dy)] >> 8, 0b1001 | 0b0110)
+                        && !matches!(
+                            lines[(dy + 1) as usize][(x as i64 + dx) as usize] >> 8,
+                            0b1001 | 0b0110
+                        )
                     {
-                        moves |= 1 << i;
+                        moves |= 1 << k;
                     }
                 }
-                self.vertex_info[at(x, y)] = info & 0xff00 | moves;
+                here & 0xff00 | moves
+            }));
+            if old != new.as_slice() {
+                self.vertex_info.line_mut(y as usize)[x0..=x1].copy_from_slice(&new);
             }
         }
     }
@@ -568,8 +622,32 @@ impl Grid {
     /// vertex must lie in `[0, width] x [0, height]`.
     #[inline]
     pub(crate) fn vertex_info(&self, x: i64, y: i64) -> u16 {
-        self.vertex_info[(y * (i64::from(self.width) + 1) + x) as usize]
+        self.vertex_info.get(y as usize, x as usize)
     }
+
+    /// How many chunks of storage this grid does not share with `other` (a
+    /// clone of it, or a grid it was cloned from): bulky ones (bands of
+    /// cells and of the vertex table, tiles of cell labels), and region id
+    /// tables (a few ids per tile).
+    #[cfg(test)]
+    pub(crate) fn unshared_chunks(&self, other: &Grid) -> (usize, usize) {
+        let (labels, ids) = self.regions.unshared_with(&other.regions);
+        (
+            self.rows.unshared_with(&other.rows)
+                + self.cols.unshared_with(&other.cols)
+                + self.vertex_info.unshared_with(&other.vertex_info)
+                + labels,
+            ids,
+        )
+    }
+}
+
+/// Checks a grid size: both sides in `1..=MAX_DIMENSION`.
+fn check_dimensions(width: u32, height: u32) -> Result<(), GridError> {
+    if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
+        return Err(GridError::BadSize { width, height });
+    }
+    Ok(())
 }
 
 /// The eight grid moves from a vertex: offset, and the cells around the
@@ -632,6 +710,9 @@ pub(crate) fn cell_span(v: f64) -> [Option<i64>; 2] {
         [Some(c), None]
     }
 }
+
+#[cfg(test)]
+mod edit_tests;
 
 #[cfg(test)]
 mod tests {
@@ -708,6 +789,46 @@ mod tests {
             assert_eq!(g.cols, fresh.cols);
             assert_eq!(g.region_count(), fresh.region_count());
         }
+    }
+
+    #[test]
+    fn a_batch_of_many_small_edits_is_logged_edit_by_edit() {
+        let mut g = Grid::new(300, 300).unwrap();
+        g.edit(|e| {
+            for i in 0..2000 {
+                e.set_free(UVec2::new(i % 300, i / 300 * 7), false)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let edits: Vec<_> = g.edits_since(0).copied().collect();
+        assert_eq!(edits.len(), 2000);
+        assert!(
+            edits
+                .iter()
+                .all(|e| e.kind == EditKind::Blocked && e.rect.size() == UVec2::ONE)
+        );
+        assert_eq!(edits[1999].version, 2000);
+    }
+
+    #[test]
+    fn a_full_edit_log_merges_into_one_covering_edit() {
+        let mut g = Grid::new(256, 257).unwrap();
+        let n = EDIT_LOG_CAPACITY as u32;
+        g.edit(|e| {
+            for i in 0..n {
+                e.set_free(UVec2::new(i % 256, i / 256), false)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(g.edits_since(0).count(), EDIT_LOG_CAPACITY);
+        g.set_free(UVec2::new(3, 0), true).unwrap();
+        let edits: Vec<_> = g.edits_since(0).copied().collect();
+        assert_eq!(edits.len(), 1);
+        assert_eq!(edits[0].rect, URect::new(0, 0, 256, 256));
+        assert_eq!(edits[0].kind, EditKind::Mixed);
+        assert_eq!(edits[0].version, g.version());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use bevy_math::UVec2;
 use thiserror::Error;
 
-use super::{Grid, GridError, MAX_DIMENSION};
+use super::{BitPlane, Grid, GridError, MAX_DIMENSION, check_dimensions};
 
 /// A malformed map, picture or scenario file, with the 1-based line at fault.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -100,7 +100,7 @@ fn grid_from_rows<'a>(
     width: usize,
 ) -> Result<Grid, MapParseError> {
     let height = rows.len();
-    let mut grid = Grid::new_blocked(width as u32, height as u32).map_err(|e| match e {
+    check_dimensions(width as u32, height as u32).map_err(|e| match e {
         GridError::BadSize { width, height } => err(
             1,
             MapParseErrorKind::BadSize {
@@ -108,8 +108,9 @@ fn grid_from_rows<'a>(
                 height: height.into(),
             },
         ),
-        GridError::OutOfBounds { .. } => unreachable!("construction never edits"),
+        GridError::OutOfBounds { .. } => unreachable!("a size check reports no cell"),
     })?;
+    let mut cells = BitPlane::new(height as u32, width as u32);
     for (y, (line, row)) in rows.enumerate() {
         if row.len() != width {
             return Err(err(
@@ -127,14 +128,13 @@ fn grid_from_rows<'a>(
                 while x < width && is_passable(row[x]) {
                     x += 1;
                 }
-                grid.set_row_bits(y as u32, start as u32, x as u32, true);
+                cells.set_range(y as u32, start as u32, x as u32, true);
             } else {
                 x += 1;
             }
         }
     }
-    grid.relabel();
-    Ok(grid)
+    Ok(Grid::from_rows(width as u32, height as u32, cells))
 }
 
 fn check_size(line: usize, width: u64, height: u64) -> Result<(), MapParseError> {

@@ -45,11 +45,12 @@
 //! # Snapshots
 //!
 //! Background searches run on [`NavGrid::snapshot`], an `Arc<Grid>`. An
-//! edit while searches hold a snapshot copies, first, only the parts of the
-//! grid it changes (the grid's storage is shared chunk by chunk, see
-//! [`Grid`]), so edits never wait for, or race with, a search; a search
-//! finishes on the grid it started with, and the plugin checks its result
-//! against the edits made meanwhile.
+//! edit while searches hold a snapshot clones the grid first
+//! ([`Arc::make_mut`]), so edits never wait for, or race with, a search; a
+//! search finishes on the grid it started with, and the plugin checks its
+//! result against the edits made meanwhile. The clone is cheap: it shares
+//! the grid's storage chunks, and the edit copies only those it writes to
+//! (see [`crate::grid`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

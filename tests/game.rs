@@ -109,8 +109,8 @@ fn step_is_visible(nav: &NavGrid, from: Vec2, to: Vec2, path: &NavPath) -> Resul
             let los = |a, b| bevy_anyangle::los::line_of_sight(nav.grid(), a, b);
             let exact = |s: &[DVec2], k: usize| {
                 let (p, q) = (w[k], w[k + 1]);
-                lattice_cover(p, q, param(s[0], p, q), param(s[1], p, q))
-                    .is_some_and(|(l0, l1)| l0 == l1 || los(l0, l1))
+                part_visible(nav.grid(), p, q, param(s[0], p, q), param(s[1], p, q))
+                    .unwrap_or(false)
             };
             match walked
                 .windows(2)
@@ -120,9 +120,26 @@ fn step_is_visible(nav: &NavGrid, from: Vec2, to: Vec2, path: &NavPath) -> Resul
             {
                 None => Ok(()),
                 Some(s) => Err(format!(
-                    "it walked {} - {}, which is blocked (segments {:?} visible: {:?})",
+                    "it walked {} - {}, which is blocked (cells around: {}) (segments {:?} visible: {:?})",
                     s[0],
                     s[1],
+                    {
+                        let c = s[0].floor();
+                        (-2..=2)
+                            .map(|dy| {
+                                (-2..=2)
+                                    .map(|dx| {
+                                        if nav.grid().is_free(c.x as i64 + dx, c.y as i64 + dy) {
+                                            '.'
+                                        } else {
+                                            '#'
+                                        }
+                                    })
+                                    .collect::<String>()
+                            })
+                            .collect::<Vec<_>>()
+                            .join("/")
+                    },
                     &w[i..=j + 1],
                     w[i..=j + 1]
                         .windows(2)
@@ -135,12 +152,12 @@ fn step_is_visible(nav: &NavGrid, from: Vec2, to: Vec2, path: &NavPath) -> Resul
     }
 }
 
-/// The part of segment `a-b` from its lattice point at or before parameter
-/// `t0` to the one at or after `t1` (`0 <= t0 <= t1 <= 1`), when `a` and `b`
-/// are vertices: a superset of the part between `t0` and `t1` whose ends
-/// are exact, so that its visibility is not spoiled by rounding where the
-/// segment runs through a vertex.
-fn lattice_cover(a: DVec2, b: DVec2, t0: f64, t1: f64) -> Option<(DVec2, DVec2)> {
+/// Whether the part of segment `a-b` (vertices) between parameters `t0 <=
+/// t1` is visible, checked piece by piece between the lattice points it
+/// contains: each piece then ends at, and never runs through, a vertex, so
+/// the rounding of the ends cannot move it to the other side of one.
+/// `None` when `a` or `b` is not a vertex.
+fn part_visible(grid: &Grid, a: DVec2, b: DVec2, t0: f64, t1: f64) -> Option<bool> {
     if a.fract() != DVec2::ZERO || b.fract() != DVec2::ZERO {
         return None;
     }
@@ -150,9 +167,16 @@ fn lattice_cover(a: DVec2, b: DVec2, t0: f64, t1: f64) -> Option<(DVec2, DVec2)>
         (x, y) = (y, x % y);
     }
     let g = x.max(1) as f64;
-    let lo = ((t0 * g) + 1e-9).floor().max(0.0);
-    let hi = ((t1 * g) - 1e-9).ceil().min(g);
-    Some((a + d * (lo / g), a + d * (hi / g)))
+    let mut points = vec![a + d * t0];
+    let first = (t0 * g).floor() as i64 + 1;
+    let last = (t1 * g).ceil() as i64 - 1;
+    points.extend((first..=last).map(|k| a + d * (k as f64 / g)));
+    points.push(a + d * t1);
+    Some(
+        points
+            .windows(2)
+            .all(|s| s[0] == s[1] || bevy_anyangle::los::line_of_sight(grid, s[0], s[1])),
+    )
 }
 
 /// Parameter of the point of segment `a-b` closest to `p`.
@@ -361,13 +385,11 @@ impl Game {
                 let on_segment = path.next > 0 && {
                     let before = path.grid_waypoints[path.next - 1];
                     let los = |a, b| bevy_anyangle::los::line_of_sight(nav.grid(), a, b);
-                    // From the first lattice point ahead, exactly.
+                    // The part ahead, between lattice points.
                     let t = param(here, before, *next);
                     grid_segment_distance(here, before, *next) < 1e-3
                         && (los(before, *next)
-                            || lattice_cover(before, *next, t, t).is_some_and(|(_, l)| {
-                                (l == *next || los(l, *next)) && los(here, l)
-                            }))
+                            || part_visible(nav.grid(), before, *next, t, 1.0).unwrap_or(false))
                 };
                 assert!(
                     on_segment || bevy_anyangle::los::line_of_sight(nav.grid(), here, *next),

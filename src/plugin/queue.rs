@@ -14,7 +14,7 @@ use super::workers::Priority;
 /// Agents waiting for a search, most urgent line first.
 #[derive(Default)]
 pub(crate) struct JobQueue {
-    lines: [VecDeque<Entity>; 3],
+    lines: [VecDeque<Entity>; 4],
     /// Entries in the lines, stale ones included.
     entries: usize,
 }
@@ -23,12 +23,6 @@ impl JobQueue {
     /// Adds `entity` to the line of `priority`.
     pub(crate) fn push(&mut self, entity: Entity, priority: Priority) {
         self.lines[priority as usize].push_back(entity);
-        self.entries += 1;
-    }
-
-    /// Adds `entity` to the front of the line of `priority`.
-    pub(crate) fn push_front(&mut self, entity: Entity, priority: Priority) {
-        self.lines[priority as usize].push_front(entity);
         self.entries += 1;
     }
 
@@ -62,9 +56,9 @@ mod tests {
         q.push(e(2), Priority::FirstPath);
         q.push(e(3), Priority::Urgent);
         q.push(e(4), Priority::FirstPath);
-        q.push_front(e(5), Priority::Urgent);
+        q.push(e(5), Priority::Walled);
         assert_eq!(q.len(), 5);
-        assert_eq!(q.pop_line(Priority::Urgent), Some(e(5)));
+        assert_eq!(q.pop_line(Priority::Walled), Some(e(5)));
         assert_eq!(q.pop_line(Priority::Urgent), Some(e(3)));
         assert_eq!(q.pop_line(Priority::Urgent), None);
         assert_eq!(q.pop_line(Priority::FirstPath), Some(e(2)));

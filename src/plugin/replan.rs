@@ -552,7 +552,7 @@ fn check_agent(
         };
         if in_wall && state.reason != PlanReason::StartBlocked {
             planning.request(entity, state, status, PlanReason::StartBlocked);
-        } else if cut && state.priority != Some(super::workers::Priority::Urgent) {
+        } else if cut && state.priority > Some(super::workers::Priority::Urgent) {
             planning.request(entity, state, status, PlanReason::PathBlocked);
         }
         return;

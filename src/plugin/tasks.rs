@@ -12,12 +12,13 @@
 //!
 //! # Pacing
 //!
-//! The number of searches sent ahead is limited by work, not by a count per
-//! frame: the plugin keeps about two frames of work waiting for the threads
-//! (from the measured frame time and mean search time), so threads never
-//! idle while agents wait, no search starts long after it was sent, and the
-//! order of the queue (most urgent first) is the order of service. A frame
-//! with nothing to send or apply costs a few atomic loads.
+//! Searches for agents standing in a wall or on a blocked path are sent at
+//! once. For the others, the number sent ahead is limited by work, not by a
+//! count per frame: the plugin keeps about two frames of work waiting for the
+//! threads (from the measured frame time and mean search time), so threads
+//! never idle while agents wait and no search starts long after it was sent.
+//! The threads always take the most urgent search waiting. A frame with
+//! nothing to send or apply costs a few atomic loads.
 //!
 //! # Tickets
 //!
@@ -242,11 +243,9 @@ impl Planning {
             _ => state.reason = reason,
         }
         if walled {
-            priority = Priority::Urgent;
-            if !(state.queued && walled_before) {
-                self.queue.push_front(entity, priority);
-            }
-        } else if !state.queued || state.priority != Some(priority) {
+            priority = Priority::Walled;
+        }
+        if !state.queued || state.priority != Some(priority) {
             self.queue.push(entity, priority);
         }
         state.queued = true;
@@ -527,11 +526,15 @@ pub(crate) fn dispatch_searches(
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
-    // Searches go out as the threads need them: each priority's channel
-    // holds about two frames of work, and the threads take the most urgent
-    // first, so the order of the queue is the order of service.
+    // Searches for agents in a wall or on a blocked path go out at once;
+    // the others as the threads need them (each of those priorities' channel
+    // holds about two frames of work). The threads take the most urgent
+    // first, so the order of the lines is the order of service.
     for priority in Priority::ALL {
-        while planning.pool.waiting(priority) < target && planning.pool.outstanding() < cap {
+        let paced = priority >= Priority::FirstPath;
+        while (!paced || planning.pool.waiting(priority) < target)
+            && planning.pool.outstanding() < cap
+        {
             let Some(entity) = planning.queue.pop_line(priority) else {
                 break;
             };

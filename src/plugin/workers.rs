@@ -37,22 +37,30 @@ pub(crate) const LONG_SEARCH: Duration = Duration::from_millis(20);
 ///
 /// | priority | who |
 /// |---|---|
-/// | `Urgent` | agents whose path an edit blocked, or whose cell an edit blocked under them |
+/// | `Walled` | agents standing in a cell an edit blocked under them |
+/// | `Urgent` | agents whose path an edit blocked |
 /// | `FirstPath` | agents with no followable path: new or changed requests, failed plans |
 /// | `Refine` | agents that follow a path while a better one is planned: shortcuts, regions connected, settings or grid changes, moved targets, off-path agents |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Priority {
-    /// Safety first: the agent's path leads into a new wall.
-    Urgent = 0,
+    /// The agent stands in a wall.
+    Walled = 0,
+    /// The agent's path leads into a new wall.
+    Urgent = 1,
     /// The agent has nothing to follow yet.
-    FirstPath = 1,
+    FirstPath = 2,
     /// The agent follows a path while a better one is planned.
-    Refine = 2,
+    Refine = 3,
 }
 
 impl Priority {
     /// Every priority, most urgent first.
-    pub(crate) const ALL: [Priority; 3] = [Priority::Urgent, Priority::FirstPath, Priority::Refine];
+    pub(crate) const ALL: [Priority; 4] = [
+        Priority::Walled,
+        Priority::Urgent,
+        Priority::FirstPath,
+        Priority::Refine,
+    ];
 }
 
 /// One search to run.
@@ -99,7 +107,7 @@ struct Slot {
 
 /// State shared by the pool handle and its threads.
 struct Shared {
-    jobs: [Receiver<Job>; 3],
+    jobs: [Receiver<Job>; 4],
     outcomes: Sender<Outcome>,
     epoch: Instant,
     /// The number of threads that should serve short searches.
@@ -109,7 +117,7 @@ struct Shared {
     /// Jobs sent and not yet answered.
     outstanding: AtomicUsize,
     /// Jobs sent and not yet taken by a thread, per priority.
-    waiting: [AtomicUsize; 3],
+    waiting: [AtomicUsize; 4],
     /// Searches finished, and the nanoseconds they took (for the work
     /// estimate that paces dispatching).
     finished: AtomicU64,
@@ -124,7 +132,7 @@ struct Shared {
 /// The pool's handle, owned by the plugin. Dropping it closes the job
 /// channels; the threads finish their current job and leave.
 pub(crate) struct WorkerPool {
-    senders: [Sender<Job>; 3],
+    senders: [Sender<Job>; 4],
     outcomes: Receiver<Outcome>,
     shared: Arc<Shared>,
 }
@@ -133,7 +141,7 @@ impl WorkerPool {
     /// A pool of `workers` threads (at least 1).
     pub(crate) fn new(workers: usize) -> Self {
         let workers = workers.max(1);
-        let channels: [(Sender<Job>, Receiver<Job>); 3] =
+        let channels: [(Sender<Job>, Receiver<Job>); 4] =
             std::array::from_fn(|_| crossbeam_channel::unbounded());
         let (out_tx, out_rx) = crossbeam_channel::unbounded();
         let senders = channels.each_ref().map(|(s, _)| s.clone());
@@ -296,7 +304,7 @@ fn spawn_thread(shared: &Arc<Shared>, threads: &mut Vec<Arc<Slot>>) {
 
 /// Takes the most urgent waiting job (with its priority), blocking until
 /// there is one; `None` once the pool is gone.
-fn next_job(jobs: &[Receiver<Job>; 3]) -> Option<(Job, Priority)> {
+fn next_job(jobs: &[Receiver<Job>; 4]) -> Option<(Job, Priority)> {
     loop {
         let mut closed = 0;
         for (rx, priority) in jobs.iter().zip(Priority::ALL) {
@@ -433,7 +441,7 @@ mod tests {
         let grid = Arc::new(Grid::new(64, 8).unwrap());
         let pool = WorkerPool::new(2);
         for i in 1..=50 {
-            pool.send(job(&grid, i, i % 5 == 0), Priority::ALL[i as usize % 3]);
+            pool.send(job(&grid, i, i % 5 == 0), Priority::ALL[i as usize % 4]);
         }
         let got = collect(&pool, 50);
         assert_eq!(got.len(), 50);

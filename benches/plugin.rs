@@ -10,10 +10,10 @@
 //!   plugin's search threads.
 //! - **Edit frames** (criterion, `edit_frame/{map}/{agents}/{case}`): the
 //!   main-thread time of one frame that makes a one-cell edit (the edit call
-//!   plus `App::update`), once with every agent holding a path: `nobody`, a
-//!   cell inside a wall block (no path can be affected), and `one_percent`,
-//!   a cell that about 1 % of the agents' paths cross (blocked in one frame,
-//!   freed in the next).
+//!   plus `App::update`), once every agent holds a path: `nobody`, a cell
+//!   inside a wall block (no path can be affected), and `one_percent`, a cell
+//!   that about 1 % of the agents' paths cross (blocked in one frame, freed in
+//!   the next); `idle`, a frame without an edit, is the baseline to subtract.
 //! - **Edit in flight** (criterion, `edit_in_flight/{map}`): one one-cell
 //!   edit while searches hold snapshots of the grid.
 //!
@@ -269,6 +269,15 @@ fn edit_frames(c: &mut Criterion, name: &str, nav: &NavGrid, n: usize) {
     let mut group = c.benchmark_group(format!("edit_frame/{name}/{n}"));
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(4));
+    group.bench_function("idle", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                app.update();
+            }
+            start.elapsed()
+        });
+    });
     for (case, share) in [("nobody", 0.0), ("one_percent", 0.01)] {
         let cell = cell_crossed_by(nav.grid(), &paths, share);
         let mut free = share == 0.0;

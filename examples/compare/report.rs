@@ -591,6 +591,7 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
         s.push('\n');
     }
 
+    s.push_str(PLUGIN_SECTION);
     s.push_str(
         "## Speed-up against query difficulty\n\n![Speed-up over A* against A* expansions, \
          log-log, one panel per map](compare.svg)\n\nAs in Figure 16 of the Anya paper \
@@ -602,6 +603,14 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
     s.push_str(&map_tables(maps));
     s
 }
+
+/// Where the plugin's own figures live (they need an app and frames, not
+/// single queries).
+const PLUGIN_SECTION: &str = "## The plugin at game scale\n\nThe figures here are the planners \
+alone. How close the Bevy plugin comes to them (from spawning 1,000 to 50,000 agents to every \
+agent having a path, frames paced at 60 fps, beside the raw planner's bound on the same queries \
+in the same run; the main-thread cost of frames with edits) is measured by \
+`cargo bench --bench plugin` and recorded in [`plugin-bench.md`](plugin-bench.md).\n\n";
 
 #[cfg(test)]
 mod tests {

@@ -1925,19 +1925,19 @@ fn blocked_paths_are_served_before_first_paths_and_refinements() {
     }
 }
 
-#[test]
-fn an_edit_looks_only_at_agents_near_it() {
+/// Eight agents with paths on den520d, and `n` free cells more than 48 cells
+/// from every path.
+fn agents_and_far_cells(n: usize) -> (App, Vec<(Entity, Vec2, Vec2)>, Vec<UVec2>) {
     let grid = Grid::from_movingai(&map("den520d.map")).unwrap();
     let pairs = random_pairs(&grid, 8, 11);
     let mut app = app_with(NavGrid::new(grid, GridTransform::default()));
     let agents = spawn_agents(&mut app, &pairs);
     settle(&mut app);
-    // A free cell far from every path and every agent.
     let nav = app.world().resource::<NavGrid>().clone();
     let paths: Vec<NavPath> = agents.iter().map(|&(e, _, _)| nav_path(&app, e)).collect();
-    let far = (0..nav.grid().height())
+    let far: Vec<UVec2> = (0..nav.grid().height())
         .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
-        .find(|c| {
+        .filter(|c| {
             let centre = c.as_dvec2() + 0.5;
             nav.grid().is_free(i64::from(c.x), i64::from(c.y))
                 && paths.iter().all(|p| {
@@ -1946,7 +1946,16 @@ fn an_edit_looks_only_at_agents_near_it() {
                         .all(|w| segment_point_distance(w[0], w[1], centre) > 48.0)
                 })
         })
-        .expect("a cell far from every path");
+        .take(n)
+        .collect();
+    assert_eq!(far.len(), n, "cells far from every path");
+    (app, agents, far)
+}
+
+#[test]
+fn an_edit_looks_only_at_agents_near_it() {
+    let (mut app, _, far) = agents_and_far_cells(1);
+    let far = far[0];
     let before = app.world().resource::<PathfindingDiagnostics>().edit_checks;
     app.world_mut()
         .resource_mut::<NavGrid>()
@@ -1966,29 +1975,9 @@ fn segment_point_distance(a: DVec2, b: DVec2, p: DVec2) -> f64 {
 
 #[test]
 fn thousands_of_edits_between_two_frames_replan_only_the_agents_they_affect() {
-    let grid = Grid::from_movingai(&map("den520d.map")).unwrap();
-    let pairs = random_pairs(&grid, 8, 11);
-    let mut app = app_with(NavGrid::new(grid, GridTransform::default()));
-    let agents = spawn_agents(&mut app, &pairs);
-    settle(&mut app);
-    let nav = app.world().resource::<NavGrid>().clone();
-    let paths: Vec<NavPath> = agents.iter().map(|&(e, _, _)| nav_path(&app, e)).collect();
-    // Free cells far from every path: toggled 3,000 times one by one, then
-    // 400 more in one batch.
-    let far: Vec<UVec2> = (0..nav.grid().height())
-        .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
-        .filter(|c| {
-            let centre = c.as_dvec2() + 0.5;
-            nav.grid().is_free(i64::from(c.x), i64::from(c.y))
-                && paths.iter().all(|p| {
-                    p.grid_waypoints
-                        .windows(2)
-                        .all(|w| segment_point_distance(w[0], w[1], centre) > 48.0)
-                })
-        })
-        .take(50)
-        .collect();
-    assert_eq!(far.len(), 50);
+    // Cells far from every path, toggled 3,000 times one by one, then 400
+    // more times in one batch.
+    let (mut app, agents, far) = agents_and_far_cells(50);
     let before = *app.world().resource::<PathfindingDiagnostics>();
     {
         let mut nav = app.world_mut().resource_mut::<NavGrid>();

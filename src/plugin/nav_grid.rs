@@ -508,6 +508,23 @@ mod tests {
     }
 
     #[test]
+    fn edits_the_plugin_still_needs_stay_in_the_log() {
+        let mut nav = NavGrid::new(Grid::new(4, 4).unwrap(), GridTransform::default());
+        nav.keep_edits_after(10);
+        for i in 0..EDIT_HISTORY + 100 {
+            nav.set_cell_free(UVec2::new(0, 0), i % 2 == 1).unwrap();
+        }
+        // Past the cap, but everything after version 10 is kept.
+        assert_eq!(nav.edits_since(10).map(<[_]>::len), Some(EDIT_HISTORY + 90));
+        assert_eq!(nav.edits_since(9), None);
+        // Once the pin moves on, the older half goes at the next edit.
+        nav.keep_edits_after(nav.version());
+        nav.set_cell_free(UVec2::new(1, 1), false).unwrap();
+        assert!(nav.log.len() <= EDIT_HISTORY / 2 + 1);
+        assert_eq!(nav.edits_since(nav.version() - 1).map(<[_]>::len), Some(1));
+    }
+
+    #[test]
     fn old_edits_fall_out_of_the_log() {
         let mut nav = NavGrid::new(Grid::new(4, 4).unwrap(), GridTransform::default());
         for i in 0..=EDIT_HISTORY {

@@ -665,6 +665,7 @@ pub(crate) fn apply_results(
         diagnostics.searches_cancelled = cancelled;
     }
     if !planning.pool.has_outcomes() {
+        keep_needed_edits(planning, nav.as_mut());
         return;
     }
     let settings = settings.as_deref().copied().unwrap_or_default();
@@ -842,17 +843,22 @@ pub(crate) fn apply_results(
             planning.request(done.entity, &mut state, &mut status, why);
         }
     }
-    // Keep the edits that searches still in flight (and the edit check)
-    // need; older ones may go.
-    if let Some(nav) = nav.as_mut() {
+    keep_needed_edits(planning, nav.as_mut());
+    diagnostics.searches_cancelled = planning.pool.cancelled();
+    diagnostics.in_flight = planning.pool.outstanding();
+    diagnostics.queued = planning.queue.len();
+}
+
+/// Tells the grid to keep the edits that searches still in flight (and the
+/// edit check) need; older ones may go. Every frame, so that the log does
+/// not grow while no search runs.
+fn keep_needed_edits(planning: &Planning, nav: Option<&mut ResMut<NavGrid>>) {
+    if let Some(nav) = nav {
         let keep = planning
             .oldest_version_in_flight()
             .map_or(planning.seen_version, |v| v.min(planning.seen_version));
         nav.bypass_change_detection().keep_edits_after(keep);
     }
-    diagnostics.searches_cancelled = planning.pool.cancelled();
-    diagnostics.in_flight = planning.pool.outstanding();
-    diagnostics.queued = planning.queue.len();
 }
 
 /// Adds and removes [`Replanning`] markers as planning asked.

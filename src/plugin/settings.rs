@@ -30,7 +30,11 @@
 //! |---|---|
 //! | `algorithm` | every agent without its own [`PathRequest::algorithm`](super::PathRequest::algorithm) replans ([`PlanReason::AlgorithmChanged`](super::PlanReason::AlgorithmChanged)) |
 //! | `fallback` | agents whose status is `Fallback` or `Unreachable` replan ([`PlanReason::FallbackChanged`](super::PlanReason::FallbackChanged)) |
+//! | `paused` | searches already running finish; the others wait (agents keep their paths) |
 //! | everything else | applies to the next searches; no replan |
+//!
+//! A replanning agent keeps following its current path meanwhile (it is
+//! marked [`Replanning`](super::Replanning)).
 
 use bevy_ecs::resource::Resource;
 

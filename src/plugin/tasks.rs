@@ -811,8 +811,10 @@ pub(crate) fn apply_results(
             start_moved: joined.start_moved,
             cut: false,
         };
-        let refine = match (refine, here, nav.edits_since(done.grid_version)) {
-            (Some(PlanReason::PathBlocked), Some(agent), Some(edits)) => {
+        let at = here.unwrap_or(path.grid_waypoints[0]);
+        let refine = match (refine, nav.edits_since(done.grid_version)) {
+            (Some(PlanReason::PathBlocked), Some(edits)) => {
+                let agent = at;
                 // The join may have skipped the blocked part. An agent still
                 // in a wall is served first.
                 let walled = !nav.grid().is_point_traversable(agent);
@@ -837,7 +839,7 @@ pub(crate) fn apply_results(
             entity: done.entity,
             reason,
             fallback,
-            length,
+            length: path.length,
         });
         if let Some(why) = refine {
             planning.request(done.entity, &mut state, &mut status, why);

@@ -345,9 +345,6 @@ pub(crate) fn replan_changed_requests(
         // plan asked for before is moot.
         status.set_if_neq(PathStatus::Pending);
         planning.request(entity, &mut state, &mut status, PlanReason::NewRequest);
-        // A new request is what the plan answers now, whatever the place in
-        // line the agent keeps.
-        state.reason = PlanReason::NewRequest;
         let wants = matches!(request.goal, PathGoal::Entity(_));
         if wants && !follows {
             commands.entity(entity).insert(FollowsTarget);

@@ -167,6 +167,8 @@ impl Pace {
 pub(crate) struct Planning {
     pub(crate) queue: JobQueue,
     pool: WorkerPool,
+    /// Whether the pool was last told to hold its threads.
+    paused: bool,
     pace: Pace,
     next_ticket: u64,
     /// Grid versions of the searches sent and not answered, with counts.
@@ -196,6 +198,7 @@ impl Planning {
         Planning {
             queue: JobQueue::default(),
             pool: WorkerPool::new(threads),
+            paused: false,
             pace: Pace::default(),
             next_ticket: 0,
             versions_in_flight: BTreeMap::new(),
@@ -226,25 +229,20 @@ impl Planning {
         self.next_ticket += 1;
         state.ticket = self.next_ticket;
         let has_path = status.has_path();
-        let mut priority = match reason {
-            PlanReason::PathBlocked | PlanReason::StartBlocked => Priority::Urgent,
+        let wanted = match reason {
+            PlanReason::StartBlocked => Priority::Walled,
+            PlanReason::PathBlocked => Priority::Urgent,
             _ if !has_path => Priority::FirstPath,
             _ => Priority::Refine,
         };
-        // A plan still wanted for a more urgent reason keeps that reason
-        // and its place in line; standing in a wall is the most urgent of
-        // all, served before every other line's agents.
-        let walled_before = state.priority.is_some() && state.reason == PlanReason::StartBlocked;
-        let walled = reason == PlanReason::StartBlocked
-            || (walled_before && reason != PlanReason::NewRequest);
-        match state.priority {
-            _ if walled => state.reason = PlanReason::StartBlocked,
-            Some(old) if old < priority => priority = old,
-            _ => state.reason = reason,
-        }
-        if walled {
-            priority = Priority::Walled;
-        }
+        // A plan still wanted for a more urgent reason keeps its place in
+        // line, and its reason unless the request itself changed.
+        let (reason, priority) = match state.priority {
+            Some(old) if old < wanted && reason != PlanReason::NewRequest => (state.reason, old),
+            Some(old) if old < wanted => (reason, old),
+            _ => (reason, wanted),
+        };
+        state.reason = reason;
         if !state.queued || state.priority != Some(priority) {
             self.queue.push(entity, priority);
         }
@@ -311,7 +309,7 @@ impl Planning {
             return;
         }
         self.segments.set(entity, segment_boxes(gw, margin));
-        let length: f64 = gw.windows(2).map(|w| w[0].distance(w[1])).sum();
+        let length = crate::geom::polyline_length(gw);
         self.ellipses
             .set(entity, [ellipse_box(gw[0], gw[gw.len() - 1], length)]);
     }
@@ -507,7 +505,8 @@ pub(crate) fn dispatch_searches(
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
     let planning = &mut *planning;
-    if planning.pool.is_paused() != settings.paused {
+    if planning.paused != settings.paused {
+        planning.paused = settings.paused;
         planning.pool.set_paused(settings.paused);
     }
     if !planning.active() {

@@ -101,8 +101,6 @@ struct Slot {
     started: AtomicU64,
     /// Set once the current search counts as long.
     long: AtomicBool,
-    /// Set when this thread should leave after its current job.
-    retire: AtomicBool,
 }
 
 /// State shared by the pool handle and its threads.
@@ -240,11 +238,6 @@ impl WorkerPool {
         }
     }
 
-    /// Whether the pool is paused.
-    pub(crate) fn is_paused(&self) -> bool {
-        *self.shared.paused.lock()
-    }
-
     /// Threads alive now (workers plus stand-ins).
     pub(crate) fn threads(&self) -> usize {
         self.shared.threads.lock().len()
@@ -266,12 +259,9 @@ impl WorkerPool {
                 long += 1;
             }
         }
-        let retiring = threads
-            .iter()
-            .filter(|s| s.retire.load(Ordering::Acquire))
-            .count();
-        let serving = threads.len() - long - retiring;
-        let room = (2 * self.shared.workers).saturating_sub(threads.len() - retiring);
+        // A thread that leaves takes its slot out of the list first.
+        let serving = threads.len() - long;
+        let room = (2 * self.shared.workers).saturating_sub(threads.len());
         for _ in 0..self.shared.workers.saturating_sub(serving).min(room) {
             spawn_thread(&self.shared, &mut threads);
         }
@@ -290,7 +280,6 @@ fn spawn_thread(shared: &Arc<Shared>, threads: &mut Vec<Arc<Slot>>) {
     let slot = Arc::new(Slot {
         started: AtomicU64::new(0),
         long: AtomicBool::new(false),
-        retire: AtomicBool::new(false),
     });
     let mine = Arc::clone(&slot);
     let shared_for_thread = Arc::clone(shared);
@@ -396,7 +385,6 @@ fn leave_after_long(shared: &Shared, slot: &Slot) -> bool {
         .filter(|s| s.long.load(Ordering::Acquire))
         .count();
     if threads.len() - long > shared.workers {
-        slot.retire.store(true, Ordering::Release);
         threads.retain(|s| !std::ptr::eq(Arc::as_ptr(s), slot));
         return true;
     }

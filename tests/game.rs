@@ -186,9 +186,7 @@ fn param(p: DVec2, a: DVec2, b: DVec2) -> f64 {
 }
 
 fn grid_segment_distance(p: DVec2, a: DVec2, b: DVec2) -> f64 {
-    let d = b - a;
-    let t = ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
-    p.distance(a + d * t)
+    p.distance(a.lerp(b, param(p, a, b)))
 }
 
 /// Whether `p` is in free space, up to the rounding of `f32` world

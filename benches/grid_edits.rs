@@ -36,7 +36,7 @@ fn open_cell(map: &Grid) -> (i64, i64) {
     let (w, h) = (i64::from(map.width()), i64::from(map.height()));
     (2..h - 2)
         .flat_map(|y| (2..w - 2).map(move |x| (x, y)))
-        .find(|&(x, y)| (-2..=2).all(|dy| (-2..=2).all(|dx| map.is_free(x + dx, y + dy))))
+        .find(|&(x, y)| (-2..=2).all(|dy| (-2..=2).all(|dx| map.is_free_xy(x + dx, y + dy))))
         .expect("the map has open space")
 }
 
@@ -46,7 +46,7 @@ fn flood(map: &Grid, from: (i64, i64), limit: usize) -> usize {
     let mut queue = VecDeque::from([from]);
     while let Some((x, y)) = queue.pop_front() {
         for n in neighbours(x, y) {
-            if map.is_free(n.0, n.1) && seen.len() <= limit && seen.insert(n) {
+            if map.is_free_xy(n.0, n.1) && seen.len() <= limit && seen.insert(n) {
                 queue.push_back(n);
             }
         }
@@ -63,9 +63,9 @@ fn pocket_cell(map: &Grid) -> (i64, i64) {
         for x in 0..w {
             let free: Vec<_> = neighbours(x, y)
                 .into_iter()
-                .filter(|&(nx, ny)| map.is_free(nx, ny))
+                .filter(|&(nx, ny)| map.is_free_xy(nx, ny))
                 .collect();
-            if !map.is_free(x, y) || free.len() != 2 {
+            if !map.is_free_xy(x, y) || free.len() != 2 {
                 continue;
             }
             let mut cut = map.clone();
@@ -91,7 +91,7 @@ fn pocket_cell(map: &Grid) -> (i64, i64) {
 fn door_cell(map: &Grid, y: i64) -> (i64, i64) {
     (0..i64::from(map.width()))
         .map(|x| (x, y))
-        .find(|&(x, y)| (y - 1..=y + 1).all(|y| map.is_free(x, y)))
+        .find(|&(x, y)| (y - 1..=y + 1).all(|y| map.is_free_xy(x, y)))
         .expect("the row has a free column")
 }
 
@@ -103,7 +103,13 @@ fn grid_edits(c: &mut Criterion) {
     let picture: String = (0..SIDE)
         .map(|y| {
             let row: String = (0..SIDE)
-                .map(|x| if map.is_free(x % w, y % h) { '.' } else { '#' })
+                .map(|x| {
+                    if map.is_free_xy(x % w, y % h) {
+                        '.'
+                    } else {
+                        '#'
+                    }
+                })
                 .collect();
             row + "\n"
         })

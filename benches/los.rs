@@ -46,7 +46,7 @@ fn random_point(grid: &Grid, rng: &mut Rng, centres: bool) -> DVec2 {
             (rng.below(grid.width() + 1), rng.below(grid.height() + 1))
         };
         let (xi, yi) = (i64::from(x), i64::from(y));
-        if centres && grid.is_free(xi, yi) {
+        if centres && grid.is_free_xy(xi, yi) {
             return DVec2::new(f64::from(x) + 0.5, f64::from(y) + 0.5);
         }
         if !centres && grid.is_vertex_traversable(xi, yi) {

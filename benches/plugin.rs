@@ -75,7 +75,7 @@ fn grid(tiles: u32) -> Grid {
         .map(|y| {
             (0..w)
                 .map(|x| {
-                    if base.is_free(i64::from(x), i64::from(y)) {
+                    if base.is_free_xy(i64::from(x), i64::from(y)) {
                         '.'
                     } else {
                         '@'
@@ -105,7 +105,7 @@ fn pairs(grid: &Grid, n: usize, seed: u64) -> Vec<(UVec2, UVec2)> {
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let s = UVec2::new(rng.below(grid.width()), rng.below(grid.height()));
-        if !grid.is_free(i64::from(s.x), i64::from(s.y)) {
+        if !grid.is_free(s) {
             continue;
         }
         let d = UVec2::new(rng.below(121), rng.below(121)).as_ivec2() - 60;
@@ -115,7 +115,7 @@ fn pairs(grid: &Grid, n: usize, seed: u64) -> Vec<(UVec2, UVec2)> {
             continue;
         }
         let g = g.as_uvec2();
-        if grid.contains(i64::from(g.x), i64::from(g.y)) && grid.same_region(s, g) && s != g {
+        if grid.contains(g) && grid.same_region(s, g) && s != g {
             out.push((s, g));
         }
     }
@@ -224,7 +224,7 @@ fn cell_crossed_by(grid: &Grid, paths: &[Vec<DVec2>], share: f64) -> UVec2 {
     if share == 0.0 {
         for y in 2..i64::from(grid.height()) - 2 {
             for x in 2..i64::from(grid.width()) - 2 {
-                if (-2..=2).all(|dy| (-2..=2).all(|dx| !grid.is_free(x + dx, y + dy))) {
+                if (-2..=2).all(|dy| (-2..=2).all(|dx| !grid.is_free_xy(x + dx, y + dy))) {
                     return UVec2::new(x as u32, y as u32);
                 }
             }
@@ -249,7 +249,7 @@ fn cell_crossed_by(grid: &Grid, paths: &[Vec<DVec2>], share: f64) -> UVec2 {
     }
     let want = (paths.len() as f64 * share).max(1.0) as u32;
     let best = (0..counts.len())
-        .filter(|&c| grid.is_free((c % w) as i64, (c / w) as i64))
+        .filter(|&c| grid.is_free_xy((c % w) as i64, (c / w) as i64))
         .min_by_key(|&c| counts[c].abs_diff(want))
         .unwrap();
     UVec2::new((best % w) as u32, (best / w) as u32)

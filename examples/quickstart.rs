@@ -307,12 +307,12 @@ fn ascii_picture(
                 .map(|x| {
                     let (xu, yu) = (x as u32, y as u32);
                     if in_rects(blocked, xu, yu)
-                        || in_rects(room, xu, yu) && !g.is_free(x as i64, y as i64)
+                        || in_rects(room, xu, yu) && !g.is_free_xy(x as i64, y as i64)
                     {
                         '='
                     } else if in_rects(freed, xu, yu) || in_rects(room, xu, yu) {
                         ':'
-                    } else if g.is_free(x as i64, y as i64) {
+                    } else if g.is_free_xy(x as i64, y as i64) {
                         ' '
                     } else {
                         '#'
@@ -338,7 +338,7 @@ fn ascii_picture(
         let (x, y) = cands
             .into_iter()
             .map(cell)
-            .find(|&(x, y)| g.is_free(x as i64, y as i64))
+            .find(|&(x, y)| g.is_free_xy(x as i64, y as i64))
             .unwrap_or_else(|| cell(q));
         rows[y][x] = c;
     };
@@ -398,12 +398,12 @@ fn svg_picture(
     for y in 0..h {
         for x in 0..w {
             let fill = if in_rects(blocked, x, y)
-                || in_rects(room, x, y) && !g.is_free(i64::from(x), i64::from(y))
+                || in_rects(room, x, y) && !g.is_free_xy(i64::from(x), i64::from(y))
             {
                 Some("#8c2d04")
             } else if in_rects(freed, x, y) || in_rects(room, x, y) {
                 Some("#c7e9c0")
-            } else if g.is_free(i64::from(x), i64::from(y)) {
+            } else if g.is_free_xy(i64::from(x), i64::from(y)) {
                 None
             } else {
                 Some("#555")

@@ -374,7 +374,8 @@ fn segment_visible<P: WalkPoint>(grid: &Grid, a: P, b: P) -> bool {
 }
 
 fn point_traversable<P: WalkPoint>(grid: &Grid, p: P) -> bool {
-    (p.ceil(0) - 1..=p.floor(0)).any(|x| (p.ceil(1) - 1..=p.floor(1)).any(|y| grid.is_free(x, y)))
+    (p.ceil(0) - 1..=p.floor(0))
+        .any(|x| (p.ceil(1) - 1..=p.floor(1)).any(|y| grid.is_free_xy(x, y)))
 }
 
 /// A segment parallel to `axis` (0: horizontal), walking in direction `s`.
@@ -382,9 +383,9 @@ fn axis_visible<P: WalkPoint>(grid: &Grid, a: P, b: P, axis: usize, s: i64) -> b
     let other = 1 - axis;
     let free = |u: i64, v: i64| {
         if axis == 0 {
-            grid.is_free(u, v)
+            grid.is_free_xy(u, v)
         } else {
-            grid.is_free(v, u)
+            grid.is_free_xy(v, u)
         }
     };
     let (first, last) = span(a, b, axis, s);
@@ -434,7 +435,7 @@ fn diagonal_visible<P: WalkPoint>(grid: &Grid, a: P, b: P, sx: i64, sy: i64) -> 
     let mut budget = (ex - cx).abs() + (ey - cy).abs() + 1;
     let flip = sx * sy;
     loop {
-        if !grid.is_free(cx, cy) {
+        if !grid.is_free_xy(cx, cy) {
             return false;
         }
         if cx == ex && cy == ey {
@@ -455,7 +456,7 @@ fn diagonal_visible<P: WalkPoint>(grid: &Grid, a: P, b: P, sx: i64, sy: i64) -> 
             _ => {
                 // Through the corner: squeezing between two blocked cells is
                 // forbidden (the cell beyond is checked on the next turn).
-                if !grid.is_free(cx + sx, cy) && !grid.is_free(cx, cy + sy) {
+                if !grid.is_free_xy(cx + sx, cy) && !grid.is_free_xy(cx, cy + sy) {
                     return false;
                 }
                 cx += sx;

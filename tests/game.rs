@@ -129,7 +129,7 @@ fn step_is_visible(nav: &NavGrid, from: Vec2, to: Vec2, path: &NavPath) -> Resul
                             .map(|dy| {
                                 (-2..=2)
                                     .map(|dx| {
-                                        if nav.grid().is_free(c.x as i64 + dx, c.y as i64 + dy) {
+                                        if nav.grid().is_free_xy(c.x as i64 + dx, c.y as i64 + dy) {
                                             '.'
                                         } else {
                                             '#'
@@ -211,7 +211,7 @@ fn random_free_point(rng: &mut Rng, grid: &Grid) -> Vec2 {
             rng.below(u64::from(grid.width())) as i64,
             rng.below(u64::from(grid.height())) as i64,
         );
-        if grid.is_free(x, y) {
+        if grid.is_free_xy(x, y) {
             // World y is up: grid row y spans world [h - y - 1, h - y].
             let h = f64::from(grid.height());
             return Vec2::new(

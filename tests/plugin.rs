@@ -277,7 +277,7 @@ fn blocking_a_cell_replans_exactly_the_agents_whose_paths_cross_it() {
     };
     let cell = (0..nav.grid().height())
         .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
-        .filter(|&c| nav.grid().is_free(i64::from(c.x), i64::from(c.y)) && !endpoints.contains(&c))
+        .filter(|&c| nav.grid().is_free(c) && !endpoints.contains(&c))
         .step_by(3)
         .max_by_key(|&c| blocked_by(c).len())
         .unwrap();
@@ -1164,7 +1164,7 @@ fn frame_cost_with_10k_idle_agents() {
         // One frame with a one-cell edit: every agent with a path is checked.
         let free = (0..nav.grid().height())
             .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
-            .find(|c| nav.grid().is_free(i64::from(c.x), i64::from(c.y)))
+            .find(|c| nav.grid().is_free(*c))
             .unwrap();
         app.world_mut()
             .resource_mut::<NavGrid>()
@@ -1868,10 +1868,7 @@ fn blocked_paths_are_served_before_first_paths_and_refinements() {
         let cell = (1..20)
             .map(|i| a.lerp(b, f64::from(i) / 20.0))
             .map(|p| UVec2::new(p.x as u32, p.y as u32))
-            .find(|c| {
-                nav.grid().is_free(i64::from(c.x), i64::from(c.y))
-                    && a.distance(c.as_dvec2() + 0.5) > 1.5
-            });
+            .find(|c| nav.grid().is_free(*c) && a.distance(c.as_dvec2() + 0.5) > 1.5);
         if let Some(cell) = cell {
             blocked.push(e);
             app.world_mut()
@@ -1939,7 +1936,7 @@ fn agents_and_far_cells(n: usize) -> (App, Vec<(Entity, Vec2, Vec2)>, Vec<UVec2>
         .flat_map(|y| (0..nav.grid().width()).map(move |x| UVec2::new(x, y)))
         .filter(|c| {
             let centre = c.as_dvec2() + 0.5;
-            nav.grid().is_free(i64::from(c.x), i64::from(c.y))
+            nav.grid().is_free(*c)
                 && paths.iter().all(|p| {
                     p.grid_waypoints
                         .windows(2)
@@ -2009,12 +2006,7 @@ fn thousands_of_edits_between_two_frames_replan_only_the_agents_they_affect() {
     let on = (1..20)
         .map(|i| a.lerp(b, f64::from(i) / 20.0))
         .map(|p| UVec2::new(p.x as u32, p.y as u32))
-        .find(|c| {
-            app.world()
-                .resource::<NavGrid>()
-                .grid()
-                .is_free(i64::from(c.x), i64::from(c.y))
-        })
+        .find(|c| app.world().resource::<NavGrid>().grid().is_free(*c))
         .unwrap();
     app.world_mut()
         .resource_mut::<NavGrid>()

@@ -136,14 +136,14 @@ impl VertexGraph {
                 for (i, &(dx, dy)) in MOVES.iter().enumerate() {
                     let legal = if dx != 0 && dy != 0 {
                         // The cell the diagonal crosses.
-                        grid.is_free(x.min(x + dx), y.min(y + dy))
+                        grid.is_free_xy(x.min(x + dx), y.min(y + dy))
                     } else if dy == 0 {
                         // Along a horizontal edge: the cells above and below.
                         let cx = x.min(x + dx);
-                        grid.is_free(cx, y - 1) || grid.is_free(cx, y)
+                        grid.is_free_xy(cx, y - 1) || grid.is_free_xy(cx, y)
                     } else {
                         let cy = y.min(y + dy);
-                        grid.is_free(x - 1, cy) || grid.is_free(x, cy)
+                        grid.is_free_xy(x - 1, cy) || grid.is_free_xy(x, cy)
                     };
                     if legal {
                         m |= 1 << i;

@@ -500,7 +500,7 @@ pub fn obstacle_depth(grid: &Grid) -> Vec<u32> {
     let (w, h) = (grid.width() as usize, grid.height() as usize);
     let mut d: Vec<u32> = (0..w * h)
         .map(|i| {
-            if grid.is_free((i % w) as i64, (i / w) as i64) {
+            if grid.is_free_xy((i % w) as i64, (i / w) as i64) {
                 0
             } else {
                 u32::MAX

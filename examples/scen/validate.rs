@@ -1,6 +1,6 @@
 //! An independent check of every answer, following `SPEC.md` line by line.
 //!
-//! It trusts only the grid's cells ([`Grid::is_free`]) and the crate's public
+//! It trusts only the grid's cells ([`Grid::is_free_xy`]) and the crate's public
 //! [`line_of_sight`]: reachability comes from its own flood fill, not from the
 //! grid's region labels, and fallback targets from a scan of the start's
 //! region, not from the planner.
@@ -44,7 +44,7 @@ impl<'g> Validator<'g> {
         let mut queue = VecDeque::new();
         for y in 0..height {
             for x in 0..width {
-                if label[(y * width + x) as usize] != 0 || !grid.is_free(x, y) {
+                if label[(y * width + x) as usize] != 0 || !grid.is_free_xy(x, y) {
                     continue;
                 }
                 next += 1;
@@ -52,7 +52,7 @@ impl<'g> Validator<'g> {
                 queue.push_back((x, y));
                 while let Some((cx, cy)) = queue.pop_front() {
                     for (nx, ny) in [(cx + 1, cy), (cx - 1, cy), (cx, cy + 1), (cx, cy - 1)] {
-                        if grid.is_free(nx, ny) && label[(ny * width + nx) as usize] == 0 {
+                        if grid.is_free_xy(nx, ny) && label[(ny * width + nx) as usize] == 0 {
                             label[(ny * width + nx) as usize] = next;
                             queue.push_back((nx, ny));
                         }
@@ -79,7 +79,7 @@ impl<'g> Validator<'g> {
     /// Whether vertex `(x, y)` is a double corner: two free cells touching
     /// diagonally, the other two blocked.
     fn is_double_corner(&self, x: i64, y: i64) -> bool {
-        let free = |cx, cy| self.grid.is_free(cx, cy);
+        let free = |cx, cy| self.grid.is_free_xy(cx, cy);
         let (nw, ne, sw, se) = (
             free(x - 1, y - 1),
             free(x, y - 1),
@@ -299,7 +299,7 @@ impl<'g> Validator<'g> {
             let side = |q: DVec2| {
                 let d = q - p;
                 let mut cells = span(d.y, y).flat_map(|cy| span(d.x, x).map(move |cx| (cx, cy)));
-                let free = cells.clone().find(|&(cx, cy)| self.grid.is_free(cx, cy));
+                let free = cells.clone().find(|&(cx, cy)| self.grid.is_free_xy(cx, cy));
                 free.or_else(|| cells.next()).unwrap_or((x, y))
             };
             let sides: Vec<_> = [i.checked_sub(1), (i + 1 < n).then_some(i + 1)]

@@ -29,7 +29,7 @@ fn picture(g: &Grid) -> String {
     (0..i64::from(g.height()))
         .map(|y| {
             let row: String = (0..i64::from(g.width()))
-                .map(|x| if g.is_free(x, y) { '.' } else { '#' })
+                .map(|x| if g.is_free_xy(x, y) { '.' } else { '#' })
                 .collect();
             row + "\n"
         })
@@ -62,7 +62,7 @@ fn assert_like_fresh(g: &Grid, context: &str) {
     for y in 0..i64::from(g.height()) {
         for x in 0..i64::from(g.width()) {
             let (a, b) = (g.region(x, y), fresh.region(x, y));
-            assert_eq!(a.is_some(), g.is_free(x, y), "{context}: ({x}, {y})");
+            assert_eq!(a.is_some(), g.is_free_xy(x, y), "{context}: ({x}, {y})");
             let (Some(a), Some(b)) = (a, b) else {
                 assert_eq!(a, b, "{context}: ({x}, {y})");
                 continue;
@@ -242,7 +242,7 @@ fn observe(g: &Grid) -> Reading {
         version: g.version(),
         cells: (0..i64::from(g.height()))
             .flat_map(|y| (0..i64::from(g.width())).map(move |x| (x, y)))
-            .map(|(x, y)| (g.is_free(x, y), g.region(x, y)))
+            .map(|(x, y)| (g.is_free_xy(x, y), g.region(x, y)))
             .collect(),
         vertices: (0..=i64::from(g.height()))
             .flat_map(|y| (0..=i64::from(g.width())).map(move |x| g.vertex_info(x, y)))

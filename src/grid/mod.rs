@@ -15,6 +15,21 @@
 //! Mapping grid coordinates to a game's world (origin, cell size, Bevy's y-up
 //! axis) is done by the plugin's `NavGrid`, never here.
 //!
+//! # Cells and rectangles of cells
+//!
+//! A cell is a [`UVec2`]; methods that take a cell ([`Grid::is_free`],
+//! [`Grid::set_free`]) answer "blocked" or a typed error for cells outside
+//! the grid. Geometry code that steps to a neighbour of column 0 gets signed
+//! coordinates; it uses the `_xy` forms ([`Grid::is_free_xy`]), which take
+//! `i64` and treat everything outside as blocked.
+//!
+//! A rectangle of cells is a **half-open** [`URect`]: it holds cell `c` when
+//! `min.x <= c.x < max.x` and `min.y <= c.y < max.y`, so `rect.size()` is its
+//! size in cells and `URect::from_corners(c, c + UVec2::ONE)` is the one cell
+//! `c`, as texture-atlas rectangles are in pixels. Mind that Bevy's
+//! `URect::contains` also counts the `max` edge; test membership of a cell
+//! with [`cell_in_rect`].
+//!
 //! # Regions
 //!
 //! Two free cells are connected iff a chain of free cells sharing edges joins
@@ -97,12 +112,31 @@ pub enum EditKind {
     Mixed,
 }
 
+/// Whether cell `c` is in the half-open rectangle `rect` (see the module
+/// docs: unlike `URect::contains`, the `max` edge is outside).
+///
+/// ```
+/// use bevy_anyangle::grid::cell_in_rect;
+/// use bevy_anyangle::prelude::{URect, UVec2};
+///
+/// let rect = URect::new(2, 2, 4, 3); // two cells: (2, 2) and (3, 2)
+/// assert!(cell_in_rect(rect, UVec2::new(3, 2)));
+/// assert!(!cell_in_rect(rect, UVec2::new(4, 2)));
+/// assert!(rect.contains(UVec2::new(4, 2))); // Bevy's test counts the edge
+/// ```
+#[must_use]
+#[inline]
+pub fn cell_in_rect(rect: URect, c: UVec2) -> bool {
+    c.cmpge(rect.min).all() && c.cmplt(rect.max).all()
+}
+
 /// One recorded edit: the rectangle of cells it touched and what it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GridEdit {
     /// The [`Grid::version`] right after this edit.
     pub version: u64,
-    /// Touched cells: `min` inclusive, `max` exclusive, in cell coordinates.
+    /// Touched cells, a half-open rectangle (`max` excluded; see the module
+    /// docs).
     pub rect: URect,
     /// What happened to them.
     pub kind: EditKind,
@@ -129,9 +163,9 @@ const EDIT_LOG_CAPACITY: usize = 1 << 16;
 /// )
 /// .unwrap();
 /// assert_eq!((grid.width(), grid.height()), (4, 3));
-/// assert!(grid.is_free(0, 0));
-/// assert!(!grid.is_free(1, 1));
-/// assert!(!grid.is_free(-1, 0), "outside the grid is blocked");
+/// assert!(grid.is_free_xy(0, 0));
+/// assert!(!grid.is_free_xy(1, 1));
+/// assert!(!grid.is_free_xy(-1, 0), "outside the grid is blocked");
 /// ```
 #[derive(Clone, Debug)]
 pub struct Grid {
@@ -261,17 +295,52 @@ impl Grid {
         UVec2::new(self.width, self.height)
     }
 
-    /// Whether `(x, y)` is a cell of the grid.
+    /// Whether `cell` is a cell of the grid.
     #[must_use]
     #[inline]
-    pub fn contains(&self, x: i64, y: i64) -> bool {
+    pub fn contains(&self, cell: UVec2) -> bool {
+        cell.x < self.width && cell.y < self.height
+    }
+
+    /// Whether `(x, y)` is a cell of the grid. Takes signed coordinates, so
+    /// points left of or below the grid answer `false` instead of needing a
+    /// cast first.
+    #[must_use]
+    #[inline]
+    pub fn contains_xy(&self, x: i64, y: i64) -> bool {
         x >= 0 && y >= 0 && x < i64::from(self.width) && y < i64::from(self.height)
     }
 
-    /// Whether cell `(x, y)` is free. Cells outside the grid are blocked.
+    /// Whether `cell` is free. Cells outside the grid are blocked.
+    ///
+    /// ```
+    /// use bevy_anyangle::grid::Grid;
+    /// use bevy_anyangle::prelude::UVec2;
+    ///
+    /// let grid = Grid::from_ascii("..\n.@").unwrap();
+    /// assert!(grid.is_free(UVec2::new(1, 0)));
+    /// assert!(!grid.is_free(UVec2::new(1, 1)));
+    /// assert!(!grid.is_free(UVec2::new(2, 0))); // outside
+    /// ```
     #[must_use]
     #[inline]
-    pub fn is_free(&self, x: i64, y: i64) -> bool {
+    pub fn is_free(&self, cell: UVec2) -> bool {
+        self.is_free_xy(i64::from(cell.x), i64::from(cell.y))
+    }
+
+    /// Whether `cell` is blocked (the negation of [`Grid::is_free`]).
+    #[must_use]
+    #[inline]
+    pub fn is_blocked(&self, cell: UVec2) -> bool {
+        !self.is_free(cell)
+    }
+
+    /// [`Grid::is_free`] for signed coordinates, as geometry code produces
+    /// them (a neighbour of column 0 is column -1). Cells outside the grid
+    /// are blocked.
+    #[must_use]
+    #[inline]
+    pub fn is_free_xy(&self, x: i64, y: i64) -> bool {
         if x < -1 || y < -1 || x > i64::from(self.width) || y > i64::from(self.height) {
             return false;
         }
@@ -279,11 +348,12 @@ impl Grid {
         self.rows.get(y, x)
     }
 
-    /// Whether cell `(x, y)` is blocked (the negation of [`Grid::is_free`]).
+    /// [`Grid::is_blocked`] for signed coordinates (the negation of
+    /// [`Grid::is_free_xy`]).
     #[must_use]
     #[inline]
-    pub fn is_blocked(&self, x: i64, y: i64) -> bool {
-        !self.is_free(x, y)
+    pub fn is_blocked_xy(&self, x: i64, y: i64) -> bool {
+        !self.is_free_xy(x, y)
     }
 
     /// The free flags of the four cells around vertex `(x, y)`, as a 4-bit
@@ -292,10 +362,10 @@ impl Grid {
     #[must_use]
     #[inline]
     pub(crate) fn vertex_mask(&self, x: i64, y: i64) -> u8 {
-        u8::from(self.is_free(x - 1, y - 1))
-            | u8::from(self.is_free(x, y - 1)) << 1
-            | u8::from(self.is_free(x - 1, y)) << 2
-            | u8::from(self.is_free(x, y)) << 3
+        u8::from(self.is_free_xy(x - 1, y - 1))
+            | u8::from(self.is_free_xy(x, y - 1)) << 1
+            | u8::from(self.is_free_xy(x - 1, y)) << 2
+            | u8::from(self.is_free_xy(x, y)) << 3
     }
 
     /// Whether vertex `(x, y)` is traversable: at least one of its four cells
@@ -332,7 +402,7 @@ impl Grid {
         let (xs, ys) = (cell_span(p.x), cell_span(p.y));
         xs.into_iter()
             .flatten()
-            .any(|x| ys.into_iter().flatten().any(|y| self.is_free(x, y)))
+            .any(|x| ys.into_iter().flatten().any(|y| self.is_free_xy(x, y)))
     }
 
     /// Whether `p` lies in `[0, width] x [0, height]` (and is finite).
@@ -372,8 +442,8 @@ impl Grid {
         self.set_rect_free(URect::from_corners(cell, cell + UVec2::ONE), free)
     }
 
-    /// Sets every cell of `rect` (`min` inclusive, `max` exclusive) free or
-    /// blocked. Returns whether any cell changed.
+    /// Sets every cell of `rect` (half-open: `max` excluded, see the module
+    /// docs) free or blocked. Returns whether any cell changed.
     ///
     /// # Errors
     ///
@@ -498,7 +568,7 @@ impl Grid {
     #[must_use]
     #[inline]
     pub fn region(&self, x: i64, y: i64) -> Option<RegionId> {
-        if !self.contains(x, y) {
+        if !self.contains_xy(x, y) {
             return None;
         }
         self.regions.get(x as u32, y as u32).map(RegionId)
@@ -680,7 +750,8 @@ impl GridEditor<'_> {
             .apply_rect(URect::from_corners(cell, cell + UVec2::ONE), free)
     }
 
-    /// Sets every cell of `rect` (`max` exclusive) free or blocked; returns
+    /// Sets every cell of `rect` (half-open: `max` excluded, see
+    /// [`cell_in_rect`]) free or blocked; returns
     /// whether any changed.
     ///
     /// # Errors
@@ -731,10 +802,10 @@ mod tests {
     fn wide_rows_span_words() {
         let mut g = Grid::new(130, 3).unwrap();
         assert_eq!(g.free_count(), 390);
-        assert!(g.is_free(129, 2) && !g.is_free(130, 2) && !g.is_free(-1, 0));
+        assert!(g.is_free_xy(129, 2) && !g.is_free_xy(130, 2) && !g.is_free_xy(-1, 0));
         g.set_rect_free(URect::new(60, 1, 70, 2), false).unwrap();
         for x in 0..130 {
-            assert_eq!(g.is_free(x, 1), !(60..70).contains(&x), "x = {x}");
+            assert_eq!(g.is_free_xy(x, 1), !(60..70).contains(&x), "x = {x}");
         }
         assert_eq!(g.version(), 1);
         assert!(!g.set_rect_free(URect::new(60, 1, 70, 2), false).unwrap());
@@ -779,7 +850,7 @@ mod tests {
             let picture: String = (0..30)
                 .map(|cy| {
                     let row: String = (0..40)
-                        .map(|cx| if g.is_free(cx, cy) { '.' } else { '#' })
+                        .map(|cx| if g.is_free_xy(cx, cy) { '.' } else { '#' })
                         .collect();
                     row + "\n"
                 })

@@ -366,8 +366,8 @@ mod tests {
         let g = Grid::from_movingai("width 3\r\ntype octile\r\nheight 2\r\nmap\r\n.@T\r\nGS.\r\n")
             .unwrap();
         assert_eq!((g.width(), g.height()), (3, 2));
-        assert!(g.is_free(0, 0) && !g.is_free(1, 0) && !g.is_free(2, 0));
-        assert!(g.is_free(0, 1) && g.is_free(1, 1) && g.is_free(2, 1));
+        assert!(g.is_free_xy(0, 0) && !g.is_free_xy(1, 0) && !g.is_free_xy(2, 0));
+        assert!(g.is_free_xy(0, 1) && g.is_free_xy(1, 1) && g.is_free_xy(2, 1));
     }
 
     #[test]

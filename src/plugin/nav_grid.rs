@@ -325,7 +325,8 @@ impl NavGrid {
         self.modify(|g| g.set_free(cell, free))
     }
 
-    /// Sets every cell of `rect` (`min` inclusive, `max` exclusive, in cells)
+    /// Sets every cell of `rect` (half-open: `max` excluded, see
+    /// [`cell_in_rect`](crate::grid::cell_in_rect); in cells)
     /// free or blocked; returns whether any changed.
     ///
     /// # Errors
@@ -408,7 +409,7 @@ impl NavGrid {
         }
         let (x, y) = (g.x.floor(), g.y.floor());
         self.grid
-            .contains(x as i64, y as i64)
+            .contains_xy(x as i64, y as i64)
             .then(|| UVec2::new(x as u32, y as u32))
     }
 
@@ -480,8 +481,8 @@ mod tests {
         let snap = nav.snapshot();
         nav.set_cell_free(UVec2::new(1, 1), false).unwrap();
         nav.set_rect_free(URect::new(2, 2, 4, 4), false).unwrap();
-        assert!(snap.is_free(1, 1), "the snapshot is untouched");
-        assert!(!nav.grid().is_free(1, 1));
+        assert!(snap.is_free_xy(1, 1), "the snapshot is untouched");
+        assert!(!nav.grid().is_free_xy(1, 1));
         assert_eq!(nav.edits_since(0).unwrap().len(), 2);
         assert_eq!(nav.edits_since(1).unwrap().len(), 1);
         assert_eq!(nav.edits_since(9), None);

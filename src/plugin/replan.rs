@@ -271,7 +271,7 @@ fn cells_at(grid: &Grid, p: DVec2) -> impl Iterator<Item = (i64, i64)> + '_ {
     xs.into_iter()
         .flatten()
         .flat_map(move |x| ys.into_iter().flatten().map(move |y| (x, y)))
-        .filter(|&(x, y)| grid.is_free(x, y))
+        .filter(|&(x, y)| grid.is_free_xy(x, y))
 }
 
 /// A point of the region an agent at `agent` plans from: the agent itself

@@ -42,7 +42,7 @@ impl Endpoint {
         if let Some([x, y]) = vertex
             && grid.is_double_corner(x, y)
         {
-            if !grid.is_free(x, y) {
+            if !grid.is_free_xy(x, y) {
                 return None;
             }
             cells[0] = [x, y];
@@ -51,7 +51,7 @@ impl Endpoint {
         } else {
             for cy in cell_span(p.y).into_iter().flatten() {
                 for cx in cell_span(p.x).into_iter().flatten() {
-                    if grid.is_free(cx, cy) {
+                    if grid.is_free_xy(cx, cy) {
                         cells[cell_count] = [cx, cy];
                         cell_count += 1;
                     }

@@ -171,7 +171,7 @@ impl Reference {
         let mut free = Vec::with_capacity((w * h) as usize);
         for y in 0..h {
             for x in 0..w {
-                free.push(grid.is_free(x, y));
+                free.push(grid.is_free_xy(x, y));
             }
         }
         let mut r = Reference {

@@ -304,7 +304,7 @@ impl Anya<'_> {
     fn base_run(&self, cy: i64, x: f64) -> Option<(i64, i64)> {
         if x.fract() == 0.0 {
             let k = x as i64;
-            let (lf, rf) = (self.grid.is_free(k - 1, cy), self.grid.is_free(k, cy));
+            let (lf, rf) = (self.grid.is_free_xy(k - 1, cy), self.grid.is_free_xy(k, cy));
             if !lf && !rf {
                 return None;
             }
@@ -321,7 +321,7 @@ impl Anya<'_> {
             Some((l, r))
         } else {
             let k = x.floor() as i64;
-            self.grid.is_free(k, cy).then(|| {
+            self.grid.is_free_xy(k, cy).then(|| {
                 (
                     scan::run_left(self.grid, cy, k),
                     scan::run_right(self.grid, cy, k),
@@ -569,7 +569,7 @@ impl Anya<'_> {
             self.push_goal(root, r, g);
         }
         let far = if dir > 0 { ny } else { ny - 1 };
-        let onward = !zero && self.grid.is_free(a_floor, far);
+        let onward = !zero && self.grid.is_free_xy(a_floor, far);
         // A corner between two pieces turns with the piece that has free
         // cells beyond; the ends of the whole interval turn with their piece.
         let turn_a = match a {
@@ -607,7 +607,7 @@ impl Anya<'_> {
             let k = x as i64;
             // The edge ahead needs a free side.
             let cx = if dir > 0 { k } else { k - 1 };
-            if !self.grid.is_free(cx, y - 1) && !self.grid.is_free(cx, y) {
+            if !self.grid.is_free_xy(cx, y - 1) && !self.grid.is_free_xy(cx, y) {
                 return;
             }
             k + i64::from(dir)

@@ -143,7 +143,7 @@ fn picture(grid: &Grid) -> String {
     let mut out = String::new();
     for y in 0..i64::from(grid.height()) {
         for x in 0..i64::from(grid.width()) {
-            out.push(if grid.is_free(x, y) { '.' } else { '#' });
+            out.push(if grid.is_free_xy(x, y) { '.' } else { '#' });
         }
         out.push('\n');
     }

@@ -17,8 +17,10 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `plugin` | yes | the Bevy plugin (`bevy_ecs`, `bevy_app`, `crossbeam-channel`, `parking_lot`) |
-//! | `transform` | yes | agent positions from `Transform`, and `PathFollower` moving it (`bevy_transform`) |
+//! | `plugin` | yes | the Bevy plugin (`bevy_ecs`, `bevy_app`, `bevy_time`, `crossbeam-channel`, `parking_lot`) |
+//! | `transform` | yes | agent positions from `Transform` / `GlobalTransform`, and `PathFollower` moving them (`bevy_transform`) |
+//! | `reflect` | yes | `Reflect` on every public component, resource, event and settings type, registered by the plugin (`bevy_reflect`) |
+//! | `serde` | no | `Serialize` / `Deserialize` on the settings, `NavPath`, `GridTransform`, `PathFollower` and the planner choices (`serde`) |
 
 pub mod geom;
 pub mod grid;

@@ -46,7 +46,12 @@
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::event::EntityEvent;
+use bevy_ecs::message::Message;
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::ReflectComponent;
 use bevy_math::{DVec2, Vec2};
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
 use thiserror::Error;
 
 use super::tasks::PlanState;
@@ -54,6 +59,11 @@ use crate::search::Algorithm;
 
 /// Where an agent wants to go.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Clone)
+)]
 pub enum PathGoal {
     /// A fixed world point.
     Point(Vec2),
@@ -68,14 +78,19 @@ pub enum PathGoal {
 /// Asks the plugin for a path: put it on an agent.
 ///
 /// The agent's own position comes from its `Transform` (feature `transform`,
-/// on by default: `translation.x` and `translation.y`, read as world
-/// coordinates, so agents should not be children of moved entities) or, if
-/// it has no `Transform`, from its [`NavPosition`]. An agent with neither
-/// ends in [`PathFailure::NoPosition`].
+/// on by default), projected on the grid's
+/// [`WorldPlane`](super::WorldPlane): `(x, y)` by default, `(x, z)` on the XZ
+/// plane. A child entity (`ChildOf`) is where its global transform puts it.
+/// An agent without a `Transform` uses its [`NavPosition`]; with both, the
+/// `Transform` wins. An agent with neither ends in
+/// [`PathFailure::NoPosition`].
 ///
-/// Replacing or changing the request (goal or algorithm) cancels the search
-/// in flight, clears the [`NavPath`] and plans again; writing an equal value
-/// does nothing. So a game that rewrites the goal every frame (a chaser
+/// Changing the goal cancels the search in flight, clears the [`NavPath`]
+/// and plans again. Changing only the algorithm behaves like changing
+/// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm):
+/// an agent with a path ahead keeps following it while the new planner's
+/// path is planned, and an agent that has arrived is left alone. Writing an
+/// equal value does nothing. So a game that rewrites the goal every frame (a chaser
 /// copying its prey's position into [`PathGoal::Point`]) cancels its search
 /// every frame and may never get a path: give it
 /// [`PathRequest::follow`] (a [`PathGoal::Entity`]) instead, which keeps the
@@ -99,6 +114,11 @@ pub enum PathGoal {
 /// ```
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 #[require(PathStatus, NavPath, PlanState)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Clone)
+)]
 pub struct PathRequest {
     /// The goal.
     pub goal: PathGoal,
@@ -141,6 +161,11 @@ impl PathRequest {
 /// `Transform` (or build without the `transform` feature). When an entity
 /// has both, its `Transform` wins.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
 pub struct NavPosition(pub Vec2);
 
 /// Where an agent's path stands. A required component of [`PathRequest`].
@@ -152,6 +177,11 @@ pub struct NavPosition(pub Vec2);
 /// target, and follows its old path meanwhile; `Pending` and `Computing`
 /// mean it has nothing to follow yet.
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
 pub enum PathStatus {
     /// No followable path yet; waiting to be sent to a search thread, or
     /// for a [`NavGrid`](super::NavGrid) to exist.
@@ -210,10 +240,20 @@ impl PathStatus {
 /// # bevy_ecs::system::assert_is_system(|q: Query<&PathStatus, Without<Replanning>>| { settled(q); });
 /// ```
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
 pub struct Replanning;
 
 /// Why an agent has no path.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Clone)
+)]
 pub enum PathFailure {
     /// The goal point has a NaN or infinite coordinate.
     #[error("the goal is not a finite point")]
@@ -250,6 +290,12 @@ pub enum PathFailure {
 
 /// Why the plugin (re)planned an agent's path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum PlanReason {
     /// A [`PathRequest`] was added, replaced by a different one, or changed.
     #[default]
@@ -259,8 +305,10 @@ pub enum PlanReason {
     OffPath,
     /// The followed entity moved away from the path's end.
     TargetMoved,
+    /// The agent's planner changed ([`PathRequest::algorithm`], or
     /// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm)
-    /// changed and the agent uses it.
+    /// for agents that use it) while it had a path ahead or a search
+    /// running.
     AlgorithmChanged,
     /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
     /// changed and the agent's goal is unreachable.
@@ -283,6 +331,12 @@ pub enum PlanReason {
 /// An agent's path, in world coordinates. A required component of
 /// [`PathRequest`]; empty until the first search finishes.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NavPath {
     /// Waypoints in world coordinates, to the goal or fallback point.
     ///
@@ -370,9 +424,16 @@ impl NavPath {
     }
 }
 
-/// Fired on an agent when a search gives it a new path (status `Ready` or
-/// `Fallback`).
-#[derive(EntityEvent, Clone, Copy, Debug, PartialEq)]
+/// Sent when a search gives an agent a new path (status `Ready` or
+/// `Fallback`): triggered on the agent for observers (`On<PathReady>`), and
+/// written as a message for systems that read them in batches
+/// (`MessageReader<PathReady>`).
+#[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Clone)
+)]
 pub struct PathReady {
     /// The agent.
     pub entity: Entity,
@@ -384,9 +445,15 @@ pub struct PathReady {
     pub length: f32,
 }
 
-/// Fired on an agent when planning ends without a path (status
-/// `Unreachable` or `Failed`).
-#[derive(EntityEvent, Clone, Debug, PartialEq)]
+/// Sent when planning ends without a path (status `Unreachable` or
+/// `Failed`): triggered on the agent for observers (`On<PathFailed>`), and
+/// written as a message (`MessageReader<PathFailed>`).
+#[derive(EntityEvent, Message, Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Clone)
+)]
 pub struct PathFailed {
     /// The agent.
     pub entity: Entity,

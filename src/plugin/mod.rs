@@ -82,11 +82,13 @@
 //!
 //! - The path component is [`NavPath`] (not `Path`) so that it does not
 //!   clash with [`crate::search::Path`] or `std::path::Path` in glob imports.
-//! - When the [`PathRequest`] itself changes, the old path is cleared at
-//!   once; on other replans (edits, off-path, settings) the old path stays
-//!   until the new one arrives (status `Ready` plus the [`Replanning`]
-//!   marker), so followers keep moving, except that a path an edit blocked
-//!   is cut short before the blocked segment.
+//! - When the goal of a [`PathRequest`] changes, the old path is cleared at
+//!   once; on other replans (edits, off-path, a new algorithm in the
+//!   request or the settings) the old path stays until the new one arrives
+//!   (status `Ready` plus the [`Replanning`] marker), so followers keep
+//!   moving, except that a path an edit blocked is cut short before the
+//!   blocked segment. A new algorithm does not replan agents that have
+//!   arrived.
 //! - Agents may keep moving while their search runs. A new path is joined
 //!   to where the agent is when it arrives, only by segments it can see: if
 //!   it sees the path's second waypoint, it heads straight there; else if it
@@ -120,7 +122,7 @@ pub use components::{
     NavPath, NavPosition, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
     PlanReason, Replanning,
 };
-pub use nav_grid::{GridTransform, NavGrid, NavGridError};
+pub use nav_grid::{GridTransform, NavGrid, NavGridError, WorldPlane};
 pub use settings::PathfindingSettings;
 pub use steering::{ClockMode, PathFollower, SteeringClock};
 pub use tasks::PathfindingDiagnostics;
@@ -173,6 +175,28 @@ impl Default for AnyAnglePlugin {
 }
 
 impl AnyAnglePlugin {
+    /// This plugin with its systems in `schedule`, e.g. `FixedUpdate` for a
+    /// game that simulates at a fixed rate (followers then advance by
+    /// `Time<Fixed>`).
+    ///
+    /// ```
+    /// use bevy_anyangle::plugin::AnyAnglePlugin;
+    /// use bevy_app::{App, FixedUpdate};
+    ///
+    /// App::new().add_plugins(AnyAnglePlugin::default().in_schedule(FixedUpdate));
+    /// ```
+    #[must_use]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "labels are passed by value, as to `add_systems`"
+    )]
+    pub fn in_schedule(self, schedule: impl ScheduleLabel) -> Self {
+        AnyAnglePlugin {
+            schedule: schedule.intern(),
+            ..self
+        }
+    }
+
     /// The number of search threads this plugin starts (see
     /// [`AnyAnglePlugin::search_threads`]).
     #[must_use]
@@ -189,7 +213,8 @@ impl Plugin for AnyAnglePlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<PathfindingSettings>()
             .init_resource::<PathfindingDiagnostics>()
-            .init_resource::<SteeringClock>()
+            .add_message::<PathReady>()
+            .add_message::<PathFailed>()
             .insert_resource(tasks::Planning::new(self.threads()))
             .configure_sets(
                 self.schedule,
@@ -225,15 +250,32 @@ impl Plugin for AnyAnglePlugin {
                     .in_set(AnyAngleSystems::Apply),
             )
             .add_observer(tasks::on_request_removed);
+        #[cfg(feature = "reflect")]
+        app.register_type::<PathRequest>()
+            .register_type::<PathGoal>()
+            .register_type::<NavPosition>()
+            .register_type::<PathStatus>()
+            .register_type::<PathFailure>()
+            .register_type::<PlanReason>()
+            .register_type::<Replanning>()
+            .register_type::<NavPath>()
+            .register_type::<PathReady>()
+            .register_type::<PathFailed>()
+            .register_type::<PathfindingSettings>()
+            .register_type::<PathfindingDiagnostics>()
+            .register_type::<NavGrid>()
+            .register_type::<GridTransform>()
+            .register_type::<WorldPlane>()
+            .register_type::<PathFollower>()
+            .register_type::<SteeringClock>()
+            .register_type::<ClockMode>()
+            .register_type::<crate::search::Algorithm>()
+            .register_type::<crate::search::FallbackPolicy>();
         if self.steering {
             app.init_resource::<steering::ActiveFollowers>()
                 .add_systems(
                     self.schedule,
-                    (
-                        steering::tick_clock,
-                        steering::collect_followers,
-                        steering::follow_paths,
-                    )
+                    (steering::collect_followers, steering::follow_paths)
                         .chain()
                         .in_set(AnyAngleSystems::Steer),
                 );

@@ -42,6 +42,12 @@
 //! the top row of that rectangle. Grid point `(gx, gy)` is world point
 //! `(origin.x + cell_size * gx, origin.y + cell_size * (height - gy))`.
 //!
+//! A 3D game puts the grid on the ground with
+//! [`GridTransform::with_plane`]`(`[`WorldPlane::Xz`]`)`: 2D world points are
+//! then `(x, z)`, grid point `(gx, gy)` is `(origin.x + cell_size * gx,
+//! origin.y + cell_size * gy)`, and the map's first row is at the smallest
+//! z, the far side for a camera looking down with -z up the screen.
+//!
 //! # Snapshots
 //!
 //! Background searches run on [`NavGrid::snapshot`], an `Arc<Grid>`. An
@@ -53,10 +59,13 @@
 //! (see [`crate::grid`]).
 
 use std::sync::Arc;
+
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::ReflectResource;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy_ecs::resource::Resource;
-use bevy_math::{DVec2, Rect, URect, UVec2, Vec2};
+use bevy_math::{DVec2, Rect, URect, UVec2, Vec2, Vec3};
 use thiserror::Error;
 
 use crate::grid::{Grid, GridEdit, GridEditor, GridError, MAX_DIMENSION, MapParseError};
@@ -99,23 +108,111 @@ pub enum NavGridError {
     Parse(#[from] MapParseError),
 }
 
-/// Where a grid lies in the world: the world position of its bottom-left
-/// corner and the side of one cell, in world units.
+/// The plane of the world the grid lies in, and so which two coordinates of
+/// a 3D position are the agent's 2D position.
+///
+/// Every 2D world point of the plugin ([`NavPath::waypoints`],
+/// [`NavPosition`], [`PathGoal::Point`], the goals of [`NavGrid`]'s world
+/// methods) is in this plane's coordinates.
+///
+/// [`NavPath::waypoints`]: super::NavPath::waypoints
+/// [`NavPosition`]: super::NavPosition
+/// [`PathGoal::Point`]: super::PathGoal::Point
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum WorldPlane {
+    /// The XY plane of a 2D game, y up: a position is
+    /// `(translation.x, translation.y)`, and steering keeps `translation.z`.
+    /// The grid's first row is at the top (largest y).
+    #[default]
+    Xy,
+    /// The XZ ground plane of a 3D game with y up: a position is
+    /// `(translation.x, translation.z)`, and steering keeps `translation.y`
+    /// (the agent's height). The grid's first row is at the smallest z, so
+    /// a map reads as drawn from a camera looking down with -z up the
+    /// screen (Bevy's forward).
+    Xz,
+}
+
+impl WorldPlane {
+    /// The 2D position of the 3D point `p` in this plane.
+    #[must_use]
+    pub fn project(self, p: Vec3) -> Vec2 {
+        match self {
+            WorldPlane::Xy => p.truncate(),
+            WorldPlane::Xz => Vec2::new(p.x, p.z),
+        }
+    }
+
+    /// The 3D point at 2D position `p` of this plane, `height` off it (the
+    /// z coordinate for [`WorldPlane::Xy`], y for [`WorldPlane::Xz`]).
+    #[must_use]
+    pub fn lift(self, p: Vec2, height: f32) -> Vec3 {
+        match self {
+            WorldPlane::Xy => p.extend(height),
+            WorldPlane::Xz => Vec3::new(p.x, height, p.y),
+        }
+    }
+
+    /// The coordinate of `p` off the plane (its z for [`WorldPlane::Xy`],
+    /// its y for [`WorldPlane::Xz`]).
+    #[must_use]
+    pub fn height(self, p: Vec3) -> f32 {
+        match self {
+            WorldPlane::Xy => p.z,
+            WorldPlane::Xz => p.y,
+        }
+    }
+}
+
+/// Where a grid lies in the world: the plane, the world position of its
+/// minimum corner and the side of one cell, in world units.
 ///
 /// See the [module docs](self) for the y-up / y-down convention.
+///
+/// With the `serde` feature it serializes as its fields; deserializing
+/// checks them as [`GridTransform::new`] does.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "GridTransformFields")
+)]
 pub struct GridTransform {
     origin: Vec2,
     cell_size: f32,
+    plane: WorldPlane,
 }
 
 impl Default for GridTransform {
-    /// Origin `(0, 0)`, cells of size 1.
+    /// Origin `(0, 0)`, cells of size 1, the XY plane.
     fn default() -> Self {
         GridTransform {
             origin: Vec2::ZERO,
             cell_size: 1.0,
+            plane: WorldPlane::Xy,
         }
+    }
+}
+
+/// A [`GridTransform`] as written in a file, checked when it becomes one.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+struct GridTransformFields {
+    origin: Vec2,
+    cell_size: f32,
+    #[serde(default)]
+    plane: WorldPlane,
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<GridTransformFields> for GridTransform {
+    type Error = NavGridError;
+
+    fn try_from(f: GridTransformFields) -> Result<Self, NavGridError> {
+        Ok(GridTransform::new(f.origin, f.cell_size)?.with_plane(f.plane))
     }
 }
 
@@ -142,13 +239,46 @@ impl GridTransform {
         if reach > f64::from(f32::MAX) {
             return Err(NavGridError::TooLarge { origin, cell_size });
         }
-        Ok(GridTransform { origin, cell_size })
+        Ok(GridTransform {
+            origin,
+            cell_size,
+            plane: WorldPlane::Xy,
+        })
     }
 
-    /// World position of the grid's bottom-left corner.
+    /// This placement in another plane of the world (see [`WorldPlane`]);
+    /// `origin` is then the corner with the smallest coordinates of that
+    /// plane.
+    ///
+    /// ```
+    /// use bevy_anyangle::plugin::{GridTransform, NavGrid, WorldPlane};
+    /// use bevy_math::{UVec2, Vec2};
+    ///
+    /// // A 3D game: the grid on the ground, x from -4 to 4, z from -2 to 2.
+    /// let placement = GridTransform::new(Vec2::new(-4.0, -2.0), 1.0)
+    ///     .unwrap()
+    ///     .with_plane(WorldPlane::Xz);
+    /// let nav = NavGrid::from_ascii("........\n........\n........\n.......@", placement).unwrap();
+    /// // The picture's first row is the far side (smallest z).
+    /// assert_eq!(nav.cell_at(Vec2::new(-3.5, -1.5)), Some(UVec2::new(0, 0)));
+    /// assert!(!nav.is_free_at(Vec2::new(3.5, 1.5)));
+    /// ```
+    #[must_use]
+    pub fn with_plane(self, plane: WorldPlane) -> Self {
+        GridTransform { plane, ..self }
+    }
+
+    /// World position (in [`GridTransform::plane`] coordinates) of the
+    /// grid's minimum corner: bottom-left in the XY plane.
     #[must_use]
     pub fn origin(&self) -> Vec2 {
         self.origin
+    }
+
+    /// The plane of the world the grid lies in.
+    #[must_use]
+    pub fn plane(&self) -> WorldPlane {
+        self.plane
     }
 
     /// Side of one cell, in world units.
@@ -166,7 +296,17 @@ impl GridTransform {
 /// A clone is a new layout (it gets its own [`NavGrid::layout_id`]): its
 /// versions count on from the original's but its cells may go their own
 /// way, so inserting it back as the resource counts as replacing the grid.
+///
+/// With the `reflect` feature it is reflected as an opaque value: an
+/// inspector shows it (its `Debug` form) and may replace it whole, which the
+/// plugin treats as a new grid; single cells change only through its
+/// methods, so that every edit is logged and the agents it concerns replan.
 #[derive(Resource, Debug)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(opaque, Resource, Debug, Clone)
+)]
 pub struct NavGrid {
     grid: Arc<Grid>,
     transform: GridTransform,
@@ -385,9 +525,12 @@ impl NavGrid {
     pub fn to_grid(&self, p: Vec2) -> DVec2 {
         let cs = f64::from(self.transform.cell_size);
         let o = self.transform.origin.as_dvec2();
-        let h = f64::from(self.grid.height());
         let q = p.as_dvec2();
-        DVec2::new((q.x - o.x) / cs, h - (q.y - o.y) / cs)
+        let (x, y) = ((q.x - o.x) / cs, (q.y - o.y) / cs);
+        match self.transform.plane {
+            WorldPlane::Xy => DVec2::new(x, f64::from(self.grid.height()) - y),
+            WorldPlane::Xz => DVec2::new(x, y),
+        }
     }
 
     /// Grid coordinates to a world point.
@@ -395,8 +538,11 @@ impl NavGrid {
     pub fn to_world(&self, p: DVec2) -> Vec2 {
         let cs = f64::from(self.transform.cell_size);
         let o = self.transform.origin.as_dvec2();
-        let h = f64::from(self.grid.height());
-        DVec2::new(o.x + p.x * cs, o.y + (h - p.y) * cs).as_vec2()
+        let y = match self.transform.plane {
+            WorldPlane::Xy => f64::from(self.grid.height()) - p.y,
+            WorldPlane::Xz => p.y,
+        };
+        DVec2::new(o.x + p.x * cs, o.y + y * cs).as_vec2()
     }
 
     /// The cell containing world point `p` (on a cell edge: the cell to its
@@ -444,6 +590,22 @@ impl NavGrid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn placements_round_trip_through_serde_and_bad_ones_are_refused() {
+        let t = GridTransform::new(Vec2::new(-4.0, 2.5), 0.5)
+            .unwrap()
+            .with_plane(WorldPlane::Xz);
+        let text = ron::to_string(&t).unwrap();
+        assert_eq!(ron::from_str::<GridTransform>(&text).unwrap(), t);
+        let bad = text.replace("0.5", "0.0");
+        let err = ron::from_str::<GridTransform>(&bad).unwrap_err();
+        assert!(err.to_string().contains("cell size"), "{err}");
+        // The plane may be left out: XY.
+        let plain = ron::from_str::<GridTransform>("(origin: (1.0, 2.0), cell_size: 2.0)").unwrap();
+        assert_eq!(plain, GridTransform::new(Vec2::new(1.0, 2.0), 2.0).unwrap());
+    }
 
     #[test]
     fn world_and_grid_round_trip() {

@@ -7,8 +7,9 @@
 //!
 //! | trigger | system | who replans |
 //! |---|---|---|
-//! | `PathRequest` added or changed | `replan_changed_requests` | that agent (path cleared) |
-//! | `PathfindingSettings` changed | `replan_on_settings_change` | agents using the changed setting |
+//! | `PathRequest` added or its goal changed | `replan_changed_requests` | that agent (path cleared) |
+//! | `PathRequest::algorithm` changed | `replan_changed_requests` | that agent, unless it has arrived (path kept) |
+//! | `PathfindingSettings` changed | `replan_on_settings_change` | agents using the changed setting, unless arrived (path kept) |
 //! | `NavGrid` version or layout changed | `replan_on_grid_edits` | agents whose remaining path the edits affect |
 //! | a followed entity moved | `replan_moved_targets` | agents following it |
 //! | an agent moved | `track_progress` | that agent, if off its path |
@@ -42,7 +43,7 @@ use bevy_math::{DVec2, URect, Vec2};
 
 use super::components::{NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PlanReason};
 use super::nav_grid::NavGrid;
-use super::position::{PositionChanged, PositionData, position};
+use super::position::{PositionChanged, PositionData, plane_of, position};
 use super::settings::PathfindingSettings;
 use super::tasks::{
     FollowsTarget, PathfindingDiagnostics, PlanState, Planning, fail, index_margin, reindex_all,
@@ -321,37 +322,115 @@ type ChangedRequestData = (
 );
 
 /// Replans agents whose [`PathRequest`] was added or changed to a different
-/// value; clears their path.
+/// value. A new goal clears the path; a new algorithm alone keeps it (see
+/// [`algorithm_switch`]).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_changed_requests(
     mut planning: ResMut<Planning>,
     nav: Option<Res<NavGrid>>,
+    settings: Option<Res<PathfindingSettings>>,
     mut agents: Query<ChangedRequestData, Changed<PathRequest>>,
     mut commands: Commands,
 ) {
+    let default = settings
+        .as_deref()
+        .map_or_else(|| PathfindingSettings::default().algorithm, |s| s.algorithm);
     for (entity, request, mut state, mut status, mut path, follows, pos) in &mut agents {
-        if state.request.as_ref() == Some(request) {
+        let Some(old) = state.request.replace(*request) else {
+            // A new request: fall through to a first plan.
+            start_request(
+                &mut planning,
+                nav.as_deref(),
+                entity,
+                request,
+                &mut state,
+                &mut status,
+                &mut path,
+                follows,
+                pos,
+                &mut commands,
+            );
+            continue;
+        };
+        if old == *request {
             continue;
         }
-        state.request = Some(*request);
-        if !path.is_empty() {
-            *path = NavPath::default();
+        if old.goal == request.goal {
+            let before = old.algorithm.unwrap_or(default);
+            let after = request.algorithm.unwrap_or(default);
+            if before != after && algorithm_switch(&state, &status, &path) {
+                planning.request(
+                    entity,
+                    &mut state,
+                    &mut status,
+                    PlanReason::AlgorithmChanged,
+                );
+            }
+            continue;
         }
-        planning.unindex(entity);
-        if let (Some(nav), Some(here)) = (nav.as_deref(), position(pos)) {
-            planning.index_waiting(nav, entity, nav.to_grid(here));
-        }
-        // The old path is gone: the agent has nothing to follow, and any
-        // plan asked for before is moot.
-        status.set_if_neq(PathStatus::Pending);
-        planning.request(entity, &mut state, &mut status, PlanReason::NewRequest);
-        let wants = matches!(request.goal, PathGoal::Entity(_));
-        if wants && !follows {
-            commands.entity(entity).insert(FollowsTarget);
-        } else if !wants && follows {
-            commands.entity(entity).remove::<FollowsTarget>();
-        }
+        start_request(
+            &mut planning,
+            nav.as_deref(),
+            entity,
+            request,
+            &mut state,
+            &mut status,
+            &mut path,
+            follows,
+            pos,
+            &mut commands,
+        );
     }
+}
+
+/// Plans an agent with a new goal: clears its path and queues a first plan.
+#[expect(clippy::too_many_arguments, reason = "the pieces of one agent")]
+fn start_request(
+    planning: &mut Planning,
+    nav: Option<&NavGrid>,
+    entity: Entity,
+    request: &PathRequest,
+    state: &mut PlanState,
+    status: &mut Mut<PathStatus>,
+    path: &mut Mut<NavPath>,
+    follows: bool,
+    pos: <PositionData as bevy_ecs::query::QueryData>::Item<'_, '_>,
+    commands: &mut Commands,
+) {
+    if !path.is_empty() {
+        **path = NavPath::default();
+    }
+    planning.unindex(entity);
+    if let Some(nav) = nav
+        && let Some(here) = position(pos, nav.transform().plane())
+    {
+        planning.index_waiting(nav, entity, nav.to_grid(here));
+    }
+    // The old path is gone: the agent has nothing to follow, and any
+    // plan asked for before is moot.
+    status.set_if_neq(PathStatus::Pending);
+    planning.request(entity, state, status, PlanReason::NewRequest);
+    let wants = matches!(request.goal, PathGoal::Entity(_));
+    if wants && !follows {
+        commands.entity(entity).insert(FollowsTarget);
+    } else if !wants && follows {
+        commands.entity(entity).remove::<FollowsTarget>();
+    }
+}
+
+/// Whether an agent whose planner changed (in its [`PathRequest`] or in
+/// [`PathfindingSettings::algorithm`]) plans again. Both changes follow
+/// this one rule: an agent with a path ahead keeps following it while the
+/// new planner's path is planned ([`PlanReason::AlgorithmChanged`]); one
+/// whose search is running is planned again with the new planner (one still
+/// waiting in line gets the new planner when its search starts); one that
+/// has arrived, or whose goal is unreachable with no path, stays as it is
+/// until its request changes or an edit concerns it.
+fn algorithm_switch(state: &PlanState, status: &PathStatus, path: &NavPath) -> bool {
+    if state.queued {
+        return false;
+    }
+    state.in_flight.is_some() || status.has_path() && !path.is_finished()
 }
 
 /// Replans the agents a settings change concerns (see
@@ -361,7 +440,13 @@ pub(crate) fn replan_on_settings_change(
     settings: Option<Res<PathfindingSettings>>,
     mut last: Local<Option<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
-    mut agents: Query<(Entity, &PathRequest, &mut PlanState, &mut PathStatus)>,
+    mut agents: Query<(
+        Entity,
+        &PathRequest,
+        &mut PlanState,
+        &mut PathStatus,
+        &NavPath,
+    )>,
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
     let Some(old) = last.replace(settings) else {
@@ -372,11 +457,14 @@ pub(crate) fn replan_on_settings_change(
     if !algorithm && !fallback {
         return;
     }
-    for (entity, request, mut state, mut status) in &mut agents {
+    for (entity, request, mut state, mut status, path) in &mut agents {
         if state.request.is_none() || state.queued {
             continue; // not planned yet, or waiting: it will use the new settings
         }
         let reason = if algorithm && request.algorithm.is_none() {
+            if !algorithm_switch(&state, &status, path) {
+                continue;
+            }
             PlanReason::AlgorithmChanged
         } else if fallback
             && matches!(
@@ -427,6 +515,7 @@ pub(crate) fn replan_on_grid_edits(
     planning.seen_layout = nav.layout_id();
     planning.seen_version = nav.version();
     let planning = &mut *planning;
+    let plane = nav.transform().plane();
     let Some(edits) = edits else {
         // A new grid (or a gap in the edit log): every path is suspect.
         let margin = index_margin(&nav, &settings);
@@ -436,7 +525,7 @@ pub(crate) fn replan_on_grid_edits(
             margin,
             agents
                 .iter()
-                .map(|(e, _, status, path, pos)| (e, path, status, position(pos))),
+                .map(|(e, _, status, path, pos)| (e, path, status, position(pos, plane))),
         );
         for (entity, mut state, mut status, _, _) in &mut agents {
             let wants = status.has_path()
@@ -503,7 +592,7 @@ pub(crate) fn replan_on_grid_edits(
             &mut state,
             &mut status,
             &mut path,
-            position(pos).map(|p| nav.to_grid(p)),
+            position(pos, plane).map(|p| nav.to_grid(p)),
         );
     }
     planning.hits = hits;
@@ -642,6 +731,7 @@ fn closest_on_segment(p: DVec2, a: DVec2, b: DVec2) -> DVec2 {
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_moved_targets(
     settings: Option<Res<PathfindingSettings>>,
+    nav: Option<Res<NavGrid>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<
         (
@@ -657,6 +747,7 @@ pub(crate) fn replan_moved_targets(
     mut commands: Commands,
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
+    let plane = plane_of(nav.as_deref());
     for (entity, request, mut state, mut status, mut path) in &mut agents {
         let PathGoal::Entity(target) = request.goal else {
             continue;
@@ -664,7 +755,11 @@ pub(crate) fn replan_moved_targets(
         if !(status.has_path() || *status == PathStatus::Unreachable) || state.busy() {
             continue; // nothing planned yet, or a new plan is on its way
         }
-        match positions.get(target).ok().and_then(position) {
+        match positions
+            .get(target)
+            .ok()
+            .and_then(|item| position(item, plane))
+        {
             None => {
                 fail(
                     &mut commands,
@@ -704,15 +799,19 @@ type ProgressData = (
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn track_progress(
     settings: Option<Res<PathfindingSettings>>,
+    nav: Option<Res<NavGrid>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<ProgressData, (With<PathRequest>, PositionChanged)>,
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
+    let plane = plane_of(nav.as_deref());
     for (entity, mut state, mut status, mut path, pos) in &mut agents {
         if !status.has_path() {
             continue;
         }
-        let Some(p) = position(pos) else { continue };
+        let Some(p) = position(pos, plane) else {
+            continue;
+        };
         let path = path.bypass_change_detection();
         let w = &path.waypoints;
         if path.next == 0 || w.is_empty() {

@@ -28,7 +28,7 @@
 //!
 //! | field | effect on existing paths |
 //! |---|---|
-//! | `algorithm` | every agent without its own [`PathRequest::algorithm`](super::PathRequest::algorithm) replans ([`PlanReason::AlgorithmChanged`](super::PlanReason::AlgorithmChanged)) |
+//! | `algorithm` | every agent without its own [`PathRequest::algorithm`](super::PathRequest::algorithm) that has a path ahead or a search running replans ([`PlanReason::AlgorithmChanged`](super::PlanReason::AlgorithmChanged)), following its old path meanwhile; agents that arrived stay |
 //! | `fallback` | agents whose status is `Fallback` or `Unreachable` replan ([`PlanReason::FallbackChanged`](super::PlanReason::FallbackChanged)) |
 //! | `paused` | searches already running finish; the others wait (agents keep their paths) |
 //! | everything else | applies to the next searches; no replan |
@@ -36,13 +36,23 @@
 //! A replanning agent keeps following its current path meanwhile (it is
 //! marked [`Replanning`](super::Replanning)).
 
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::ReflectResource;
 use bevy_ecs::resource::Resource;
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
 
 use crate::search::{Algorithm, FallbackPolicy, PlanOptions};
 
 /// Runtime settings of the pathfinding plugin. See the [module docs](self)
 /// for what changing each field does.
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PathfindingSettings {
     /// The planner for agents that do not pick their own. Default:
     /// [`Algorithm::Anya`] (shortest paths, and the fastest planner on game
@@ -103,5 +113,25 @@ impl PathfindingSettings {
             heuristic_weight: self.heuristic_weight,
             node_budget: self.node_budget,
         }
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_through_serde() {
+        let settings = PathfindingSettings {
+            algorithm: Algorithm::LazyTheta,
+            node_budget: Some(1000),
+            replan_distance: 2.5,
+            ..PathfindingSettings::default()
+        };
+        let text = ron::to_string(&settings).unwrap();
+        assert_eq!(
+            ron::from_str::<PathfindingSettings>(&text).unwrap(),
+            settings
+        );
     }
 }

@@ -4,14 +4,23 @@
 //! the agent moves at `speed` world units per second along the waypoints,
 //! in [`AnyAngleSystems::Steer`](super::AnyAngleSystems::Steer). It moves the
 //! agent's `Transform` (feature `transform`) when it has one, otherwise its
-//! [`NavPosition`]; `translation.z` is kept. It never writes a non-finite
-//! position: an agent at a non-finite position, or heading for a non-finite
-//! waypoint, stays where it is.
+//! [`NavPosition`]. Only the two coordinates of the grid's
+//! [`WorldPlane`](super::WorldPlane) change (`translation.z` is kept in the
+//! XY plane, the height `translation.y` on the XZ plane). A child entity is
+//! steered in world space: its `Transform` is set so that, through its
+//! parent's `GlobalTransform`, it lands on the path. It never writes a
+//! non-finite position: an agent at a non-finite position, or heading for a
+//! non-finite waypoint, stays where it is.
 //!
-//! The crate does not depend on `bevy_time`, so the step length comes from
-//! the [`SteeringClock`] resource: wall-clock time between frames by
-//! default, a fixed step for deterministic runs, or whatever the game writes
-//! (for example `Time::delta_secs()`):
+//! # Time
+//!
+//! Followers advance by Bevy's `Time` of the schedule the plugin runs in:
+//! `Time<Virtual>` in `Update`, so pausing or slowing virtual time pauses or
+//! slows them, and `Time<Fixed>` with
+//! [`AnyAnglePlugin::in_schedule`](super::AnyAnglePlugin::in_schedule)`(FixedUpdate)`.
+//! `Time` comes from `bevy_time::TimePlugin` (part of `DefaultPlugins` and
+//! `MinimalPlugins`); in an app without it, followers stand still. Tests and
+//! lockstep simulations override it with a [`SteeringClock`]:
 //!
 //! ```
 //! use bevy_anyangle::plugin::SteeringClock;
@@ -32,18 +41,33 @@
 //! [`AnyAngleSystems::Apply`](super::AnyAngleSystems::Apply); the plugin
 //! advances [`NavPath::next`] as the agent passes waypoints.
 
-use std::time::Instant;
-
 use bevy_ecs::entity::EntityHashSet;
-use bevy_ecs::prelude::*;
-use bevy_math::Vec2;
 #[cfg(feature = "transform")]
-use bevy_transform::components::Transform;
+use bevy_ecs::hierarchy::ChildOf;
+use bevy_ecs::prelude::*;
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy_math::Vec2;
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+use bevy_time::Time;
+#[cfg(feature = "transform")]
+use bevy_transform::components::{GlobalTransform, Transform};
 
 use super::components::{NavPath, NavPosition};
+#[cfg(feature = "transform")]
+use super::nav_grid::NavGrid;
+#[cfg(feature = "transform")]
+use super::position::plane_of;
 
 /// Walks the agent along its [`NavPath`].
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PathFollower {
     /// World units per second. Not finite or not positive: the agent stays.
     pub speed: f32,
@@ -64,14 +88,13 @@ impl Default for PathFollower {
 }
 
 /// How [`SteeringClock`] advances.
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Clone)
+)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ClockMode {
-    /// Wall-clock time since the previous frame, at most `max_step` seconds.
-    RealTime {
-        /// Longest step, so that after a stall agents do not jump far along
-        /// their paths in one frame.
-        max_step: f32,
-    },
     /// The same step every frame (deterministic runs, tests).
     Fixed(f32),
     /// The game writes [`SteeringClock::delta_seconds`] itself each frame,
@@ -79,22 +102,26 @@ pub enum ClockMode {
     Manual,
 }
 
-/// The time step used by [`PathFollower`] steering.
+/// A clock for steering that overrides Bevy's `Time`: insert it for
+/// deterministic tests or lockstep simulations. Without it (the normal
+/// case) followers advance by `Time::delta_secs()`.
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Debug, PartialEq, Default, Clone)
+)]
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
 pub struct SteeringClock {
     /// How the step is obtained.
     pub mode: ClockMode,
-    /// Seconds advanced this frame.
+    /// Seconds advanced this frame (read for [`ClockMode::Manual`]).
     pub delta_seconds: f32,
 }
 
 impl Default for SteeringClock {
-    /// Real time, with steps of at most 0.1 s.
+    /// A fixed step of 1/60 s.
     fn default() -> Self {
-        SteeringClock {
-            mode: ClockMode::RealTime { max_step: 0.1 },
-            delta_seconds: 0.0,
-        }
+        SteeringClock::fixed(1.0 / 60.0)
     }
 }
 
@@ -116,21 +143,25 @@ impl SteeringClock {
             delta_seconds: 0.0,
         }
     }
+
+    /// Seconds to advance this frame.
+    fn step(&self) -> f32 {
+        match self.mode {
+            ClockMode::Fixed(step) => step,
+            ClockMode::Manual => self.delta_seconds,
+        }
+    }
 }
 
-/// Advances [`SteeringClock`].
-pub(crate) fn tick_clock(mut clock: ResMut<SteeringClock>, mut last: Local<Option<Instant>>) {
-    let delta = match clock.mode {
-        ClockMode::RealTime { max_step } => {
-            let now = Instant::now();
-            let dt = last.map_or(0.0, |t| now.duration_since(t).as_secs_f32());
-            *last = Some(now);
-            dt.min(max_step)
-        }
-        ClockMode::Fixed(step) => step,
-        ClockMode::Manual => return,
-    };
-    clock.bypass_change_detection().delta_seconds = delta;
+/// This frame's steering step: the [`SteeringClock`] if the app has one,
+/// else the schedule's `Time` (virtual time in `Update`, fixed time in
+/// `FixedUpdate`), else none.
+fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> f32 {
+    match (clock, time) {
+        (Some(clock), _) => clock.step(),
+        (None, Some(time)) => time.delta_secs(),
+        (None, None) => 0.0,
+    }
 }
 
 /// Moves one position along `path` by `step`; returns the new position, or
@@ -202,21 +233,22 @@ pub(crate) fn collect_followers(
 #[cfg(feature = "transform")]
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn follow_paths(
-    clock: Res<SteeringClock>,
+    clock: Option<Res<SteeringClock>>,
+    time: Option<Res<Time>>,
+    nav: Option<Res<NavGrid>>,
     mut active: ResMut<ActiveFollowers>,
-    mut agents: Query<(
-        &PathFollower,
-        &mut NavPath,
-        Option<&mut Transform>,
-        Option<&mut NavPosition>,
-    )>,
+    mut agents: Query<FollowerData>,
+    parents: Query<&GlobalTransform>,
 ) {
-    let dt = clock.delta_seconds;
+    let dt = frame_step(clock.as_deref(), time.as_deref());
     if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
         return;
     }
+    let plane = plane_of(nav.as_deref());
     active.0.retain(|&entity| {
-        let Ok((follower, mut path, transform, nav_position)) = agents.get_mut(entity) else {
+        let Ok((follower, mut path, transform, global, parent, nav_position)) =
+            agents.get_mut(entity)
+        else {
             return false; // despawned, or no longer a follower
         };
         if path.is_finished() {
@@ -228,9 +260,19 @@ pub(crate) fn follow_paths(
         let path = path.bypass_change_detection();
         let step = follower.speed * dt;
         if let Some(mut t) = transform {
-            if let Some(p) = advance(path, *follower, t.translation.truncate(), step) {
-                t.translation.x = p.x;
-                t.translation.y = p.y;
+            // A child is steered in world space, through its parent.
+            let parent = parent.and_then(|c| parents.get(c.parent()).ok().zip(global));
+            if let Some((parent, global)) = parent {
+                let here = global.translation();
+                if let Some(p) = advance(path, *follower, plane.project(here), step) {
+                    let world = plane.lift(p, plane.height(here));
+                    let local = parent.affine().inverse().transform_point3(world);
+                    if local.is_finite() {
+                        t.translation = local;
+                    }
+                }
+            } else if let Some(p) = advance(path, *follower, plane.project(t.translation), step) {
+                t.translation = plane.lift(p, plane.height(t.translation));
             }
         } else if let Some(mut n) = nav_position
             && let Some(p) = advance(path, *follower, n.0, step)
@@ -241,15 +283,27 @@ pub(crate) fn follow_paths(
     });
 }
 
+/// What steering reads and writes of a follower.
+#[cfg(feature = "transform")]
+type FollowerData = (
+    &'static PathFollower,
+    &'static mut NavPath,
+    Option<&'static mut Transform>,
+    Option<&'static GlobalTransform>,
+    Option<&'static ChildOf>,
+    Option<&'static mut NavPosition>,
+);
+
 /// Moves every active [`PathFollower`] along its path.
 #[cfg(not(feature = "transform"))]
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn follow_paths(
-    clock: Res<SteeringClock>,
+    clock: Option<Res<SteeringClock>>,
+    time: Option<Res<Time>>,
     mut active: ResMut<ActiveFollowers>,
     mut agents: Query<(&PathFollower, &mut NavPath, &mut NavPosition)>,
 ) {
-    let dt = clock.delta_seconds;
+    let dt = frame_step(clock.as_deref(), time.as_deref());
     if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
         return;
     }

@@ -29,6 +29,10 @@
 //! thread skips a job whose flag is up, and a running search stops at its
 //! next check.
 
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::ReflectResource;
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,7 +48,7 @@ use super::components::{
 };
 use super::edit_index::EditIndex;
 use super::nav_grid::NavGrid;
-use super::position::{PositionData, position};
+use super::position::{PositionData, Positions, position};
 use super::queue::JobQueue;
 use super::replan::{EditCheck, cut_at_blocked_segment, edit_impact};
 use super::settings::PathfindingSettings;
@@ -426,6 +430,11 @@ pub(crate) fn index_margin(nav: &NavGrid, settings: &PathfindingSettings) -> u32
 /// Counters describing the plugin's background work, updated every frame
 /// something happens. Read-only for games (the plugin overwrites it).
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Debug, PartialEq, Default, Clone)
+)]
 pub struct PathfindingDiagnostics {
     /// Searches started since the app began.
     pub searches_started: u64,
@@ -476,11 +485,13 @@ pub(crate) fn fail(
     {
         planning.watch_freed.insert(entity);
     }
-    commands.trigger(PathFailed {
+    let failed = PathFailed {
         entity,
         reason,
         status: new_status,
-    });
+    };
+    commands.write_message(failed.clone());
+    commands.trigger(failed);
 }
 
 type AgentData = (
@@ -499,7 +510,7 @@ pub(crate) fn dispatch_searches(
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut agents: Query<AgentData>,
-    positions: Query<PositionData>,
+    positions: Positions,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
@@ -568,19 +579,20 @@ fn send_search(
     entity: Entity,
     priority: Priority,
     agents: &mut Query<AgentData>,
-    positions: &Query<PositionData>,
+    positions: &Positions,
     diagnostics: &mut PathfindingDiagnostics,
     commands: &mut Commands,
 ) {
-    let Ok((request, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
+    let Ok((request, mut state, mut status, mut path, _)) = agents.get_mut(entity) else {
         return;
     };
     if !state.queued || state.priority != Some(priority) {
         return; // a stale entry: the agent waits elsewhere or not at all
     }
     state.queued = false;
-    let target_of = |e: Entity| positions.get(e).ok().and_then(position);
-    let (start, goal) = match endpoints(request, position(pos), target_of) {
+    let plane = nav.transform().plane();
+    let target_of = |e: Entity| positions.current(e, plane);
+    let (start, goal) = match endpoints(request, positions.current(entity, plane), target_of) {
         Ok(points) => points,
         Err(failure) => {
             let reason = state.reason;
@@ -726,7 +738,7 @@ pub(crate) fn apply_results(
             }
             None => None,
         };
-        let here = position(pos).map(|p| nav.to_grid(p));
+        let here = position(pos, nav.transform().plane()).map(|p| nav.to_grid(p));
         let found = match result {
             Ok(found) if !found.waypoints.is_empty() => found,
             Ok(_) => {
@@ -834,12 +846,14 @@ pub(crate) fn apply_results(
         planning.settle(done.entity, &mut state);
         let margin = index_margin(nav, &settings);
         planning.index(nav, done.entity, &path, &status, margin);
-        commands.trigger(PathReady {
+        let ready = PathReady {
             entity: done.entity,
             reason,
             fallback,
             length: path.length,
-        });
+        };
+        commands.write_message(ready);
+        commands.trigger(ready);
         if let Some(why) = refine {
             planning.request(done.entity, &mut state, &mut status, why);
         }

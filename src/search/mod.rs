@@ -34,6 +34,8 @@ mod lazy_theta;
 mod paged;
 mod vertex_graph;
 
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
 use core::fmt;
 use core::str::FromStr;
 use core::sync::atomic::AtomicBool;
@@ -48,6 +50,12 @@ pub(crate) use endpoint::Endpoint;
 
 /// Which planner to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Algorithm {
     /// Lazy Theta* (Nash, Koenig & Tovey, AAAI 2010): any-angle,
     /// near-shortest (often exactly shortest). On maps of scattered
@@ -117,6 +125,12 @@ impl FromStr for Algorithm {
 
 /// What to do when the goal cannot be reached from the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum FallbackPolicy {
     /// Plan to the *fallback target* of `SPEC.md`: the point of the start's
     /// region closest (Euclidean) to the goal. The path is marked

@@ -336,37 +336,18 @@ pub(crate) fn replan_changed_requests(
         .as_deref()
         .map_or_else(|| PathfindingSettings::default().algorithm, |s| s.algorithm);
     for (entity, request, mut state, mut status, mut path, follows, pos) in &mut agents {
-        let Some(old) = state.request.replace(*request) else {
-            // A new request: fall through to a first plan.
-            start_request(
-                &mut planning,
-                nav.as_deref(),
-                entity,
-                request,
-                &mut state,
-                &mut status,
-                &mut path,
-                follows,
-                pos,
-                &mut commands,
-            );
-            continue;
-        };
-        if old == *request {
-            continue;
-        }
-        if old.goal == request.goal {
-            let before = old.algorithm.unwrap_or(default);
-            let after = request.algorithm.unwrap_or(default);
-            if before != after && algorithm_switch(&state, &status, &path) {
-                planning.request(
-                    entity,
-                    &mut state,
-                    &mut status,
-                    PlanReason::AlgorithmChanged,
-                );
+        match state.request.replace(*request) {
+            Some(old) if old == *request => continue,
+            Some(old) if old.goal == request.goal => {
+                let before = old.algorithm.unwrap_or(default);
+                let after = request.algorithm.unwrap_or(default);
+                if before != after && algorithm_switch(&state, &status, &path) {
+                    let reason = switch_reason(&state, &status);
+                    planning.request(entity, &mut state, &mut status, reason);
+                }
+                continue;
             }
-            continue;
+            _ => {} // a new request or a new goal
         }
         start_request(
             &mut planning,
@@ -380,6 +361,17 @@ pub(crate) fn replan_changed_requests(
             pos,
             &mut commands,
         );
+    }
+}
+
+/// The reason of a replan for a new planner: [`PlanReason::AlgorithmChanged`]
+/// for an agent with a path, the reason of the search it replaces for one
+/// still waiting for its first path.
+fn switch_reason(state: &PlanState, status: &PathStatus) -> PlanReason {
+    if status.has_path() {
+        PlanReason::AlgorithmChanged
+    } else {
+        state.reason
     }
 }
 
@@ -465,7 +457,7 @@ pub(crate) fn replan_on_settings_change(
             if !algorithm_switch(&state, &status, path) {
                 continue;
             }
-            PlanReason::AlgorithmChanged
+            switch_reason(&state, &status)
         } else if fallback
             && matches!(
                 *status,

@@ -1,7 +1,8 @@
 //! Scenario runner: plans every query of a Moving AI scenario file with one
 //! [`Planner`] (whose memory is reused from query to query), times each
 //! `plan` call, and prints a summary — found paths, fallbacks, unreachable
-//! goals, invalid inputs, time per query, expansions and mean length — as
+//! goals, invalid inputs, time per query, expansions, open-list pops and
+//! mean length — as
 //! text or as one JSON object. It can also write the path file of `SPEC.md`
 //! and re-check every answer independently.
 //!
@@ -27,7 +28,7 @@
 //!   on stderr).
 //!
 //! Times are taken around `plan` only, for every query; `mean_expansions`
-//! averages the queries that returned a path, `mean_length` the `found` ones.
+//! and `mean_pops` average the queries that returned a path, `mean_length` the `found` ones.
 //! A statistic with nothing to average is `n/a` in text and `null` in JSON.
 //!
 //! # Path file
@@ -250,6 +251,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         summary.add(outcome, time_us);
         if let Ok(path) = &result {
             summary.expansions.push(path.stats.expanded);
+            summary.pops.push(path.stats.popped);
             if outcome == Outcome::Found {
                 summary.lengths.push(path.length);
             }

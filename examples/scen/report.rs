@@ -40,6 +40,8 @@ pub struct Summary {
     pub times_us: Vec<f64>,
     /// Expansions of each returned path.
     pub expansions: Vec<u64>,
+    /// Open-list pops of each returned path.
+    pub pops: Vec<u64>,
     /// Length of each found path.
     pub lengths: Vec<f64>,
     /// Answers `--validate` rejected (`None` without `--validate`).
@@ -76,6 +78,7 @@ impl Summary {
             median_us: median,
             p95_us: p95,
             mean_expansions: mean(self.expansions.iter().map(|&e| e as f64)),
+            mean_pops: mean(self.pops.iter().map(|&e| e as f64)),
             mean_length: mean(self.lengths.iter().copied()),
         }
     }
@@ -111,6 +114,7 @@ impl Summary {
             ),
         );
         line("mean expansions", opt(s.mean_expansions, 1));
+        line("mean pops", opt(s.mean_pops, 1));
         line("mean length", opt(s.mean_length, 4));
         if let Some(invalid) = self.invalid_paths {
             line("invalid_paths", invalid.to_string());
@@ -134,6 +138,7 @@ impl Summary {
             ("median_us", json_number(s.median_us.map(round3))),
             ("p95_us", json_number(s.p95_us.map(round3))),
             ("mean_expansions", json_number(s.mean_expansions)),
+            ("mean_pops", json_number(s.mean_pops)),
             ("mean_length", json_number(s.mean_length)),
         ];
         if let Some(invalid) = self.invalid_paths {
@@ -153,6 +158,7 @@ struct Stats {
     median_us: Option<f64>,
     p95_us: Option<f64>,
     mean_expansions: Option<f64>,
+    mean_pops: Option<f64>,
     mean_length: Option<f64>,
 }
 
@@ -220,6 +226,7 @@ mod tests {
             );
         }
         s.expansions = vec![1, 2, 4];
+        s.pops = vec![1, 1, 4];
         s.lengths = vec![0.5, 12.0, 1.0];
         let st = s.stats();
         assert_eq!(
@@ -230,7 +237,7 @@ mod tests {
             s.json(),
             "{\"algorithm\":\"astar\",\"map\":\"a \\\"b\\\".map\",\"points\":\"corners\",\"queries\":4,\
              \"found\":3,\"fallback\":0,\"unreachable\":1,\"invalid_input\":0,\"mean_us\":2.5,\
-             \"median_us\":2.5,\"p95_us\":4,\"mean_expansions\":2.3333333333333335,\"mean_length\":4.5}"
+             \"median_us\":2.5,\"p95_us\":4,\"mean_expansions\":2.3333333333333335,\"mean_pops\":2,\"mean_length\":4.5}"
         );
         s.invalid_paths = Some(0);
         assert!(s.json().ends_with(",\"invalid_paths\":0}"));

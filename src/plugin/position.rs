@@ -10,7 +10,7 @@
 //! 3. otherwise, at its `NavPosition`.
 //!
 //! A 3D translation becomes a 2D position through the [`WorldPlane`] of the
-//! [`NavGrid`](super::NavGrid)'s placement.
+//! [`NavGrid`]'s placement.
 
 use bevy_ecs::prelude::{Changed, Entity, Or, Query};
 use bevy_ecs::system::SystemParam;

@@ -59,6 +59,7 @@ pub(crate) fn search(
     let start = graph.start;
     scratch.relax(start, 0.0, start, || h(graph.point(start)));
     ctx.stats.generated += 1;
+    ctx.stats.pushed += 1;
 
     while let Some(n) = scratch.pop() {
         if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
@@ -72,6 +73,7 @@ pub(crate) fn search(
             |m, p, cost| {
                 if scratch.relax(m, g_n + cost, n, || h(p)) {
                     ctx.stats.generated += 1;
+                    ctx.stats.pushed += 1;
                 }
             },
         );

@@ -29,6 +29,7 @@ pub(crate) fn search(
     let start = graph.start;
     scratch.relax(start, 0.0, start, || h(graph.point(start)));
     ctx.stats.generated += 1;
+    ctx.stats.pushed += 1;
 
     while let Some(n) = scratch.pop() {
         // SetVertex: verify the assumed line of sight from the parent.
@@ -65,6 +66,7 @@ pub(crate) fn search(
                 let g = g_parent + parent_point.distance(p);
                 if scratch.relax(m, g, n_parent, || h(p)) {
                     ctx.stats.generated += 1;
+                    ctx.stats.pushed += 1;
                 }
             },
         );

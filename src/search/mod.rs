@@ -189,12 +189,28 @@ impl PlanOptions {
 }
 
 /// Work a search did.
+///
+/// The four node counts are kept apart so that they compare with other
+/// implementations, which count differently. For the vertex-graph planners
+/// (Lazy Theta*, A*) a node is a vertex: `popped` is `expanded` plus the
+/// goal, and `generated` equals `pushed`. For Anya a node is an interval
+/// with a root: a node with exactly one successor that can only be projected
+/// further is expanded in place, without a trip through the open list, so
+/// `expanded` (every expansion) exceeds `popped` (the open-list pops, the
+/// count Anya's authors report), and `generated` exceeds `pushed` by the
+/// nodes expanded in place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SearchStats {
-    /// Nodes taken from the open list and expanded.
+    /// Nodes expanded (their successors made), counting each step of
+    /// Anya's intermediate pruning.
     pub expanded: u64,
-    /// Nodes generated (pushed to the open list).
+    /// Nodes made as successors, whether pushed to the open list or (Anya)
+    /// expanded at once.
     pub generated: u64,
+    /// Nodes pushed to the open list.
+    pub pushed: u64,
+    /// Nodes taken from the open list, stale entries and the goal included.
+    pub popped: u64,
     /// Line-of-sight checks made.
     pub los_checks: u64,
 }

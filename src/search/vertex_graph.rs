@@ -541,6 +541,7 @@ impl<'a> Graph<'a> {
         n: u32,
         out: &mut Vec<DVec2>,
     ) -> Option<Outcome> {
+        ctx.stats.popped += 1;
         if n == self.goal {
             self.reconstruct(scratch, out);
             return Some(Outcome::Found);

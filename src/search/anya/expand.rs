@@ -194,6 +194,7 @@ impl Anya<'_> {
             node: id,
         });
         self.stats.generated += 1;
+        self.stats.pushed += 1;
     }
 
     /// Pushes a goal node: the goal seen from root `r`.

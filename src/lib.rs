@@ -7,7 +7,7 @@
 //! | [`grid`] | the bit-packed [`Grid`](grid::Grid), Moving AI parsers, regions, edits |
 //! | [`geom`] | exact orientation predicates |
 //! | [`los`] | line of sight, exactly as `SPEC.md` defines it |
-//! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors |
+//! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors, search traces |
 //! | `plugin` | the Bevy plugin (feature `plugin`) |
 //!
 //! The algorithm core (everything above) never sees Bevy's ECS; it builds with

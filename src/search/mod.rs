@@ -32,6 +32,7 @@ mod endpoint;
 mod heap;
 mod lazy_theta;
 mod paged;
+mod trace;
 mod vertex_graph;
 
 #[cfg(feature = "reflect")]
@@ -47,6 +48,7 @@ use thiserror::Error;
 use crate::geom::polyline_length;
 use crate::grid::Grid;
 pub(crate) use endpoint::Endpoint;
+pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};
 
 /// Which planner to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -340,6 +342,8 @@ pub(crate) struct SearchContext<'a> {
     pub options: &'a PlanOptions,
     pub cancel: Option<&'a AtomicBool>,
     pub stats: SearchStats,
+    /// Where to record what the search expands, if anywhere.
+    pub trace: Option<&'a mut SearchTrace>,
 }
 
 impl SearchContext<'_> {
@@ -447,7 +451,7 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
     ) -> Result<Path, PlanError> {
-        self.plan_inner(grid, start, goal, options, None)
+        self.plan_inner(grid, start, goal, options, None, None)
     }
 
     /// Like [`Planner::plan`], but gives up with [`PlanError::Cancelled`]
@@ -464,17 +468,41 @@ impl Planner {
         options: &PlanOptions,
         cancel: &AtomicBool,
     ) -> Result<Path, PlanError> {
-        self.plan_inner(grid, start, goal, options, Some(cancel))
+        self.plan_inner(grid, start, goal, options, Some(cancel), None)
     }
 
-    fn plan_inner(
+    /// Like [`Planner::plan`], and records in `trace` (cleared first) what
+    /// the search expands: points for Lazy Theta* and A*, intervals for Anya
+    /// (see [`SearchTrace`]). The path is the one [`Planner::plan`] returns.
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`].
+    pub fn plan_traced(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        trace: &mut SearchTrace,
+    ) -> Result<Path, PlanError> {
+        self.plan_inner(grid, start, goal, options, None, Some(trace))
+    }
+
+    /// The one planning routine: [`Planner::plan`] with an optional cancel
+    /// flag and an optional trace.
+    pub(crate) fn plan_inner(
         &mut self,
         grid: &Grid,
         start: DVec2,
         goal: DVec2,
         options: &PlanOptions,
         cancel: Option<&AtomicBool>,
+        mut trace: Option<&mut SearchTrace>,
     ) -> Result<Path, PlanError> {
+        if let Some(t) = trace.as_deref_mut() {
+            t.reset(options.algorithm);
+        }
         if !start.is_finite() {
             return Err(PlanError::NonFinite(Role::Start));
         }
@@ -520,6 +548,7 @@ impl Planner {
             options,
             cancel,
             stats: SearchStats::default(),
+            trace,
         };
         let mut waypoints = Vec::new();
         let outcome = if start_ep.p == goal_ep.p {

@@ -546,8 +546,13 @@ impl<'a> Graph<'a> {
             self.reconstruct(scratch, out);
             return Some(Outcome::Found);
         }
-        scratch.get_mut(n).closed = true;
+        let s = scratch.get_mut(n);
+        s.closed = true;
+        let parent = s.parent;
         ctx.stats.expanded += 1;
+        if let Some(trace) = ctx.trace.as_deref_mut() {
+            trace.point(self.point(n), self.point(parent));
+        }
         ctx.should_stop()
     }
 

@@ -228,6 +228,11 @@ pub(crate) fn search(
         let mut current = node;
         loop {
             anya.stats.expanded += 1;
+            if let Some(trace) = ctx.trace.as_deref_mut() {
+                let y = current.y as f64;
+                let (left, right) = (current.a.x(current.r, y), current.b.x(current.r, y));
+                trace.interval(current.y as u32, left, right, current.r);
+            }
             anya.expand(&current);
             // Intermediate pruning: a lone cone successor that can only be
             // projected again is expanded at once instead of queued.

@@ -103,6 +103,8 @@
 //!   the shortest way out (straight to the nearest walkable point).
 
 pub mod components;
+#[cfg(feature = "debug-gizmos")]
+pub mod debug;
 mod edit_index;
 pub mod nav_grid;
 mod position;

@@ -505,6 +505,10 @@ type AgentData = (
 /// Sends queued agents' searches to the search threads, most urgent first,
 /// as far as the pacing allows (see the [module docs](self)).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+#[cfg_attr(
+    feature = "debug-gizmos",
+    expect(clippy::too_many_arguments, reason = "system parameters")
+)]
 pub(crate) fn dispatch_searches(
     mut planning: ResMut<Planning>,
     settings: Option<Res<PathfindingSettings>>,
@@ -513,6 +517,7 @@ pub(crate) fn dispatch_searches(
     positions: Positions,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
+    #[cfg(feature = "debug-gizmos")] traced: Query<(), With<super::debug::TraceSearch>>,
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
     let planning = &mut *planning;
@@ -548,12 +553,15 @@ pub(crate) fn dispatch_searches(
             let Some(entity) = planning.queue.pop_line(priority) else {
                 break;
             };
+            #[cfg(feature = "debug-gizmos")]
+            let trace = traced.contains(entity);
+            #[cfg(not(feature = "debug-gizmos"))]
+            let trace = false;
             send_search(
                 planning,
                 &settings,
                 &nav,
-                entity,
-                priority,
+                (entity, priority, trace),
                 &mut agents,
                 &positions,
                 &mut diagnostics,
@@ -576,8 +584,7 @@ fn send_search(
     planning: &mut Planning,
     settings: &PathfindingSettings,
     nav: &NavGrid,
-    entity: Entity,
-    priority: Priority,
+    (entity, priority, trace): (Entity, Priority, bool),
     agents: &mut Query<AgentData>,
     positions: &Positions,
     diagnostics: &mut PathfindingDiagnostics,
@@ -628,9 +635,13 @@ fn send_search(
             algorithm,
             options: settings.plan_options(algorithm),
             cancel: Arc::clone(&cancel),
+            #[cfg(feature = "debug-gizmos")]
+            trace,
         },
         priority,
     );
+    #[cfg(not(feature = "debug-gizmos"))]
+    let _ = trace;
     state.in_flight = Some(CancelOnDrop(cancel));
     state.goal = Some(goal);
     if *status == PathStatus::Pending {
@@ -682,6 +693,8 @@ pub(crate) fn apply_results(
     let settings = settings.as_deref().copied().unwrap_or_default();
     let outcomes: Vec<Outcome> = planning.pool.outcomes().collect();
     for done in outcomes {
+        #[cfg(feature = "debug-gizmos")]
+        let mut done = done;
         planning.pool.answered();
         if let Some(n) = planning.versions_in_flight.get_mut(&done.grid_version) {
             *n -= 1;
@@ -704,6 +717,10 @@ pub(crate) fn apply_results(
             continue;
         }
         state.in_flight = None;
+        #[cfg(feature = "debug-gizmos")]
+        if let Some((trace, took)) = done.trace.take() {
+            super::debug::keep_trace(&mut commands, done.entity, *trace, done.start, took);
+        }
         let reason = state.reason;
         let Some(nav) = nav.as_deref() else {
             diagnostics.results_discarded += 1;

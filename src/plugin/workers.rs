@@ -27,6 +27,8 @@ use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex};
 
 use crate::grid::Grid;
+#[cfg(feature = "debug-gizmos")]
+use crate::search::SearchTrace;
 use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner};
 
 /// How soon a search counts as long, and a stand-in thread takes over its
@@ -78,6 +80,9 @@ pub(crate) struct Job {
     pub options: PlanOptions,
     /// Raised when the agent no longer wants this plan.
     pub cancel: Arc<AtomicBool>,
+    /// Whether to record what the search expands (for the debug view).
+    #[cfg(feature = "debug-gizmos")]
+    pub trace: bool,
 }
 
 /// What a job sends back.
@@ -92,6 +97,10 @@ pub(crate) struct Outcome {
     pub goal: Vec2,
     /// `None`: the job was cancelled (before or during its search).
     pub result: Option<Result<Path, PlanError>>,
+    /// What the search expanded and how long it took, if the job asked
+    /// for it.
+    #[cfg(feature = "debug-gizmos")]
+    pub trace: Option<(Box<SearchTrace>, Duration)>,
 }
 
 /// One thread's state, read by [`WorkerPool::supervise`].
@@ -331,6 +340,10 @@ fn run(shared: &Shared, slot: &Slot) {
             }
         }
         shared.waiting[priority as usize].fetch_sub(1, Ordering::AcqRel);
+        #[cfg(feature = "debug-gizmos")]
+        let mut trace = job
+            .trace
+            .then(|| (Box::<SearchTrace>::default(), Duration::ZERO));
         let result = if job.cancel.load(Ordering::Relaxed) {
             None
         } else {
@@ -339,18 +352,28 @@ fn run(shared: &Shared, slot: &Slot) {
                 (shared.epoch.elapsed().as_nanos() as u64).max(1),
                 Ordering::Release,
             );
-            let result = planner.plan_cancellable(
+            #[cfg(feature = "debug-gizmos")]
+            let traced = trace.as_mut().map(|t| &mut *t.0);
+            #[cfg(not(feature = "debug-gizmos"))]
+            let traced = None;
+            let result = planner.plan_inner(
                 &job.grid,
                 job.start,
                 job.goal_grid,
                 &job.options,
-                &job.cancel,
+                Some(&job.cancel),
+                traced,
             );
             slot.started.store(0, Ordering::Release);
             shared.finished.fetch_add(1, Ordering::Relaxed);
+            let took = began.elapsed();
+            #[cfg(feature = "debug-gizmos")]
+            if let Some(t) = trace.as_mut() {
+                t.1 = took;
+            }
             shared
                 .busy_nanos
-                .fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
             (!matches!(result, Err(PlanError::Cancelled))).then_some(result)
         };
         if result.is_none() {
@@ -365,6 +388,8 @@ fn run(shared: &Shared, slot: &Slot) {
             algorithm: job.algorithm,
             goal: job.goal,
             result,
+            #[cfg(feature = "debug-gizmos")]
+            trace,
         };
         drop(job);
         if shared.outcomes.send(outcome).is_err() {
@@ -408,6 +433,8 @@ mod tests {
             algorithm: Algorithm::Anya,
             options: PlanOptions::default(),
             cancel: Arc::new(AtomicBool::new(cancel)),
+            #[cfg(feature = "debug-gizmos")]
+            trace: false,
         }
     }
 

@@ -1,0 +1,1183 @@
+//! Interactive playground: hundreds of agents on a bundled map, their paths
+//! drawn by the crate's debug gizmos; paint walls, set goals, switch
+//! planners, and watch who replans.
+//!
+//! ```text
+//! cargo run --release --example playground --features visual --ignore-rust-version -- \
+//!     [--map NAME|FILE] [--agents N] [--algorithm anya|lazy-theta|astar|astar-ps] [--tile N] [--seed N]
+//! cargo run --release --example playground --features visual --ignore-rust-version -- \
+//!     --script compare|replan|intervals --out FILE.png
+//! ```
+//!
+//! (`--ignore-rust-version`: the `bevy` crate asks for a newer Rust than this
+//! crate does.)
+//!
+//! | input | what it does |
+//! |---|---|
+//! | left drag | paint walls (starting on a free cell) or erase them (starting on a wall) |
+//! | right click | goal of the selected agent, or of every agent |
+//! | `S` / middle click | select the agent nearest the cursor: its last search is drawn; `Esc` clears |
+//! | `1` `2` `3` `4` | Anya, Lazy Theta*, A*, A* smoothed |
+//! | `Space` | 1,000 more agents |
+//! | `M` / `N` | next / previous bundled map |
+//! | `W` | agents wander to new goals when they arrive (on / off) |
+//! | `G` | outline walls with gizmos too |
+//! | `P` | pause the search threads |
+//! | wheel, arrows, `Home` | zoom, pan, fit the map |
+//!
+//! `--script` runs a fixed scene without input, saves one screenshot after
+//! at least 60 frames and exits (`scripts/screenshots.sh` makes the
+//! pictures of the README with it):
+//!
+//! - `compare`: one query on three copies of a map, planned by Anya, Lazy
+//!   Theta* and A*;
+//! - `replan`: 400 agents on their way when a wall appears across the
+//!   busiest cell, just after the agents it cut off replanned;
+//! - `intervals`: the intervals Anya expanded for one search.
+
+#![expect(
+    clippy::needless_pass_by_value,
+    reason = "Bevy system parameters are taken by value"
+)]
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bevy::asset::RenderAssetUsages;
+use bevy::camera::ScalingMode;
+use bevy::image::ImageSampler;
+use bevy::input::mouse::MouseWheel;
+use bevy::prelude::*;
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
+use bevy::render::view::screenshot::{Screenshot, save_to_disk};
+use bevy::window::{PrimaryWindow, WindowResolution};
+use bevy_anyangle::grid::Grid;
+use bevy_anyangle::plugin::debug::{
+    AnyAngleDebugPlugin, DrawNavGizmos, LastSearch, NavGizmos, NavGizmosSystems, TraceSearch,
+};
+use bevy_anyangle::plugin::{
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, PathFollower, PathRequest,
+    PathStatus, PathfindingDiagnostics, PathfindingSettings, SteeringClock,
+};
+use bevy_anyangle::search::Algorithm;
+
+/// The bundled maps `M` and `N` cycle through, small to large.
+const MAPS: [&str; 11] = [
+    "arena",
+    "lt_backalley_n",
+    "lak303d",
+    "den520d",
+    "Berlin_0_256",
+    "brc202d",
+    "AR0011SR",
+    "BigGameHunters",
+    "8room_000",
+    "maze512-1-0",
+    "random512-10-0",
+];
+
+const MAP_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/maps");
+
+/// Walls and floor of the map picture.
+const FLOOR: [u8; 4] = [24, 26, 32, 255];
+const WALL: [u8; 4] = [92, 96, 110, 255];
+
+/// Agents' walking speed, cells per second.
+const SPEED: f32 = 8.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Script {
+    Compare,
+    Replan,
+    Intervals,
+}
+
+#[derive(Resource, Clone, Debug)]
+struct Args {
+    map: String,
+    agents: usize,
+    algorithm: Algorithm,
+    tile: u32,
+    seed: u64,
+    script: Option<Script>,
+    out: PathBuf,
+}
+
+const USAGE: &str = "usage: playground [--map NAME|FILE] [--agents N] [--algorithm NAME] [--tile N] \
+[--seed N] [--script compare|replan|intervals --out FILE.png]";
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        map: "den520d".into(),
+        agents: 300,
+        algorithm: Algorithm::Anya,
+        tile: 1,
+        seed: 7,
+        script: None,
+        out: PathBuf::from("playground.png"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--map" => args.map = value()?,
+            "--agents" => args.agents = value()?.parse().map_err(|e| format!("--agents: {e}"))?,
+            "--algorithm" => args.algorithm = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--tile" => {
+                args.tile = value()?.parse().map_err(|e| format!("--tile: {e}"))?;
+                if !(1..=16).contains(&args.tile) {
+                    return Err("--tile takes 1 to 16".into());
+                }
+            }
+            "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--script" => {
+                args.script = Some(match value()?.as_str() {
+                    "compare" => Script::Compare,
+                    "replan" => Script::Replan,
+                    "intervals" => Script::Intervals,
+                    other => return Err(format!("unknown script {other:?}")),
+                });
+            }
+            "--out" => args.out = PathBuf::from(value()?),
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::exit(2);
+        }
+    };
+    let title = match args.script {
+        Some(_) => "bevy_anyangle playground (script)",
+        None => "bevy_anyangle playground",
+    };
+    let mut app = App::new();
+    app.add_plugins(DefaultPlugins.set(WindowPlugin {
+        primary_window: Some(Window {
+            title: title.into(),
+            resolution: WindowResolution::new(1280, 800),
+            ..default()
+        }),
+        ..default()
+    }))
+    .add_plugins((AnyAnglePlugin::default(), AnyAngleDebugPlugin))
+    .insert_resource(ClearColor(Color::srgb(0.06, 0.06, 0.08)))
+    .insert_resource(PathfindingSettings {
+        algorithm: args.algorithm,
+        ..default()
+    })
+    .insert_resource(Playground::new(&args))
+    .init_resource::<Timing>()
+    .add_systems(Startup, setup)
+    .add_systems(
+        Update,
+        (
+            plugin_began.before(AnyAngleSystems::Detect),
+            plugin_ended.after(AnyAngleSystems::Steer),
+            update_map_picture,
+            overlay,
+        ),
+    )
+    .add_systems(
+        PostUpdate,
+        (
+            gizmos_began.before(NavGizmosSystems),
+            gizmos_ended.after(NavGizmosSystems),
+        ),
+    );
+    if args.script.is_some() {
+        // The same steps every frame, however slowly frames come.
+        app.insert_resource(SteeringClock::fixed(1.0 / 60.0))
+            .add_systems(Update, run_script.before(AnyAngleSystems::Detect));
+    } else {
+        app.add_systems(
+            Update,
+            (keys, paint, set_goals, select, camera_control, wander)
+                .before(AnyAngleSystems::Detect),
+        );
+    }
+    app.insert_resource(args).run();
+}
+
+/// A tiny deterministic generator (`SplitMix64`).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u32) -> u32 {
+        (self.next() % u64::from(n.max(1))) as u32
+    }
+}
+
+/// The playground's state.
+#[derive(Resource)]
+struct Playground {
+    map: usize,
+    /// A map given by path, not one of [`MAPS`].
+    custom_map: Option<String>,
+    rng: Rng,
+    selected: Option<Entity>,
+    /// While the left button is down: whether it paints walls (`true`) or
+    /// erases them, and the last cell painted.
+    painting: Option<(bool, UVec2)>,
+    wander: bool,
+    /// The grid layout and version the map picture shows.
+    picture: (u64, u64),
+    /// Which cells the map picture shows blocked (row by row).
+    shown: Vec<bool>,
+    /// Sprites over cells edited since the picture was made.
+    patches: HashMap<UVec2, Entity>,
+    frame: u32,
+    /// Script: the frame the screenshot was asked for.
+    shot_at: Option<u32>,
+}
+
+impl Playground {
+    fn new(args: &Args) -> Self {
+        let known = MAPS.iter().position(|m| *m == args.map);
+        Playground {
+            map: known.unwrap_or(0),
+            custom_map: known.is_none().then(|| args.map.clone()),
+            rng: Rng(args.seed),
+            selected: None,
+            painting: None,
+            wander: true,
+            picture: (0, 0),
+            shown: Vec::new(),
+            patches: HashMap::new(),
+            frame: 0,
+            shot_at: None,
+        }
+    }
+}
+
+/// An agent of the playground.
+#[derive(Component)]
+struct Agent;
+
+/// The map picture's sprite.
+#[derive(Component)]
+struct MapPicture;
+
+/// The text overlay.
+#[derive(Component)]
+struct Overlay;
+
+/// Frame timings of the plugin's systems and of the debug drawing.
+#[derive(Resource, Default)]
+struct Timing {
+    plugin_start: Option<Instant>,
+    gizmos_start: Option<Instant>,
+    /// Smoothed milliseconds per frame.
+    plugin_ms: f32,
+    gizmos_ms: f32,
+    frame_ms: f32,
+    /// Searches started at the start of the current one-second window.
+    window: Option<(Instant, u64)>,
+    searches_per_second: f32,
+    last_text: Option<Instant>,
+}
+
+fn smooth(old: f32, new: f32) -> f32 {
+    if old == 0.0 {
+        new
+    } else {
+        old * 0.9 + new * 0.1
+    }
+}
+
+fn plugin_began(mut timing: ResMut<Timing>) {
+    timing.plugin_start = Some(Instant::now());
+}
+
+fn plugin_ended(mut timing: ResMut<Timing>) {
+    if let Some(t) = timing.plugin_start.take() {
+        timing.plugin_ms = smooth(timing.plugin_ms, t.elapsed().as_secs_f32() * 1e3);
+    }
+}
+
+fn gizmos_began(mut timing: ResMut<Timing>) {
+    timing.gizmos_start = Some(Instant::now());
+}
+
+fn gizmos_ended(mut timing: ResMut<Timing>) {
+    if let Some(t) = timing.gizmos_start.take() {
+        timing.gizmos_ms = smooth(timing.gizmos_ms, t.elapsed().as_secs_f32() * 1e3);
+    }
+}
+
+/// Reads a bundled map by name, or a map file by path, tiled `tile` times
+/// each way.
+fn load_map(name: &str, tile: u32) -> Result<Grid, String> {
+    let path = if name.contains('/') || name.contains('.') {
+        PathBuf::from(name)
+    } else {
+        PathBuf::from(format!("{MAP_DIR}/{name}.map"))
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let grid = Grid::from_movingai(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if tile == 1 {
+        return Ok(grid);
+    }
+    tiled_rect(&grid, tile, tile, 0)
+}
+
+/// `across` x `down` copies of `grid`, `gap` walled cells apart.
+fn tiled_rect(grid: &Grid, across: u32, down: u32, gap: u32) -> Result<Grid, String> {
+    let (w, h) = (grid.width(), grid.height());
+    let big_w = across * w + (across - 1) * gap;
+    let big_h = down * h + (down - 1) * gap;
+    let mut big = Grid::new_blocked(big_w, big_h).map_err(|e| e.to_string())?;
+    big.edit(|e| {
+        for ty in 0..down {
+            for tx in 0..across {
+                for y in 0..h {
+                    for x in 0..w {
+                        let c = UVec2::new(x, y);
+                        if grid.is_free(c) {
+                            let at = UVec2::new(tx * (w + gap) + x, ty * (h + gap) + y);
+                            e.set_free(at, true)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(big)
+}
+
+/// The grid centred on the world origin, one world unit per cell.
+fn placement(grid: &Grid) -> GridTransform {
+    let size = grid.size().as_vec2();
+    GridTransform::new(-size / 2.0, 1.0).expect("a finite placement")
+}
+
+/// A random free cell centre (world), or `None` after many tries.
+fn random_free_point(nav: &NavGrid, rng: &mut Rng) -> Option<Vec2> {
+    let grid = nav.grid();
+    (0..10_000).find_map(|_| {
+        let c = UVec2::new(rng.below(grid.width()), rng.below(grid.height()));
+        grid.is_free(c).then(|| nav.cell_center(c))
+    })
+}
+
+/// A random free cell centre reachable from `from` (world), if one is found.
+fn random_goal(nav: &NavGrid, rng: &mut Rng, from: Vec2) -> Option<Vec2> {
+    let start = nav.cell_at(from)?;
+    let grid = nav.grid();
+    (0..10_000).find_map(|_| {
+        let c = UVec2::new(rng.below(grid.width()), rng.below(grid.height()));
+        (grid.is_free(c) && grid.same_region(start, c)).then(|| nav.cell_center(c))
+    })
+}
+
+/// The free cell nearest `c` (grid), searching outwards in rings.
+fn nearest_free(grid: &Grid, c: UVec2) -> Option<UVec2> {
+    let (cx, cy) = (i64::from(c.x), i64::from(c.y));
+    for r in 0..i64::from(grid.width().max(grid.height())) {
+        for dy in -r..=r {
+            for dx in -r..=r {
+                if dx.abs() != r && dy.abs() != r {
+                    continue;
+                }
+                let (x, y) = (cx + dx, cy + dy);
+                if grid.is_free_xy(x, y) {
+                    return Some(UVec2::new(x as u32, y as u32));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn spawn_agents(commands: &mut Commands, nav: &NavGrid, rng: &mut Rng, n: usize) {
+    for _ in 0..n {
+        let Some(at) = random_free_point(nav, rng) else {
+            return;
+        };
+        let goal = random_goal(nav, rng, at).unwrap_or(at);
+        commands.spawn((
+            Agent,
+            Transform::from_translation(at.extend(1.0)),
+            PathRequest::to(goal),
+            PathFollower {
+                speed: SPEED,
+                arrive_radius: 0.2,
+            },
+        ));
+    }
+}
+
+fn setup(
+    mut commands: Commands,
+    args: Res<Args>,
+    mut playground: ResMut<Playground>,
+    mut gizmo_store: ResMut<GizmoConfigStore>,
+) {
+    commands.spawn(Camera2d);
+    commands.spawn((
+        Overlay,
+        Text::new(""),
+        TextFont::from_font_size(15.0),
+        TextColor(Color::srgb(0.92, 0.92, 0.95)),
+        BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.65)),
+        Node {
+            position_type: PositionType::Absolute,
+            top: Val::Px(8.0),
+            left: Val::Px(8.0),
+            padding: UiRect::all(Val::Px(8.0)),
+            ..default()
+        },
+    ));
+    let (line, nav_gizmos) = gizmo_store.config_mut::<NavGizmos>();
+    line.line.width = 2.0;
+    // The map picture shows the walls; `G` adds their outlines.
+    nav_gizmos.blocked = None;
+    let playground = &mut *playground;
+    match args.script {
+        None => {
+            let name = playground
+                .custom_map
+                .clone()
+                .unwrap_or_else(|| MAPS[playground.map].to_owned());
+            let grid = load_map(&name, args.tile).unwrap_or_else(|e| {
+                eprintln!("{e}");
+                std::process::exit(1);
+            });
+            let nav = NavGrid::new(grid.clone(), placement(&grid));
+            spawn_agents(&mut commands, &nav, &mut playground.rng, args.agents);
+            commands.insert_resource(nav);
+        }
+        Some(script) => setup_script(&mut commands, script, playground, nav_gizmos),
+    }
+}
+
+/// The fixed scene of a script.
+fn setup_script(
+    commands: &mut Commands,
+    script: Script,
+    playground: &mut Playground,
+    gizmos: &mut NavGizmos,
+) {
+    match script {
+        Script::Compare => {
+            // One query on three copies of a map, one planner each.
+            let one = load_map("lt_backalley_n", 1).expect("a bundled map");
+            let grid = tiled_rect(&one, 3, 1, 2).expect("a valid tiling");
+            let nav = NavGrid::new(grid.clone(), placement(&grid));
+            let start = nearest_free(&one, UVec2::new(24, 6)).expect("a free cell");
+            let goal = nearest_free(&one, UVec2::new(4, 112)).expect("a free cell");
+            let algorithms = [Algorithm::Anya, Algorithm::LazyTheta, Algorithm::AStar];
+            for (i, algorithm) in algorithms.into_iter().enumerate() {
+                let dx = i as u32 * (one.width() + 2);
+                let s = nav.cell_center(start + UVec2::new(dx, 0));
+                let g = nav.cell_center(goal + UVec2::new(dx, 0));
+                commands.spawn((
+                    Agent,
+                    Transform::from_translation(s.extend(1.0)),
+                    PathRequest::to(g).with_algorithm(algorithm),
+                    CompareLabel(algorithm),
+                ));
+            }
+            commands.insert_resource(nav);
+        }
+        Script::Replan => {
+            // Paths that did not change fade back, so that the replanned
+            // ones stand out; agents are drawn as rings of a cell.
+            gizmos.recent = 30.0;
+            gizmos.anya = gizmos.anya.with_alpha(0.45);
+            gizmos.marker_radius = 0.8;
+            let grid = load_map("den520d", 1).expect("a bundled map");
+            let nav = NavGrid::new(grid.clone(), placement(&grid));
+            spawn_agents(commands, &nav, &mut playground.rng, 300);
+            playground.custom_map = Some("den520d".into());
+            commands.insert_resource(nav);
+        }
+        Script::Intervals => {
+            let grid = load_map("lt_backalley_n", 1).expect("a bundled map");
+            let nav = NavGrid::new(grid.clone(), placement(&grid));
+            let start = nearest_free(&grid, UVec2::new(24, 6)).expect("a free cell");
+            let goal = nearest_free(&grid, UVec2::new(120, 60)).expect("a free cell");
+            let agent = commands
+                .spawn((
+                    Agent,
+                    Transform::from_translation(nav.cell_center(start).extend(1.0)),
+                    PathRequest::to(nav.cell_center(goal)).with_algorithm(Algorithm::Anya),
+                    TraceSearch,
+                    DrawNavGizmos,
+                ))
+                .id();
+            playground.selected = Some(agent);
+            playground.custom_map = Some("lt_backalley_n".into());
+            commands.insert_resource(nav);
+        }
+    }
+}
+
+/// Which planner a `compare` agent shows.
+#[derive(Component)]
+struct CompareLabel(Algorithm);
+
+fn algorithm_name(a: Algorithm) -> &'static str {
+    match a {
+        Algorithm::Anya => "Anya",
+        Algorithm::LazyTheta => "Lazy Theta*",
+        Algorithm::AStar => "A*",
+        Algorithm::AStarSmoothed => "A* smoothed",
+    }
+}
+
+/// Keeps the map picture in step with the grid: redrawn when the grid is
+/// replaced; edited cells get a small sprite of their own on top of it (new
+/// sprites show at once, where a changed image can show late). Fits the
+/// camera to a new map.
+fn update_map_picture(
+    mut commands: Commands,
+    nav: Option<Res<NavGrid>>,
+    mut playground: ResMut<Playground>,
+    mut images: ResMut<Assets<Image>>,
+    pictures: Query<Entity, With<MapPicture>>,
+    camera: Single<(&mut Projection, &mut Transform), With<Camera2d>>,
+    window: Single<&Window, With<PrimaryWindow>>,
+) {
+    let Some(nav) = nav else { return };
+    let now = (nav.layout_id(), nav.version());
+    if playground.picture == now {
+        return;
+    }
+    let grid = nav.grid();
+    let edited = if playground.picture.0 == now.0 {
+        nav.edits_since(playground.picture.1)
+    } else {
+        None
+    };
+    playground.picture = now;
+    let playground = &mut *playground;
+    if let Some(edits) = edited {
+        for e in edits {
+            let rect = URect::from_corners(e.rect.min, e.rect.max.min(grid.size()));
+            for y in rect.min.y..rect.max.y {
+                for x in rect.min.x..rect.max.x {
+                    let c = UVec2::new(x, y);
+                    let wall = grid.is_blocked(c);
+                    let shown = playground.shown[(y * grid.width() + x) as usize];
+                    match (wall != shown, playground.patches.get(&c)) {
+                        (true, None) => {
+                            let [r, g, b, a] = if wall { WALL } else { FLOOR };
+                            let patch = commands
+                                .spawn((
+                                    MapPicture,
+                                    Sprite::from_color(
+                                        Color::srgba_u8(r, g, b, a),
+                                        Vec2::splat(nav.transform().cell_size()),
+                                    ),
+                                    Transform::from_translation(nav.cell_center(c).extend(0.5)),
+                                ))
+                                .id();
+                            playground.patches.insert(c, patch);
+                        }
+                        (false, Some(&patch)) => {
+                            commands.entity(patch).despawn();
+                            playground.patches.remove(&c);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        return;
+    }
+    for e in &pictures {
+        commands.entity(e).despawn();
+    }
+    playground.patches.clear();
+    let (w, h) = (grid.width(), grid.height());
+    playground.shown = (0..h)
+        .flat_map(|y| (0..w).map(move |x| UVec2::new(x, y)))
+        .map(|c| grid.is_blocked(c))
+        .collect();
+    let mut image = Image::new_fill(
+        Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        &FLOOR,
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::RENDER_WORLD,
+    );
+    image.sampler = ImageSampler::nearest();
+    if let Some(data) = image.data.as_mut() {
+        for (pixel, &wall) in data.chunks_exact_mut(4).zip(&playground.shown) {
+            if wall {
+                pixel.copy_from_slice(&WALL);
+            }
+        }
+    }
+    let size = nav.world_rect().size();
+    commands.spawn((
+        MapPicture,
+        Sprite {
+            image: images.add(image),
+            custom_size: Some(size),
+            ..default()
+        },
+        Transform::from_translation(nav.world_rect().center().extend(0.0)),
+    ));
+    // Fit the map to the window.
+    let (mut projection, mut transform) = camera.into_inner();
+    transform.translation = nav.world_rect().center().extend(transform.translation.z);
+    let view = window.size();
+    let scale = (size.x / (view.x - 20.0)).max(size.y / (view.y - 20.0));
+    *projection = Projection::Orthographic(OrthographicProjection {
+        scaling_mode: ScalingMode::WindowSize,
+        scale,
+        ..OrthographicProjection::default_2d()
+    });
+}
+
+/// The world point under the cursor.
+fn cursor_world(window: &Window, camera: (&Camera, &GlobalTransform)) -> Option<Vec2> {
+    let cursor = window.cursor_position()?;
+    camera.0.viewport_to_world_2d(camera.1, cursor).ok()
+}
+
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
+fn keys(
+    mut commands: Commands,
+    input: Res<ButtonInput<KeyCode>>,
+    args: Res<Args>,
+    mut playground: ResMut<Playground>,
+    mut settings: ResMut<PathfindingSettings>,
+    mut gizmo_store: ResMut<GizmoConfigStore>,
+    nav: Option<Res<NavGrid>>,
+    agents: Query<Entity, With<Agent>>,
+) {
+    for (key, algorithm) in [
+        (KeyCode::Digit1, Algorithm::Anya),
+        (KeyCode::Digit2, Algorithm::LazyTheta),
+        (KeyCode::Digit3, Algorithm::AStar),
+        (KeyCode::Digit4, Algorithm::AStarSmoothed),
+    ] {
+        if input.just_pressed(key) {
+            settings.algorithm = algorithm;
+        }
+    }
+    if input.just_pressed(KeyCode::KeyP) {
+        settings.paused = !settings.paused;
+    }
+    if input.just_pressed(KeyCode::KeyW) {
+        playground.wander = !playground.wander;
+    }
+    if input.just_pressed(KeyCode::KeyG) {
+        let cfg = gizmo_store.config_mut::<NavGizmos>().1;
+        cfg.blocked = match cfg.blocked {
+            Some(_) => None,
+            None => NavGizmos::default().blocked,
+        };
+    }
+    if input.just_pressed(KeyCode::Space)
+        && let Some(nav) = nav.as_deref()
+    {
+        spawn_agents(&mut commands, nav, &mut playground.rng, 1000);
+    }
+    let step = if input.just_pressed(KeyCode::KeyM) {
+        1
+    } else if input.just_pressed(KeyCode::KeyN) {
+        MAPS.len() - 1
+    } else {
+        0
+    };
+    if step != 0 {
+        playground.map = (playground.map + step) % MAPS.len();
+        playground.custom_map = None;
+        match load_map(MAPS[playground.map], args.tile) {
+            Ok(grid) => {
+                let count = agents.iter().count().max(args.agents);
+                for e in &agents {
+                    commands.entity(e).despawn();
+                }
+                playground.selected = None;
+                let nav = NavGrid::new(grid.clone(), placement(&grid));
+                spawn_agents(&mut commands, &nav, &mut playground.rng, count);
+                commands.insert_resource(nav);
+            }
+            Err(e) => eprintln!("{e}"),
+        }
+    }
+}
+
+/// Left drag: paint walls, or erase them when the drag starts on a wall.
+fn paint(
+    buttons: Res<ButtonInput<MouseButton>>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    camera: Single<(&Camera, &GlobalTransform)>,
+    nav: Option<ResMut<NavGrid>>,
+    mut playground: ResMut<Playground>,
+) {
+    let Some(mut nav) = nav else { return };
+    if !buttons.pressed(MouseButton::Left) {
+        playground.painting = None;
+        return;
+    }
+    let Some(cell) = cursor_world(&window, *camera).and_then(|p| nav.cell_at(p)) else {
+        return;
+    };
+    let (wall, from) = match playground.painting {
+        Some(p) => p,
+        None => (nav.grid().is_free(cell), cell),
+    };
+    if playground.painting.is_some_and(|p| p.1 == cell) {
+        return;
+    }
+    // Every cell on the line from the last painted cell, in one edit.
+    let (a, b) = (from.as_vec2(), cell.as_vec2());
+    let steps = (b - a).abs().max_element().ceil() as u32;
+    let _ = nav.edit(|e| {
+        for i in 0..=steps {
+            let t = if steps == 0 {
+                0.0
+            } else {
+                i as f32 / steps as f32
+            };
+            let c = a.lerp(b, t).round().as_uvec2();
+            e.set_free(c, !wall)?;
+        }
+        Ok(())
+    });
+    playground.painting = Some((wall, cell));
+}
+
+/// Right click: a new goal for the selected agent, or for every agent.
+fn set_goals(
+    buttons: Res<ButtonInput<MouseButton>>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    camera: Single<(&Camera, &GlobalTransform)>,
+    playground: Res<Playground>,
+    mut agents: Query<(Entity, &mut PathRequest), With<Agent>>,
+) {
+    if !buttons.just_pressed(MouseButton::Right) {
+        return;
+    }
+    let Some(goal) = cursor_world(&window, *camera) else {
+        return;
+    };
+    for (e, mut request) in &mut agents {
+        if playground.selected.is_none_or(|s| s == e) {
+            *request = PathRequest::to(goal);
+        }
+    }
+}
+
+/// `S` or middle click: select the agent nearest the cursor (its searches
+/// are traced and drawn); `Esc`: none.
+fn select(
+    mut commands: Commands,
+    keys: Res<ButtonInput<KeyCode>>,
+    buttons: Res<ButtonInput<MouseButton>>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    camera: Single<(&Camera, &GlobalTransform)>,
+    mut playground: ResMut<Playground>,
+    agents: Query<(Entity, &Transform), With<Agent>>,
+) {
+    let clear = keys.just_pressed(KeyCode::Escape);
+    let pick = keys.just_pressed(KeyCode::KeyS) || buttons.just_pressed(MouseButton::Middle);
+    if !(clear || pick) {
+        return;
+    }
+    if let Some(old) = playground.selected.take()
+        && let Ok(mut e) = commands.get_entity(old)
+    {
+        e.remove::<(TraceSearch, DrawNavGizmos, LastSearch)>();
+    }
+    if clear {
+        return;
+    }
+    let Some(at) = cursor_world(&window, *camera) else {
+        return;
+    };
+    let nearest = agents
+        .iter()
+        .min_by(|a, b| {
+            let da = a.1.translation.truncate().distance_squared(at);
+            let db = b.1.translation.truncate().distance_squared(at);
+            da.total_cmp(&db)
+        })
+        .map(|(e, _)| e);
+    if let Some(e) = nearest {
+        // Its next search is traced and drawn.
+        commands.entity(e).insert((TraceSearch, DrawNavGizmos));
+        playground.selected = Some(e);
+    }
+}
+
+/// Wheel: zoom around the cursor; arrows: pan; `Home`: fit the map.
+fn camera_control(
+    mut wheel: MessageReader<MouseWheel>,
+    keys: Res<ButtonInput<KeyCode>>,
+    time: Res<Time>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    camera: Single<(&Camera, &GlobalTransform, &mut Projection, &mut Transform)>,
+    mut playground: ResMut<Playground>,
+) {
+    let (cam, global, mut projection, mut transform) = camera.into_inner();
+    let Projection::Orthographic(ortho) = &mut *projection else {
+        return;
+    };
+    let mut zoom = 1.0;
+    for w in wheel.read() {
+        zoom *= 0.9f32.powf(w.y.signum());
+    }
+    if zoom != 1.0 {
+        let before = window
+            .cursor_position()
+            .and_then(|c| cam.viewport_to_world_2d(global, c).ok());
+        ortho.scale *= zoom;
+        if let Some(p) = before {
+            // Keep the point under the cursor in place.
+            let centre = transform.translation.truncate();
+            let moved = p + (centre - p) * zoom;
+            transform.translation = moved.extend(transform.translation.z);
+        }
+    }
+    let mut pan = Vec2::ZERO;
+    for (key, dir) in [
+        (KeyCode::ArrowLeft, Vec2::NEG_X),
+        (KeyCode::ArrowRight, Vec2::X),
+        (KeyCode::ArrowUp, Vec2::Y),
+        (KeyCode::ArrowDown, Vec2::NEG_Y),
+    ] {
+        if keys.pressed(key) {
+            pan += dir;
+        }
+    }
+    transform.translation += (pan * 600.0 * ortho.scale * time.delta_secs()).extend(0.0);
+    if keys.just_pressed(KeyCode::Home) {
+        playground.picture = (0, 0); // refit with the picture
+    }
+}
+
+/// Agents that arrived (or cannot go on) get a new random goal.
+fn wander(
+    nav: Option<Res<NavGrid>>,
+    mut playground: ResMut<Playground>,
+    mut agents: Query<(&Transform, &NavPath, &PathStatus, &mut PathRequest), With<Agent>>,
+) {
+    let Some(nav) = nav else { return };
+    if !playground.wander {
+        return;
+    }
+    for (transform, path, status, mut request) in &mut agents {
+        let stuck = matches!(status, PathStatus::Unreachable | PathStatus::Failed(_));
+        let arrived = status.has_path() && path.is_finished() && !path.cut;
+        if (stuck || arrived)
+            && let Some(goal) =
+                random_goal(&nav, &mut playground.rng, transform.translation.truncate())
+        {
+            *request = PathRequest::to(goal);
+        }
+    }
+}
+
+/// Drives a script: the edit, the screenshot, the exit.
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
+fn run_script(
+    mut commands: Commands,
+    args: Res<Args>,
+    mut playground: ResMut<Playground>,
+    nav: Option<ResMut<NavGrid>>,
+    agents: Query<(&NavPath, &PathStatus), With<Agent>>,
+    labels: Query<(&NavPath, &CompareLabel)>,
+    traced: Query<(&NavPath, &LastSearch)>,
+    mut camera: Single<(&mut Projection, &mut Transform), With<Camera2d>>,
+    mut exit: MessageWriter<AppExit>,
+    mut labelled: Local<bool>,
+) {
+    let Some(script) = args.script else { return };
+    let Some(mut nav) = nav else { return };
+    playground.frame += 1;
+    let frame = playground.frame;
+    let ready = agents.iter().all(|(_, s)| s.has_path());
+    // Labels above the three copies of the map, once their paths are known.
+    if script == Script::Compare && ready && !*labelled && labels.iter().count() == 3 {
+        *labelled = true;
+        let rect = nav.world_rect();
+        let third = rect.width() / 3.0;
+        for (path, label) in &labels {
+            let i = match label.0 {
+                Algorithm::Anya => 0.0,
+                Algorithm::LazyTheta => 1.0,
+                _ => 2.0,
+            };
+            let cfg = NavGizmos::default();
+            let x = rect.min.x + third * (i + 0.5);
+            commands.spawn((
+                Text2d::new(format!(
+                    "{}: length {:.1}",
+                    algorithm_name(label.0),
+                    path.length
+                )),
+                TextFont::from_font_size(22.0),
+                TextColor(cfg.algorithm_color(label.0)),
+                Transform::from_xyz(x, rect.max.y + 8.0, 5.0).with_scale(Vec3::splat(0.25)),
+            ));
+        }
+    }
+    // The edit of `replan`: a wall across the cell most paths cross.
+    if script == Script::Replan
+        && frame == 90
+        && let Some(cell) = busiest_cell(&nav, agents.iter().map(|(p, _)| p))
+    {
+        {
+            let rect = URect::new(
+                cell.x.saturating_sub(1),
+                cell.y.saturating_sub(10),
+                cell.x + 2,
+                cell.y + 10,
+            );
+            let rect = URect::from_corners(rect.min, rect.max.min(nav.grid().size()));
+            let _ = nav.set_rect_free(rect, false);
+            // A closer look at the wall and the detours around it.
+            let (projection, transform) = &mut *camera;
+            transform.translation = nav.cell_center(cell).extend(transform.translation.z);
+            if let Projection::Orthographic(o) = &mut **projection {
+                o.scale = 0.13;
+            }
+        }
+    }
+    // `intervals`: the search fills the picture, below the overlay.
+    if script == Script::Intervals
+        && !*labelled
+        && let Some(bounds) = traced
+            .iter()
+            .next()
+            .map(|(path, last)| search_bounds(&nav, path, last))
+    {
+        *labelled = true;
+        let (mut projection, mut transform) = camera.into_inner();
+        let (top, view) = (190.0, Vec2::new(1280.0, 800.0));
+        let scale = (bounds.width() / (view.x - 40.0)).max(bounds.height() / (view.y - top - 30.0));
+        let centre = bounds.center() + Vec2::new(0.0, (top - 10.0) / 2.0 * scale);
+        transform.translation = centre.extend(transform.translation.z);
+        if let Projection::Orthographic(o) = &mut *projection {
+            o.scale = scale;
+        }
+        return;
+    }
+    let shoot = match script {
+        Script::Compare | Script::Intervals => frame >= 60 && ready && *labelled,
+        Script::Replan => frame == 96,
+    };
+    if shoot && playground.shot_at.is_none() {
+        playground.shot_at = Some(frame);
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(save_to_disk(args.out.clone()));
+    }
+    if let Some(at) = playground.shot_at
+        && frame > at + 10
+        && std::fs::metadata(&args.out).is_ok_and(|m| m.len() > 0)
+    {
+        exit.write(AppExit::Success);
+    }
+    if frame > 3000 {
+        eprintln!("the script did not finish in 3000 frames");
+        exit.write(AppExit::error());
+    }
+}
+
+/// The world rectangle around a path and the search that found it.
+fn search_bounds(nav: &NavGrid, path: &NavPath, last: &LastSearch) -> Rect {
+    let trace = &last.trace;
+    let points = path
+        .waypoints
+        .iter()
+        .copied()
+        .chain(trace.intervals.iter().flat_map(|i| {
+            let y = f64::from(i.row);
+            [
+                nav.to_world(bevy::math::DVec2::new(i.left, y)),
+                nav.to_world(bevy::math::DVec2::new(i.right, y)),
+                nav.to_world(i.root),
+            ]
+        }))
+        .chain(trace.points.iter().map(|p| nav.to_world(p.point)));
+    let mut rect = Rect::from_center_size(nav.to_world(last.start), Vec2::ZERO);
+    for p in points {
+        rect = rect.union_point(p);
+    }
+    rect.inflate(2.0)
+}
+
+/// The free cell the most remaining paths cross (sampled every half cell).
+fn busiest_cell<'a>(nav: &NavGrid, paths: impl Iterator<Item = &'a NavPath>) -> Option<UVec2> {
+    let grid = nav.grid();
+    let w = grid.width() as usize;
+    let mut counts = vec![0u32; w * grid.height() as usize];
+    for path in paths {
+        let mut last = None;
+        for seg in path.grid_waypoints.windows(2) {
+            let n = (seg[0].distance(seg[1]) * 2.0).ceil().max(1.0) as usize;
+            for i in 0..=n {
+                let p = seg[0].lerp(seg[1], i as f64 / n as f64).floor();
+                let c = (p.x as usize, p.y as usize);
+                if last != Some(c) && c.0 < w && c.1 < grid.height() as usize {
+                    counts[c.1 * w + c.0] += 1;
+                    last = Some(c);
+                }
+            }
+        }
+    }
+    let (i, &n) = counts.iter().enumerate().max_by_key(|(_, n)| **n)?;
+    (n > 0).then(|| UVec2::new((i % w) as u32, (i / w) as u32))
+}
+
+/// The overlay: what runs, how fast, and the legend.
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
+fn overlay(
+    mut timing: ResMut<Timing>,
+    time: Res<Time>,
+    args: Res<Args>,
+    playground: Res<Playground>,
+    settings: Res<PathfindingSettings>,
+    diagnostics: Res<PathfindingDiagnostics>,
+    nav: Option<Res<NavGrid>>,
+    agents: Query<(), With<Agent>>,
+    traced: Query<&LastSearch>,
+    text: Single<Entity, With<Overlay>>,
+    mut writer: TextUiWriter,
+    mut commands: Commands,
+    mut built: Local<bool>,
+) {
+    let now = Instant::now();
+    timing.frame_ms = smooth(timing.frame_ms, time.delta_secs() * 1e3);
+    match timing.window {
+        Some((began, started)) if now.duration_since(began) >= Duration::from_secs(1) => {
+            let secs = now.duration_since(began).as_secs_f32();
+            timing.searches_per_second = (diagnostics.searches_started - started) as f32 / secs;
+            timing.window = Some((now, diagnostics.searches_started));
+        }
+        None => timing.window = Some((now, diagnostics.searches_started)),
+        _ => {}
+    }
+    if timing
+        .last_text
+        .is_some_and(|t| now.duration_since(t) < Duration::from_millis(250))
+    {
+        return;
+    }
+    timing.last_text = Some(now);
+    let cfg = NavGizmos::default();
+    if !*built {
+        // The spans, in order: status text, then the legend's entries.
+        *built = true;
+        let legend: &[(&str, Color)] = match args.script {
+            Some(Script::Compare) => &[],
+            Some(Script::Intervals) => &[
+                ("\npath (Anya)", cfg.anya),
+                ("  intervals expanded", cfg.trace),
+            ],
+            Some(Script::Replan) => &[
+                ("\npath (Anya)", cfg.anya),
+                ("  replanned after the edit", cfg.replanned),
+                ("  new wall", cfg.edit_blocked),
+                ("  fallback goal", cfg.fallback),
+            ],
+            None => &[
+                ("\nAnya", cfg.anya),
+                ("  Lazy Theta*", cfg.lazy_theta),
+                ("  A*", cfg.astar),
+                ("  A* smoothed", cfg.astar_smoothed),
+                ("\nreplanned", cfg.replanned),
+                ("  waiting", cfg.waiting),
+                ("  fallback goal", cfg.fallback),
+                ("  no path", cfg.failed),
+                ("\nedit: blocked", cfg.edit_blocked),
+                ("  freed", cfg.edit_freed),
+                ("  search trace", cfg.trace),
+            ],
+        };
+        commands.entity(*text).with_children(|parent| {
+            for &(label, color) in legend {
+                parent.spawn((
+                    TextSpan::new(label),
+                    TextFont::from_font_size(15.0),
+                    TextColor(color),
+                ));
+            }
+        });
+        return;
+    }
+    let map = playground
+        .custom_map
+        .clone()
+        .unwrap_or_else(|| MAPS[playground.map].to_owned());
+    let size = nav.as_deref().map_or(UVec2::ZERO, |n| n.grid().size());
+    let mut s = match args.script {
+        Some(Script::Compare) => "The same query, three planners\n".to_owned(),
+        Some(Script::Replan) => "A wall appears: agents whose paths it cut replan\n".to_owned(),
+        Some(Script::Intervals) => "Anya's intervals for one search\n".to_owned(),
+        None => String::new(),
+    };
+    if args.script != Some(Script::Compare) {
+        let n = agents.iter().count();
+        let _ = writeln!(
+            s,
+            "{} | {n} agent{} | {map} ({} x {})",
+            algorithm_name(settings.algorithm),
+            if n == 1 { "" } else { "s" },
+            size.x,
+            size.y
+        );
+    }
+    if args.script.is_none() {
+        // (Scripts run unoptimised under a software renderer: their
+        // timings would say nothing.)
+        let _ = write!(
+            s,
+            "{:.0} searches/s | plugin {:.2} ms/frame | gizmos {:.2} ms/frame | frame {:.1} ms",
+            timing.searches_per_second, timing.plugin_ms, timing.gizmos_ms, timing.frame_ms
+        );
+    }
+    if let Some(last) = playground.selected.and_then(|e| traced.get(e).ok()) {
+        let trace = &last.trace;
+        let (n, what) = if trace.intervals.is_empty() {
+            (trace.points.len(), "nodes")
+        } else {
+            (trace.intervals.len(), "intervals")
+        };
+        let algorithm = trace.algorithm.map_or("-", algorithm_name);
+        if args.script.is_none() {
+            let _ = write!(
+                s,
+                "\nlast search ({algorithm}): {:.2} ms, {n} {what} expanded",
+                last.time.as_secs_f64() * 1e3
+            );
+        } else {
+            let _ = write!(s, "last search ({algorithm}): {n} {what} expanded");
+        }
+    }
+    if args.script.is_none() {
+        s += "\nleft drag: walls | right click: goal | S: select | 1-4: planner | space: +1000 | M/N: map";
+    }
+    s.trim_end().clone_into(&mut *writer.text(*text, 0));
+}

@@ -1,0 +1,369 @@
+//! Headless tests of the debug drawing (feature `debug-gizmos`): the plugin
+//! runs with real agents and searches, no renderer, and the lines it drew
+//! are read back from Bevy's gizmo buffers.
+
+use std::any::TypeId;
+use std::time::Duration;
+
+use bevy_anyangle::plugin::debug::{
+    AnyAngleDebugPlugin, DrawNavGizmos, LastSearch, NavGizmos, TraceSearch,
+};
+use bevy_anyangle::plugin::{
+    AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathReady, PathRequest,
+    PathStatus, PathfindingDiagnostics, PlanReason, Replanning,
+};
+use bevy_anyangle::prelude::*;
+use bevy_app::{App, TaskPoolPlugin};
+use bevy_asset::{AssetPlugin, Assets};
+use bevy_color::{Alpha, Color, LinearRgba};
+use bevy_ecs::prelude::*;
+use bevy_gizmos::config::GizmoConfigStore;
+use bevy_gizmos::{GizmoAsset, GizmoHandles, GizmoPlugin};
+use bevy_math::{Vec2, Vec3};
+
+/// A 10 x 6 grid with a 2 x 2 block in the middle: world x 4..6, y 2..4
+/// (cells of size 1, origin at the bottom-left corner).
+const PICTURE: &str = "..........
+                       ..........
+                       ....##....
+                       ....##....
+                       ..........
+                       ..........";
+
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        TaskPoolPlugin::default(),
+        AssetPlugin::default(),
+        GizmoPlugin,
+        AnyAnglePlugin::default(),
+        AnyAngleDebugPlugin,
+    ))
+    .insert_resource(NavGrid::from_ascii(PICTURE, GridTransform::default()).unwrap())
+    .init_resource::<Replans>()
+    .add_observer(|ready: On<PathReady>, mut log: ResMut<Replans>| {
+        if ready.reason != PlanReason::NewRequest {
+            log.0.push(ready.entity);
+        }
+    });
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Agents that got a new plan for another reason than a new request.
+#[derive(Resource, Default)]
+struct Replans(Vec<Entity>);
+
+fn config(app: &mut App) -> Mut<'_, NavGizmos> {
+    let store = app.world_mut().resource_mut::<GizmoConfigStore>();
+    Mut::map_unchanged(store, |s| s.config_mut::<NavGizmos>().1)
+}
+
+/// Updates until no agent waits for a search.
+fn settle(app: &mut App) {
+    for _ in 0..10_000 {
+        app.update();
+        let world = app.world_mut();
+        let busy = world
+            .query::<&PathStatus>()
+            .iter(world)
+            .any(PathStatus::is_busy)
+            || world.query::<&Replanning>().iter(world).next().is_some();
+        let d = world.resource::<PathfindingDiagnostics>();
+        if !busy && d.in_flight == 0 && d.queued == 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("the agents did not settle");
+}
+
+/// The line segments drawn in the last frame, with their colours (from both
+/// line lists and line strips).
+fn drawn(app: &App) -> Vec<(Vec3, Vec3, LinearRgba)> {
+    let world = app.world();
+    let Some(Some(handle)) = world
+        .resource::<GizmoHandles>()
+        .handles()
+        .get(&TypeId::of::<NavGizmos>())
+    else {
+        return Vec::new();
+    };
+    let buffer = world
+        .resource::<Assets<GizmoAsset>>()
+        .get(handle)
+        .expect("the gizmo asset exists")
+        .buffer();
+    let mut out: Vec<_> = buffer
+        .list_positions
+        .chunks_exact(2)
+        .zip(buffer.list_colors.chunks_exact(2))
+        .map(|(p, c)| (p[0], p[1], c[0]))
+        .collect();
+    let strip = &buffer.strip_positions;
+    for i in 1..strip.len() {
+        if strip[i - 1].is_finite() && strip[i].is_finite() {
+            out.push((strip[i - 1], strip[i], buffer.strip_colors[i]));
+        }
+    }
+    out
+}
+
+fn count(lines: &[(Vec3, Vec3, LinearRgba)], color: Color) -> usize {
+    let c = LinearRgba::from(color);
+    lines.iter().filter(|l| l.2 == c).count()
+}
+
+/// Like [`count`], whatever the alpha (edits fade out).
+fn count_faded(lines: &[(Vec3, Vec3, LinearRgba)], color: Color) -> usize {
+    let c = LinearRgba::from(color).with_alpha(0.0);
+    lines.iter().filter(|l| l.2.with_alpha(0.0) == c).count()
+}
+
+fn has_segment(lines: &[(Vec3, Vec3, LinearRgba)], a: Vec2, b: Vec2, color: Color) -> bool {
+    let c = LinearRgba::from(color);
+    let (a, b) = (a.extend(0.0), b.extend(0.0));
+    lines
+        .iter()
+        .any(|l| l.2 == c && ((l.0 == a && l.1 == b) || (l.0 == b && l.1 == a)))
+}
+
+struct Agents {
+    anya: Entity,
+    lazy: Entity,
+    fallback: Entity,
+    plain: Entity,
+}
+
+fn spawn_agents(app: &mut App) -> Agents {
+    let world = app.world_mut();
+    let anya = world
+        .spawn((
+            NavPosition(Vec2::new(0.5, 3.0)),
+            PathRequest::to(Vec2::new(9.5, 3.0)),
+            TraceSearch,
+        ))
+        .id();
+    let lazy = world
+        .spawn((
+            NavPosition(Vec2::new(0.5, 2.5)),
+            PathRequest::to(Vec2::new(9.5, 3.5)).with_algorithm(Algorithm::LazyTheta),
+            TraceSearch,
+        ))
+        .id();
+    // The goal is the middle of the block: the path ends beside it.
+    let fallback = world
+        .spawn((
+            NavPosition(Vec2::new(1.5, 0.5)),
+            PathRequest::to(Vec2::new(5.0, 3.0)),
+        ))
+        .id();
+    let plain = world
+        .spawn((
+            NavPosition(Vec2::new(9.5, 0.5)),
+            PathRequest::to(Vec2::new(2.5, 5.5)),
+        ))
+        .id();
+    Agents {
+        anya,
+        lazy,
+        fallback,
+        plain,
+    }
+}
+
+#[test]
+fn walls_paths_goals_and_traces_are_drawn() {
+    let mut app = app();
+    let agents = spawn_agents(&mut app);
+    settle(&mut app);
+    app.update();
+    let cfg = config(&mut app).clone();
+    let lines = drawn(&app);
+
+    // The block's outline (four edges) and the grid's border (four more).
+    let blocked = cfg.blocked.unwrap();
+    assert_eq!(count(&lines, blocked), 8);
+    for (a, b) in [
+        ((4.0, 4.0), (6.0, 4.0)),
+        ((4.0, 2.0), (6.0, 2.0)),
+        ((4.0, 2.0), (4.0, 4.0)),
+        ((6.0, 2.0), (6.0, 4.0)),
+        ((0.0, 6.0), (10.0, 6.0)),
+        ((0.0, 0.0), (0.0, 6.0)),
+    ] {
+        assert!(
+            has_segment(&lines, Vec2::from(a), Vec2::from(b), blocked),
+            "{a:?} - {b:?}"
+        );
+    }
+
+    // Every remaining segment of each path, in its planner's colour.
+    let world = app.world();
+    for (agent, color) in [
+        (agents.anya, cfg.anya),
+        (agents.lazy, cfg.lazy_theta),
+        (agents.plain, cfg.anya),
+    ] {
+        let path = world.get::<NavPath>(agent).unwrap();
+        assert!(!path.is_empty());
+        for w in path.remaining().windows(2) {
+            assert!(has_segment(&lines, w[0], w[1], color), "{agent}: {w:?}");
+        }
+        let here = world.get::<NavPosition>(agent).unwrap().0;
+        let next = path.next_waypoint().unwrap();
+        assert!(
+            has_segment(&lines, here, next, color),
+            "{agent}: to the next waypoint"
+        );
+    }
+    assert!(
+        world.get::<NavPath>(agents.anya).unwrap().waypoints.len() >= 3,
+        "around the block"
+    );
+
+    // The fallback: its path, a cross at the unreachable goal, a square at
+    // the path's end, and dashes between them.
+    assert_eq!(
+        *world.get::<PathStatus>(agents.fallback).unwrap(),
+        PathStatus::Fallback
+    );
+    let r = cfg.marker_radius;
+    let goal = Vec2::new(5.0, 3.0);
+    assert!(has_segment(
+        &lines,
+        goal - Vec2::splat(r),
+        goal + Vec2::splat(r),
+        cfg.fallback
+    ));
+    assert!(
+        count(&lines, cfg.fallback) > 2 + 4,
+        "cross, square and dashes"
+    );
+
+    // Traces: only for marked agents, drawn in full.
+    assert!(world.get::<LastSearch>(agents.plain).is_none());
+    assert!(world.get::<LastSearch>(agents.fallback).is_none());
+    let anya = &world.get::<LastSearch>(agents.anya).unwrap().trace;
+    let lazy = &world.get::<LastSearch>(agents.lazy).unwrap().trace;
+    assert_eq!(anya.algorithm, Some(Algorithm::Anya));
+    assert!(!anya.intervals.is_empty() && anya.points.is_empty());
+    assert_eq!(lazy.algorithm, Some(Algorithm::LazyTheta));
+    assert!(!lazy.points.is_empty() && lazy.intervals.is_empty());
+    // An interval is one line; a point is a small cross of two.
+    assert_eq!(
+        count(&lines, cfg.trace),
+        anya.intervals.len() + 2 * lazy.points.len()
+    );
+    // An interval has two links to its root; a point one to its parent.
+    assert_eq!(
+        count(&lines, cfg.trace_links),
+        2 * anya.intervals.len() + lazy.points.len()
+    );
+    assert_eq!(count(&lines, cfg.replanned), 0, "nobody replanned");
+}
+
+#[test]
+fn edits_and_the_agents_they_replan_are_highlighted_then_fade() {
+    let mut app = app();
+    let agents = spawn_agents(&mut app);
+    settle(&mut app);
+    // Block the cell in the middle of the Anya agent's first segment.
+    let (cell, before) = {
+        let world = app.world();
+        let nav = world.resource::<NavGrid>();
+        let path = world.get::<NavPath>(agents.anya).unwrap();
+        let mid = (path.waypoints[0] + path.waypoints[1]) / 2.0;
+        (nav.cell_at(mid).unwrap(), path.waypoints.clone())
+    };
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(cell, false)
+        .unwrap();
+    app.update();
+    let cfg = config(&mut app).clone();
+    let lines = drawn(&app);
+    // The edited cell's outline (four sides), in the colour of blocked edits.
+    assert_eq!(count_faded(&lines, cfg.edit_blocked), 4);
+    let corner = app.world().resource::<NavGrid>().to_world(cell.as_dvec2());
+    let (a, b) = (
+        corner.extend(0.0),
+        (corner + Vec2::new(1.0, 0.0)).extend(0.0),
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| (l.0, l.1) == (a, b) || (l.0, l.1) == (b, a))
+    );
+
+    // The agent replans; its path shows in the replanned colour.
+    settle(&mut app);
+    app.update();
+    assert!(app.world().resource::<Replans>().0.contains(&agents.anya));
+    let after = app
+        .world()
+        .get::<NavPath>(agents.anya)
+        .unwrap()
+        .waypoints
+        .clone();
+    assert_ne!(before, after);
+    let lines = drawn(&app);
+    assert!(count(&lines, cfg.replanned) >= after.len() - 1);
+    for w in after.windows(2) {
+        assert!(has_segment(&lines, w[0], w[1], cfg.replanned), "{w:?}");
+    }
+
+    // Both fade out once `recent` has passed.
+    config(&mut app).recent = 0.05;
+    std::thread::sleep(Duration::from_millis(200));
+    app.update();
+    let lines = drawn(&app);
+    assert_eq!(count_faded(&lines, cfg.edit_blocked), 0);
+    assert_eq!(count(&lines, cfg.replanned), 0);
+    for w in after.windows(2) {
+        assert!(has_segment(&lines, w[0], w[1], cfg.anya), "{w:?}");
+    }
+    // The new wall is outlined with the others.
+    assert!(count(&lines, cfg.blocked.unwrap()) > 8);
+}
+
+#[test]
+fn only_marked_agents_are_drawn_when_asked_and_nothing_when_disabled() {
+    let mut app = app();
+    let agents = spawn_agents(&mut app);
+    settle(&mut app);
+    config(&mut app).all_agents = false;
+    app.update();
+    let cfg = config(&mut app).clone();
+    let lines = drawn(&app);
+    for color in [cfg.anya, cfg.lazy_theta, cfg.fallback] {
+        assert_eq!(count(&lines, color), 0);
+    }
+    assert_eq!(
+        count(&lines, cfg.blocked.unwrap()),
+        8,
+        "walls are still drawn"
+    );
+
+    app.world_mut()
+        .entity_mut(agents.lazy)
+        .insert(DrawNavGizmos);
+    app.update();
+    let lines = drawn(&app);
+    assert!(count(&lines, cfg.lazy_theta) > 0);
+    assert_eq!(count(&lines, cfg.anya), 0);
+
+    // No walls without a colour for them.
+    config(&mut app).blocked = None;
+    app.update();
+    assert_eq!(count(&drawn(&app), cfg.blocked.unwrap()), 0);
+
+    app.world_mut()
+        .resource_mut::<GizmoConfigStore>()
+        .config_mut::<NavGizmos>()
+        .0
+        .enabled = false;
+    app.update();
+    assert!(drawn(&app).is_empty());
+}

@@ -717,8 +717,11 @@ pub(crate) fn apply_results(
             continue;
         }
         state.in_flight = None;
+        // (A search cancelled before it ran has an empty trace.)
         #[cfg(feature = "debug-gizmos")]
-        if let Some((trace, took)) = done.trace.take() {
+        if let Some((trace, took)) = done.trace.take()
+            && done.result.is_some()
+        {
             super::debug::keep_trace(&mut commands, done.entity, *trace, done.start, took);
         }
         let reason = state.reason;

@@ -21,6 +21,8 @@
 //! | `transform` | yes | agent positions from `Transform` / `GlobalTransform`, and `PathFollower` moving them (`bevy_transform`) |
 //! | `reflect` | yes | `Reflect` on every public component, resource, event and settings type, registered by the plugin (`bevy_reflect`) |
 //! | `serde` | no | `Serialize` / `Deserialize` on the settings, `NavPath`, `GridTransform`, `PathFollower` and the planner choices (`serde`) |
+//! | `diagnostic` | no | `plugin::diagnostic`: the plugin's counters as Bevy diagnostics (`bevy_diagnostic`) |
+//! | `asset` | no | `plugin::asset`: Moving AI `.map` files as Bevy assets, and a `NavGrid` that follows one (`bevy_asset`, `bevy_reflect`) |
 //! | `debug-gizmos` | no | `plugin::debug`: walls, paths, goals, recent edits and search traces drawn with Bevy's gizmos (`bevy_gizmos` and the crates it needs) |
 //! | `visual` | no | the `playground` example only (the full `bevy` crate; build it with `--ignore-rust-version`) |
 

@@ -102,9 +102,14 @@
 //! - An agent whose cell is blocked under it gets a path that starts with
 //!   the shortest way out (straight to the nearest walkable point).
 
+#[cfg(feature = "asset")]
+pub mod asset;
 pub mod components;
+mod cost;
 #[cfg(feature = "debug-gizmos")]
 pub mod debug;
+#[cfg(feature = "diagnostic")]
+pub mod diagnostic;
 mod edit_index;
 pub mod nav_grid;
 mod position;
@@ -215,6 +220,7 @@ impl Plugin for AnyAnglePlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<PathfindingSettings>()
             .init_resource::<PathfindingDiagnostics>()
+            .init_resource::<cost::Meter>()
             .add_message::<PathReady>()
             .add_message::<PathFailed>()
             .insert_resource(tasks::Planning::new(self.threads()))
@@ -250,6 +256,10 @@ impl Plugin for AnyAnglePlugin {
                 (tasks::apply_results, tasks::sync_markers)
                     .chain()
                     .in_set(AnyAngleSystems::Apply),
+            )
+            .add_systems(
+                self.schedule,
+                cost::close_frame.after(AnyAngleSystems::Steer),
             )
             .add_observer(tasks::on_request_removed);
         #[cfg(feature = "reflect")]

@@ -42,6 +42,7 @@ use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, URect, Vec2};
 
 use super::components::{NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PlanReason};
+use super::cost::Meter;
 use super::nav_grid::NavGrid;
 use super::position::{PositionChanged, PositionData, plane_of, position};
 use super::settings::PathfindingSettings;
@@ -326,12 +327,14 @@ type ChangedRequestData = (
 /// [`algorithm_switch`]).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_changed_requests(
+    meter: Res<Meter>,
     mut planning: ResMut<Planning>,
     nav: Option<Res<NavGrid>>,
     settings: Option<Res<PathfindingSettings>>,
     mut agents: Query<ChangedRequestData, Changed<PathRequest>>,
     mut commands: Commands,
 ) {
+    let _cost = meter.start();
     let default = settings
         .as_deref()
         .map_or_else(|| PathfindingSettings::default().algorithm, |s| s.algorithm);
@@ -429,6 +432,7 @@ fn algorithm_switch(state: &PlanState, status: &PathStatus, path: &NavPath) -> b
 /// [`PathfindingSettings`]).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_on_settings_change(
+    meter: Res<Meter>,
     settings: Option<Res<PathfindingSettings>>,
     mut last: Local<Option<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
@@ -440,6 +444,7 @@ pub(crate) fn replan_on_settings_change(
         &NavPath,
     )>,
 ) {
+    let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     let Some(old) = last.replace(settings) else {
         return;
@@ -480,6 +485,7 @@ pub(crate) fn replan_on_settings_change(
 /// follows the agents an edit can affect, not the number of agents.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_on_grid_edits(
+    meter: Res<Meter>,
     nav: Res<NavGrid>,
     settings: Option<Res<PathfindingSettings>>,
     mut planning: ResMut<Planning>,
@@ -495,6 +501,7 @@ pub(crate) fn replan_on_grid_edits(
     >,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
 ) {
+    let _cost = meter.start();
     if nav.layout_id() == planning.seen_layout && nav.version() == planning.seen_version {
         return;
     }
@@ -722,6 +729,7 @@ fn closest_on_segment(p: DVec2, a: DVec2, b: DVec2) -> DVec2 {
 /// fails those whose entity is gone.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn replan_moved_targets(
+    meter: Res<Meter>,
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut planning: ResMut<Planning>,
@@ -738,6 +746,7 @@ pub(crate) fn replan_moved_targets(
     positions: Query<PositionData>,
     mut commands: Commands,
 ) {
+    let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     let plane = plane_of(nav.as_deref());
     for (entity, request, mut state, mut status, mut path) in &mut agents {
@@ -790,11 +799,13 @@ type ProgressData = (
 /// farther than [`PathfindingSettings::replan_distance`] from their path.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn track_progress(
+    meter: Res<Meter>,
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut planning: ResMut<Planning>,
     mut agents: Query<ProgressData, (With<PathRequest>, PositionChanged)>,
 ) {
+    let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     let plane = plane_of(nav.as_deref());
     for (entity, mut state, mut status, mut path, pos) in &mut agents {

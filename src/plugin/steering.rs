@@ -55,6 +55,7 @@ use bevy_time::Time;
 use bevy_transform::components::{GlobalTransform, Transform};
 
 use super::components::{NavPath, NavPosition};
+use super::cost::Meter;
 #[cfg(feature = "transform")]
 use super::nav_grid::NavGrid;
 #[cfg(feature = "transform")]
@@ -220,10 +221,13 @@ type NewlyMoving = (
 /// Adds followers that got a new path (or a new `PathFollower`) to
 /// [`ActiveFollowers`]. `NavPath::next` advances without change detection,
 /// so this only sees new paths and writes by the game.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn collect_followers(
+    meter: Res<Meter>,
     mut active: ResMut<ActiveFollowers>,
     changed: Query<Entity, NewlyMoving>,
 ) {
+    let _cost = meter.start();
     for entity in &changed {
         active.0.insert(entity);
     }
@@ -233,6 +237,7 @@ pub(crate) fn collect_followers(
 #[cfg(feature = "transform")]
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn follow_paths(
+    meter: Res<Meter>,
     clock: Option<Res<SteeringClock>>,
     time: Option<Res<Time>>,
     nav: Option<Res<NavGrid>>,
@@ -240,6 +245,7 @@ pub(crate) fn follow_paths(
     mut agents: Query<FollowerData>,
     parents: Query<&GlobalTransform>,
 ) {
+    let _cost = meter.start();
     let dt = frame_step(clock.as_deref(), time.as_deref());
     if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
         return;
@@ -298,11 +304,13 @@ type FollowerData = (
 #[cfg(not(feature = "transform"))]
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn follow_paths(
+    meter: Res<Meter>,
     clock: Option<Res<SteeringClock>>,
     time: Option<Res<Time>>,
     mut active: ResMut<ActiveFollowers>,
     mut agents: Query<(&PathFollower, &mut NavPath, &mut NavPosition)>,
 ) {
+    let _cost = meter.start();
     let dt = frame_step(clock.as_deref(), time.as_deref());
     if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
         return;

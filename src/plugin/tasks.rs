@@ -46,6 +46,7 @@ use super::components::{
     NavPath, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus, PlanReason,
     Replanning,
 };
+use super::cost::Meter;
 use super::edit_index::EditIndex;
 use super::nav_grid::NavGrid;
 use super::position::{PositionData, Positions, position};
@@ -459,6 +460,29 @@ pub struct PathfindingDiagnostics {
     /// Agents the edit check looked at since the app began (the edit index
     /// hands it only the agents near an edit).
     pub edit_checks: u64,
+    /// Searches the search threads ran since the app began (to the end, or
+    /// until cancelled while running; not those cancelled before they
+    /// started).
+    pub searches_finished: u64,
+    /// The time those searches took on the search threads, in all. The
+    /// mean search time is `search_time / searches_finished`.
+    pub search_time: Duration,
+    /// The time the plugin's systems took in the schedule's last run: its
+    /// cost to the frame, apart from the searches on their own threads.
+    pub frame_cost: Duration,
+}
+
+impl PathfindingDiagnostics {
+    /// The mean time of a finished search so far, or zero before the first.
+    #[must_use]
+    pub fn mean_search_time(&self) -> Duration {
+        if self.searches_finished == 0 {
+            Duration::ZERO
+        } else {
+            let mean = self.search_time.as_nanos() / u128::from(self.searches_finished);
+            Duration::from_nanos(u64::try_from(mean).unwrap_or(u64::MAX))
+        }
+    }
 }
 
 /// Sets the agent's status to a failure, clears its path and fires
@@ -504,12 +528,13 @@ type AgentData = (
 
 /// Sends queued agents' searches to the search threads, most urgent first,
 /// as far as the pacing allows (see the [module docs](self)).
-#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
-#[cfg_attr(
-    feature = "debug-gizmos",
-    expect(clippy::too_many_arguments, reason = "system parameters")
+#[expect(
+    clippy::needless_pass_by_value,
+    clippy::too_many_arguments,
+    reason = "system parameters"
 )]
 pub(crate) fn dispatch_searches(
+    meter: Res<Meter>,
     mut planning: ResMut<Planning>,
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
@@ -519,6 +544,7 @@ pub(crate) fn dispatch_searches(
     mut commands: Commands,
     #[cfg(feature = "debug-gizmos")] traced: Query<(), With<super::debug::TraceSearch>>,
 ) {
+    let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     let planning = &mut *planning;
     if planning.paused != settings.paused {
@@ -674,6 +700,7 @@ fn endpoints(
 /// [`PathReady`] or [`PathFailed`]. Never blocks.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn apply_results(
+    meter: Res<Meter>,
     mut planning: ResMut<Planning>,
     settings: Option<Res<PathfindingSettings>>,
     mut nav: Option<ResMut<NavGrid>>,
@@ -681,10 +708,16 @@ pub(crate) fn apply_results(
     mut diagnostics: ResMut<PathfindingDiagnostics>,
     mut commands: Commands,
 ) {
+    let _cost = meter.start();
     let planning = &mut *planning;
     let cancelled = planning.pool.cancelled();
     if diagnostics.searches_cancelled != cancelled {
         diagnostics.searches_cancelled = cancelled;
+    }
+    let (finished, busy) = planning.pool.work_done();
+    if diagnostics.searches_finished != finished {
+        diagnostics.searches_finished = finished;
+        diagnostics.search_time = busy;
     }
     if !planning.pool.has_outcomes() {
         keep_needed_edits(planning, nav.as_mut());
@@ -897,7 +930,13 @@ fn keep_needed_edits(planning: &Planning, nav: Option<&mut ResMut<NavGrid>>) {
 }
 
 /// Adds and removes [`Replanning`] markers as planning asked.
-pub(crate) fn sync_markers(mut planning: ResMut<Planning>, mut commands: Commands) {
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn sync_markers(
+    meter: Res<Meter>,
+    mut planning: ResMut<Planning>,
+    mut commands: Commands,
+) {
+    let _cost = meter.start();
     if planning.markers.is_empty() {
         return;
     }

@@ -1,0 +1,53 @@
+//! What the plugin's systems cost the frame: a meter each system adds its own
+//! run time to, read once per frame into [`PathfindingDiagnostics`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bevy_ecs::prelude::*;
+
+use super::tasks::PathfindingDiagnostics;
+
+/// Time the plugin's systems spent since the last frame was closed.
+#[derive(Resource, Default)]
+pub(crate) struct Meter {
+    nanos: AtomicU64,
+}
+
+impl Meter {
+    /// Starts timing a system; the time is added when the guard drops.
+    pub(crate) fn start(&self) -> Timed<'_> {
+        Timed {
+            meter: self,
+            began: Instant::now(),
+        }
+    }
+
+    /// The time gathered since the last call, and a fresh start.
+    fn take(&self) -> Duration {
+        Duration::from_nanos(self.nanos.swap(0, Ordering::Relaxed))
+    }
+}
+
+/// Adds the time from its creation to its drop to a [`Meter`].
+pub(crate) struct Timed<'a> {
+    meter: &'a Meter,
+    began: Instant,
+}
+
+impl Drop for Timed<'_> {
+    fn drop(&mut self) {
+        let nanos = u64::try_from(self.began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.meter.nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+/// Moves the time the plugin's systems took this frame into
+/// [`PathfindingDiagnostics::frame_cost`]. Runs after the plugin's last set.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn close_frame(meter: Res<Meter>, mut diagnostics: ResMut<PathfindingDiagnostics>) {
+    let took = meter.take();
+    if diagnostics.frame_cost != took {
+        diagnostics.frame_cost = took;
+    }
+}

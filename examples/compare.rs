@@ -61,8 +61,12 @@ fn command_line(args: &Args) -> String {
     if args.maps.as_os_str() != "data/maps" {
         let _ = write!(c, " --maps {}", args.maps.display());
     }
-    if args.out.as_os_str() != "docs" {
-        let _ = write!(c, " --out {}", args.out.display());
+    match &args.out {
+        Some(out) if out.as_os_str() == "docs" => c += " --write-docs",
+        Some(out) => {
+            let _ = write!(c, " --out {}", out.display());
+        }
+        None => {}
     }
     if args.quick {
         c += " --quick";
@@ -93,8 +97,10 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let maps = measure::find_maps(&args.maps, &args.only)?;
     // Fail on an unwritable output before spending minutes measuring.
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    if let Some(out) = &args.out {
+        std::fs::create_dir_all(out)
+            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    }
     let clock = Instant::now();
     let mut records = Vec::with_capacity(maps.len());
     for (k, files) in maps.iter().enumerate() {
@@ -109,17 +115,20 @@ fn run(args: &Args) -> Result<(), String> {
         points: args.points.name(),
         seconds: clock.elapsed().as_secs_f64(),
     };
-    let md = report::markdown(&records, &info);
-    let svg = plot::svg(&records, &info);
-    for (name, text) in [("compare.md", &md), ("compare.svg", &svg)] {
-        let path = args.out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+    if let Some(dir) = &args.out {
+        let md = report::markdown(&records, &info);
+        let svg = plot::svg(&records, &info);
+        for (name, text) in [("compare.md", &md), ("compare.svg", &svg)] {
+            let path = dir.join(name);
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
     }
     let mut out = std::io::stdout().lock();
-    out.write_all(md.as_bytes())
+    out.write_all(report::brief(&records, &info).as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write the table to stdout: {e}"))
+        .map_err(|e| format!("cannot write the summary to stdout: {e}"))
 }
 
 #[cfg(test)]
@@ -143,6 +152,10 @@ mod tests {
         assert_eq!(
             command_line(&args(&["--quick", "--only", "arena"])),
             "cargo run --release --example compare -- --quick --only arena"
+        );
+        assert_eq!(
+            command_line(&args(&["--sample", "200", "--write-docs"])),
+            "cargo run --release --example compare -- --write-docs --sample 200"
         );
     }
 
@@ -185,6 +198,11 @@ mod tests {
         for f in ["compare.md", "compare.svg"] {
             assert!(dir.join("out").join(f).is_file(), "{f} written");
         }
+        // Without --out nothing is written.
+        std::fs::remove_dir_all(dir.join("out")).expect("the output folder");
+        let before = std::fs::read_dir(&dir).expect("the folder").count();
+        run(&args(&["--maps", &maps])).expect("a valid tiny map");
+        assert_eq!(std::fs::read_dir(&dir).expect("the folder").count(), before);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

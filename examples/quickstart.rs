@@ -6,11 +6,12 @@
 //! it replan), an obstacle is removed (agents it gives a shortcut replan),
 //! and a room is closed, which makes one agent's goal unreachable (it gets a
 //! fallback path to the closest reachable point). Later a door opens and
-//! that agent replans to its real goal. The example prints what happened,
-//! draws the map in ASCII and writes an SVG picture.
+//! that agent replans to its real goal. The example prints what happened
+//! and draws the map in ASCII; with `--out FILE` it also writes an SVG
+//! picture.
 //!
 //! ```text
-//! cargo run --release --example quickstart [-- --svg out.svg]
+//! cargo run --release --example quickstart [-- --out quickstart.svg]
 //! ```
 
 use std::collections::BTreeMap;
@@ -52,8 +53,38 @@ struct Track {
     trail: Vec<Vec2>,
 }
 
-fn main() {
-    let svg_path = svg_argument();
+/// What `--help` prints.
+const HELP: &str = "\
+Six agents cross the bundled arena map with the real plugin, headless: paths,
+obstacle edits mid-run and who replans, an unreachable goal's fallback path.
+Prints a journal and an ASCII picture.
+
+Usage:
+  cargo run --release --example quickstart [-- --out FILE]
+
+Options:
+  --out FILE   also write an SVG picture of the run to FILE
+  -h, --help   print this help
+";
+
+fn main() -> std::process::ExitCode {
+    let svg_path = match svg_argument(std::env::args().skip(1)) {
+        Ok(Some(path)) => Some(path),
+        Ok(None) => None,
+        Err(help) => {
+            let ok = help.is_empty();
+            if ok {
+                print!("{HELP}");
+            } else {
+                eprintln!("error: {help}\n\n{HELP}");
+            }
+            return if ok {
+                std::process::ExitCode::SUCCESS
+            } else {
+                std::process::ExitCode::from(2)
+            };
+        }
+    };
     let nav =
         NavGrid::from_movingai(MAP, GridTransform::default()).expect("the bundled map parses");
     let (width, height) = (nav.grid().width(), nav.grid().height());
@@ -221,6 +252,10 @@ fn main() {
             &room
         )
     );
+    let Some(svg_path) = svg_path else {
+        println!("(Run with --out FILE for an SVG picture.)");
+        return std::process::ExitCode::SUCCESS;
+    };
     let svg = svg_picture(
         nav,
         &agents,
@@ -230,25 +265,39 @@ fn main() {
         &room,
     );
     match std::fs::write(&svg_path, svg) {
-        Ok(()) => println!("SVG picture written to {svg_path}"),
-        Err(e) => eprintln!("could not write {svg_path}: {e}"),
+        Ok(()) => {
+            println!("SVG picture written to {svg_path}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("could not write {svg_path}: {e}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }
 
-/// `--svg PATH`, or `quickstart.svg`.
-fn svg_argument() -> String {
-    let mut args = std::env::args().skip(1);
+/// The SVG path of `--out PATH` (or `--out=PATH`), if given; `Err("")` for
+/// `--help`, `Err(message)` for anything else.
+fn svg_argument(args: impl IntoIterator<Item = String>) -> Result<Option<String>, String> {
+    let mut args = args.into_iter();
+    let mut out = None;
     while let Some(a) = args.next() {
-        if a == "--svg"
-            && let Some(p) = args.next()
-        {
-            return p;
+        let path = match a.as_str() {
+            "-h" | "--help" => return Err(String::new()),
+            "--out" => args.next().ok_or("--out needs a file name")?,
+            _ => match a.strip_prefix("--out=") {
+                Some(p) => p.to_owned(),
+                None => return Err(format!("unknown argument {a:?}")),
+            },
+        };
+        if path.is_empty() {
+            return Err("--out needs a file name".into());
         }
-        if let Some(p) = a.strip_prefix("--svg=") {
-            return p.to_owned();
+        if out.replace(path).is_some() {
+            return Err("--out given twice".into());
         }
     }
-    "quickstart.svg".to_owned()
+    Ok(out)
 }
 
 #[expect(clippy::needless_pass_by_value, reason = "observer parameters")]

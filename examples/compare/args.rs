@@ -9,8 +9,10 @@ use bevy_anyangle::prelude::*;
 
 /// What `--help` prints.
 pub const HELP: &str = "\
-Runs every planner on the same Moving AI queries in one process and writes a
-comparison: a markdown table (compare.md) and a speed-up plot (compare.svg).
+Runs every planner on the same Moving AI queries in one process and prints a
+summary: each map's mean time per planner and the crate's performance targets.
+With --out (or --write-docs) it also writes the full report: a markdown table
+(compare.md) and a speed-up plot (compare.svg).
 
 Usage:
   cargo run --release --example compare -- [OPTIONS]
@@ -18,8 +20,9 @@ Usage:
 Options:
   --maps DIR        folder of NAME.map files, each with NAME.map.scen beside it
                     (default: data/maps)
-  --out DIR         where compare.md and compare.svg go (default: docs); created
-                    if missing
+  --out DIR         write compare.md and compare.svg into DIR (created if
+                    missing); without it no file is written
+  --write-docs      the same as --out docs: regenerate the committed report
   --quick           a sample of 40 queries per map instead of every query
                     (well under a minute; the full run takes some 40 minutes)
   --sample N        N queries per map, spread over the difficulty buckets
@@ -31,7 +34,7 @@ Options:
   --reps N          time each query N times and keep the fastest (default: 1)
   -h, --help        print this help
 
-Progress goes to stderr; the table also goes to stdout.
+Progress goes to stderr, the summary to stdout.
 Exit status: 0 on success, 1 for unreadable or malformed input or unwritable
 output, 2 for bad arguments.
 ";
@@ -71,8 +74,8 @@ impl Points {
 pub struct Args {
     /// Folder of maps and scenarios.
     pub maps: PathBuf,
-    /// Output folder.
-    pub out: PathBuf,
+    /// Where to write the report (`None`: nowhere, a summary only).
+    pub out: Option<PathBuf>,
     /// `--quick` was given.
     pub quick: bool,
     /// Queries per map (`None`: all).
@@ -171,6 +174,13 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
             once(&mut quick, "--quick", true)?;
             continue;
         }
+        if name == "--write-docs" {
+            if inline.is_some() {
+                return Err(ArgError::UnexpectedValue("--write-docs"));
+            }
+            once(&mut out, "--out", PathBuf::from("docs"))?;
+            continue;
+        }
         let option: &'static str = match name.as_str() {
             "--maps" => "--maps",
             "--out" => "--out",
@@ -235,7 +245,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
     let quick = quick.unwrap_or(false);
     Ok(Command::Run(Args {
         maps: maps.unwrap_or_else(|| PathBuf::from("data/maps")),
-        out: out.unwrap_or_else(|| PathBuf::from("docs")),
+        out,
         quick,
         sample: sample.or(quick.then_some(QUICK_SAMPLE)),
         points: points.unwrap_or(Points::Corners),
@@ -258,7 +268,7 @@ mod tests {
             panic!("no arguments is a valid run");
         };
         assert_eq!(a.maps, PathBuf::from("data/maps"));
-        assert_eq!(a.out, PathBuf::from("docs"));
+        assert_eq!(a.out, None, "writes nothing unless asked");
         assert!(!a.quick);
         assert_eq!(a.points, Points::Corners);
         assert!(a.only.is_empty());
@@ -280,11 +290,22 @@ mod tests {
         ]) else {
             panic!("a valid command line");
         };
-        assert_eq!((a.maps, a.out), (PathBuf::from("m"), PathBuf::from("o")));
+        assert_eq!(
+            (a.maps, a.out),
+            (PathBuf::from("m"), Some(PathBuf::from("o")))
+        );
         assert!(a.quick);
         assert_eq!(a.sample, Some(QUICK_SAMPLE));
         assert_eq!(a.points, Points::Centres);
         assert_eq!(a.only, ["arena", "den520d"]);
+    }
+
+    #[test]
+    fn write_docs_is_out_docs() {
+        let Ok(Command::Run(a)) = run(&["--write-docs"]) else {
+            panic!("a valid command line");
+        };
+        assert_eq!(a.out, Some(PathBuf::from("docs")));
     }
 
     #[test]
@@ -308,6 +329,10 @@ mod tests {
             Err(ArgError::BadValue { .. })
         ));
         assert_eq!(run(&["x", "--help"]), Ok(Command::Help));
+        assert_eq!(
+            run(&["--write-docs", "--out", "x"]),
+            Err(ArgError::Repeated("--out"))
+        );
     }
 
     #[test]

@@ -637,3 +637,58 @@ mod tests {
         assert_eq!(count_us((3, Some(2.0))), "3 · 2.00 µs");
     }
 }
+
+/// The short report printed to stdout: per map the mean time of each solver
+/// (and its ratio to grid A*), then each target, met or not.
+pub fn brief(maps: &[MapRecord], info: &RunInfo) -> String {
+    let mut s = String::new();
+    let total: usize = maps.iter().map(|m| m.queries.len()).sum();
+    let _ = writeln!(
+        s,
+        "{total} queries on {} maps in {:.0} s. Mean µs per query over the queries every solver answered (× A*'s time):\n",
+        maps.len(),
+        info.seconds
+    );
+    let width = maps.iter().map(|m| m.name.len()).max().unwrap_or(3).max(3);
+    let _ = write!(s, "{:width$}", "map");
+    for solver in SOLVERS {
+        let _ = write!(s, "  {:>20}", solver.name());
+    }
+    s.push('\n');
+    for m in maps {
+        let common = common(m);
+        let _ = write!(s, "{:width$}", m.name);
+        for i in 0..SOLVERS.len() {
+            let x = summarise(m, i);
+            let cell = match (x.ran, x.mean_us, time_ratio(&common, i, ASTAR)) {
+                (true, Some(t), Some(r)) => format!("{t:.1} (×{r:.2})"),
+                (true, Some(t), None) => format!("{t:.1}"),
+                (true, None, _) => "n/a".to_owned(),
+                (false, ..) => "not run".to_owned(),
+            };
+            let _ = write!(s, "  {cell:>20}");
+        }
+        s.push('\n');
+    }
+    s.push_str("\nTargets:\n");
+    for t in targets(maps) {
+        let missed: Vec<&str> = t
+            .verdicts
+            .iter()
+            .filter(|v| v.met == Some(false))
+            .map(|v| v.map.as_str())
+            .collect();
+        let verdict = if t.met() {
+            "met".to_owned()
+        } else if missed.is_empty() {
+            "not measured".to_owned()
+        } else {
+            format!("missed on {}", missed.join(", "))
+        };
+        let _ = writeln!(s, "- {}: {verdict}", t.claim);
+    }
+    if info.sample.is_some() {
+        s.push_str("\n(A sample of each scenario; see --help for a full run.)\n");
+    }
+    s
+}

@@ -87,6 +87,17 @@ pub enum GridError {
         /// Requested height.
         height: u32,
     },
+    /// The machine cannot hold a grid of this size (checked before anything
+    /// is allocated, see [`Grid::bytes_needed`]).
+    #[error("a {width} x {height} grid needs about {bytes} bytes, more than can be allocated")]
+    OutOfMemory {
+        /// Requested width.
+        width: u32,
+        /// Requested height.
+        height: u32,
+        /// The memory it needs.
+        bytes: u64,
+    },
     /// A cell or rectangle lies (partly) outside the grid.
     #[error("cell ({x}, {y}) is outside the {width} x {height} grid")]
     OutOfBounds {
@@ -439,7 +450,34 @@ impl Grid {
     ///
     /// [`GridError::OutOfBounds`] if the cell is not in the grid.
     pub fn set_free(&mut self, cell: UVec2, free: bool) -> Result<bool, GridError> {
-        self.set_rect_free(URect::from_corners(cell, cell + UVec2::ONE), free)
+        let rect = self.cell_rect(cell)?;
+        self.set_rect_free(rect, free)
+    }
+
+    /// The one-cell rectangle of `cell`, or why there is none.
+    fn cell_rect(&self, cell: UVec2) -> Result<URect, GridError> {
+        if self.contains(cell) {
+            Ok(URect::from_corners(cell, cell + UVec2::ONE))
+        } else {
+            Err(GridError::OutOfBounds {
+                x: cell.x,
+                y: cell.y,
+                width: self.width,
+                height: self.height,
+            })
+        }
+    }
+
+    /// About how many bytes a `width x height` grid holds (cells twice, by
+    /// rows and by columns; region labels; the vertex table). Building a
+    /// grid first checks that this much can be allocated and answers
+    /// [`GridError::OutOfMemory`] if not, so that a huge grid on a small
+    /// machine is an error rather than an abort.
+    #[must_use]
+    pub fn bytes_needed(width: u32, height: u32) -> u64 {
+        let (w, h) = (u64::from(width), u64::from(height));
+        let bits = |lines: u64, cells: u64| lines * cells.div_ceil(64) * 8;
+        bits(h, w) + bits(w, h) + 2 * w * h + 2 * (w + 1) * (h + 1)
     }
 
     /// Sets every cell of `rect` (half-open: `max` excluded, see the module
@@ -717,6 +755,21 @@ fn check_dimensions(width: u32, height: u32) -> Result<(), GridError> {
     if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
         return Err(GridError::BadSize { width, height });
     }
+    // Ask for the whole amount once (untouched, so nearly free) and give it
+    // back: if it cannot be had, the grid's own allocations would abort.
+    let bytes = Grid::bytes_needed(width, height);
+    let mut probe: Vec<u8> = Vec::new();
+    if usize::try_from(bytes)
+        .ok()
+        .and_then(|n| probe.try_reserve_exact(n).ok())
+        .is_none()
+    {
+        return Err(GridError::OutOfMemory {
+            width,
+            height,
+            bytes,
+        });
+    }
     Ok(())
 }
 
@@ -746,8 +799,8 @@ impl GridEditor<'_> {
     ///
     /// [`GridError::OutOfBounds`] if the cell is not in the grid.
     pub fn set_free(&mut self, cell: UVec2, free: bool) -> Result<bool, GridError> {
-        self.grid
-            .apply_rect(URect::from_corners(cell, cell + UVec2::ONE), free)
+        let rect = self.grid.cell_rect(cell)?;
+        self.grid.apply_rect(rect, free)
     }
 
     /// Sets every cell of `rect` (half-open: `max` excluded, see
@@ -788,6 +841,72 @@ mod edit_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_far_outside_are_errors_not_overflows() {
+        let mut g = Grid::new(4, 4).unwrap();
+        let far = UVec2::new(u32::MAX, 0);
+        let outside = GridError::OutOfBounds {
+            x: u32::MAX,
+            y: 0,
+            width: 4,
+            height: 4,
+        };
+        assert_eq!(g.set_free(far, false), Err(outside.clone()));
+        assert_eq!(g.edit(|e| e.set_free(far, false)), Err(outside));
+        assert!(matches!(
+            g.set_free(UVec2::new(3, u32::MAX), false),
+            Err(GridError::OutOfBounds { y: u32::MAX, .. })
+        ));
+        assert!(
+            g.set_rect_free(URect::new(0, 0, u32::MAX, 1), false)
+                .is_err()
+        );
+        // An inverted rectangle holds no cell: nothing changes.
+        let inverted = URect {
+            min: UVec2::new(3, 3),
+            max: UVec2::new(1, 1),
+        };
+        assert_eq!(g.set_rect_free(inverted, false), Ok(false));
+        assert_eq!((g.free_count(), g.version()), (16, 0));
+    }
+
+    #[test]
+    fn the_largest_grid_needs_gigabytes() {
+        let most = Grid::bytes_needed(MAX_DIMENSION, MAX_DIMENSION);
+        assert!(most > 4 << 30, "{most}");
+        assert!(Grid::bytes_needed(1, 1) < 64);
+    }
+
+    /// Under a 4 GiB address-space limit the largest grid is a typed error,
+    /// not an abort. The test runs itself again under `ulimit -v`.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_grid_beyond_the_memory_limit_is_an_error() {
+        const LIMITED: &str = "ANYANGLE_TEST_MEMORY_LIMITED";
+        if std::env::var_os(LIMITED).is_some() {
+            let e = Grid::new(MAX_DIMENSION, MAX_DIMENSION).unwrap_err();
+            assert!(matches!(e, GridError::OutOfMemory { .. }), "{e:?}");
+            // A grid that fits still builds.
+            assert!(Grid::new(4096, 4096).is_ok());
+            return;
+        }
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 4194304 && exec \"$0\" --exact grid::tests::a_grid_beyond_the_memory_limit_is_an_error --test-threads 1")
+            .arg(exe)
+            .env(LIMITED, "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("1 passed"), "{text}");
+    }
 
     #[test]
     fn bad_sizes_are_errors() {

@@ -9,12 +9,18 @@ use thiserror::Error;
 
 use super::{BitPlane, Grid, GridError, MAX_DIMENSION, check_dimensions};
 
-/// A malformed map, picture or scenario file, with the 1-based line at fault.
+/// A malformed map, picture or scenario file, with the place at fault.
+///
+/// Lines end at `\n`, `\r\n` or a lone `\r`; columns count characters, not
+/// bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("line {line}: {kind}")]
+#[error("line {line}, column {column}: {kind}")]
 pub struct MapParseError {
     /// 1-based line number (the line after the last one for a premature end).
     pub line: usize,
+    /// 1-based column (in characters) where the fault starts; 1 when the
+    /// whole line, or a missing one, is at fault.
+    pub column: usize,
     /// What is wrong there.
     pub kind: MapParseErrorKind,
 }
@@ -31,6 +37,9 @@ pub enum MapParseErrorKind {
     /// A header field is missing before `map`.
     #[error("the header has no `{0}` line")]
     MissingField(&'static str),
+    /// A header field is given twice.
+    #[error("the header gives `{0}` twice")]
+    DuplicateField(&'static str),
     /// A number could not be read.
     #[error("{field} is not a valid number: {text:?}")]
     BadNumber {
@@ -47,7 +56,15 @@ pub enum MapParseErrorKind {
         /// Declared or found height.
         height: u64,
     },
-    /// A map row has the wrong number of characters.
+    /// The map is too large for the memory that can be allocated (see
+    /// [`Grid::bytes_needed`]).
+    #[error("the map needs about {bytes} bytes, more than can be allocated")]
+    TooLarge {
+        /// The memory it needs.
+        bytes: u64,
+    },
+    /// A map row has the wrong number of characters (each character is a
+    /// cell, whatever its UTF-8 length).
     #[error("row has {found} cells, expected {expected}")]
     RowLength {
         /// Expected width.
@@ -87,50 +104,109 @@ pub enum MapParseErrorKind {
 }
 
 fn err(line: usize, kind: MapParseErrorKind) -> MapParseError {
-    MapParseError { line, kind }
+    err_at(line, 1, kind)
+}
+
+fn err_at(line: usize, column: usize, kind: MapParseErrorKind) -> MapParseError {
+    MapParseError { line, column, kind }
+}
+
+/// The 1-based character column where `part`, a slice of `line`, starts.
+fn column_of(line: &str, part: &str) -> usize {
+    let offset = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+    line.get(..offset)
+        .map_or(1, |before| before.chars().count() + 1)
 }
 
 fn is_passable(c: u8) -> bool {
     matches!(c, b'.' | b'G' | b'S')
 }
 
-/// Builds a grid from rows of passability characters.
+/// The lines of `text`, numbered from 1, broken at `\n`, `\r\n` or a lone
+/// `\r`; a break at the very end ends the last line without starting
+/// another.
+fn numbered_lines(text: &str) -> Vec<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                lines.push((lines.len() + 1, &text[start..i]));
+                i += 1;
+                start = i;
+            }
+            b'\r' => {
+                lines.push((lines.len() + 1, &text[start..i]));
+                i += if bytes.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    if start < bytes.len() {
+        lines.push((lines.len() + 1, &text[start..]));
+    }
+    lines
+}
+
+/// Builds a grid from rows of passability characters, one cell per
+/// character.
 fn grid_from_rows<'a>(
-    rows: impl ExactSizeIterator<Item = (usize, &'a [u8])>,
+    rows: impl ExactSizeIterator<Item = (usize, &'a str)>,
     width: usize,
 ) -> Result<Grid, MapParseError> {
     let height = rows.len();
     check_dimensions(width as u32, height as u32).map_err(|e| match e {
-        GridError::BadSize { width, height } => err(
+        GridError::OutOfMemory { bytes, .. } => err(1, MapParseErrorKind::TooLarge { bytes }),
+        _ => err(
             1,
             MapParseErrorKind::BadSize {
-                width: width.into(),
-                height: height.into(),
+                width: width as u64,
+                height: height as u64,
             },
         ),
-        GridError::OutOfBounds { .. } => unreachable!("a size check reports no cell"),
     })?;
     let mut cells = BitPlane::new(height as u32, width as u32);
     for (y, (line, row)) in rows.enumerate() {
-        if row.len() != width {
-            return Err(err(
+        let found = if row.is_ascii() {
+            row.len()
+        } else {
+            row.chars().count()
+        };
+        if found != width {
+            return Err(err_at(
                 line,
+                found.min(width) + 1,
                 MapParseErrorKind::RowLength {
                     expected: width,
-                    found: row.len(),
+                    found,
                 },
             ));
         }
-        let mut x = 0;
-        while x < width {
-            if is_passable(row[x]) {
-                let start = x;
-                while x < width && is_passable(row[x]) {
+        if row.is_ascii() {
+            let row = row.as_bytes();
+            let mut x = 0;
+            while x < width {
+                if is_passable(row[x]) {
+                    let start = x;
+                    while x < width && is_passable(row[x]) {
+                        x += 1;
+                    }
+                    cells.set_range(y as u32, start as u32, x as u32, true);
+                } else {
                     x += 1;
                 }
-                cells.set_range(y as u32, start as u32, x as u32, true);
-            } else {
-                x += 1;
+            }
+        } else {
+            for (x, c) in row.chars().enumerate() {
+                if c.is_ascii() && is_passable(c as u8) {
+                    cells.set_range(y as u32, x as u32, x as u32 + 1, true);
+                }
             }
         }
     }
@@ -146,40 +222,32 @@ fn check_size(line: usize, width: u64, height: u64) -> Result<(), MapParseError>
 }
 
 pub(super) fn parse_ascii(picture: &str) -> Result<Grid, MapParseError> {
-    let rows: Vec<(usize, &[u8])> = picture
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim().as_bytes()))
+    let rows: Vec<(usize, &str)> = numbered_lines(picture)
+        .into_iter()
+        .map(|(n, l)| (n, l.trim()))
         .filter(|(_, l)| !l.is_empty())
         .collect();
     let Some(&(first_line, first)) = rows.first() else {
         return Err(err(1, MapParseErrorKind::Empty));
     };
-    check_size(first_line, first.len() as u64, rows.len() as u64)?;
-    grid_from_rows(rows.into_iter(), first.len())
+    let width = first.chars().count();
+    check_size(first_line, width as u64, rows.len() as u64)?;
+    grid_from_rows(rows.into_iter(), width)
 }
 
 pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
-    // One final line break ends the last row; it does not start another.
-    let text = text
-        .strip_suffix('\n')
-        .map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
-    let mut lines = text
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .enumerate();
+    let mut lines = numbered_lines(text).into_iter();
     let (mut width, mut height) = (None, None);
     let mut saw_type = false;
     let mut last_line = 0;
     loop {
-        let Some((i, line)) = lines.next() else {
+        let Some((n, line)) = lines.next() else {
             return Err(if text.trim().is_empty() {
                 err(1, MapParseErrorKind::Empty)
             } else {
                 err(last_line + 1, MapParseErrorKind::MissingField("map"))
             });
         };
-        let n = i + 1;
         last_line = n;
         let t = line.trim();
         if t.is_empty() {
@@ -188,11 +256,24 @@ pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
         let mut parts = t.split_whitespace();
         let key = parts.next().unwrap_or_default();
         let value = parts.next();
-        let number = |field: &'static str| -> Result<u64, MapParseError> {
+        let extra = parts.next();
+        let column = column_of(line, t);
+        let number = |field: &'static str, seen: Option<u64>| -> Result<u64, MapParseError> {
+            if seen.is_some() {
+                return Err(err_at(n, column, MapParseErrorKind::DuplicateField(field)));
+            }
+            if let Some(extra) = extra {
+                return Err(err_at(
+                    n,
+                    column_of(line, extra),
+                    MapParseErrorKind::BadHeader(t.to_owned()),
+                ));
+            }
             let text = value.unwrap_or_default();
             text.parse::<u64>().map_err(|_| {
-                err(
+                err_at(
                     n,
+                    value.map_or(column + key.chars().count(), |v| column_of(line, v)),
                     MapParseErrorKind::BadNumber {
                         field,
                         text: text.to_owned(),
@@ -202,10 +283,16 @@ pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
         };
         match key.to_ascii_lowercase().as_str() {
             "type" => saw_type = true,
-            "height" => height = Some(number("height")?),
-            "width" => width = Some(number("width")?),
+            "height" => height = Some(number("height", height)?),
+            "width" => width = Some(number("width", width)?),
             "map" if value.is_none() => break,
-            _ => return Err(err(n, MapParseErrorKind::BadHeader(t.to_owned()))),
+            _ => {
+                return Err(err_at(
+                    n,
+                    column,
+                    MapParseErrorKind::BadHeader(t.to_owned()),
+                ));
+            }
         }
     }
     let _ = saw_type; // `type` is informative only (always `octile` in practice).
@@ -215,14 +302,19 @@ pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
     let (width, height) = (width as usize, height as usize);
 
     let mut rows = Vec::with_capacity(height);
-    for (i, line) in lines.by_ref() {
+    for (n, line) in lines.by_ref() {
         if rows.len() == height {
-            if !line.trim().is_empty() {
-                return Err(err(i + 1, MapParseErrorKind::TrailingContent));
+            let rest = line.trim();
+            if !rest.is_empty() {
+                return Err(err_at(
+                    n,
+                    column_of(line, rest),
+                    MapParseErrorKind::TrailingContent,
+                ));
             }
             continue;
         }
-        rows.push((i + 1, line.as_bytes()));
+        rows.push((n, line));
     }
     if rows.len() < height {
         let end = rows.last().map_or(last_line + 1, |r| r.0 + 1);
@@ -266,21 +358,19 @@ pub struct Scenario {
 
 impl Scenario {
     /// Parses a `.scen` file: `version 1` or `version 1.0`, then one query
-    /// per line, fields separated by tabs or spaces.
+    /// per line. Fields are separated by tabs when the line has any (so a
+    /// map name may hold spaces), else by spaces.
     ///
     /// # Errors
     ///
     /// A [`MapParseError`] naming the offending line.
     pub fn parse(text: &str) -> Result<Self, MapParseError> {
-        let mut lines = text
-            .split('\n')
-            .map(|l| l.strip_suffix('\r').unwrap_or(l))
-            .enumerate();
+        let mut lines = numbered_lines(text).into_iter();
         let version = loop {
             match lines.next() {
                 None => return Err(err(1, MapParseErrorKind::Empty)),
                 Some((_, l)) if l.trim().is_empty() => {}
-                Some((i, l)) => break (i + 1, l.trim()),
+                Some((n, l)) => break (n, l.trim()),
             }
         };
         let mut words = version.1.split_whitespace();
@@ -294,19 +384,26 @@ impl Scenario {
             ));
         }
         let mut entries = Vec::new();
-        for (i, line) in lines {
-            let n = i + 1;
+        for (n, line) in lines {
             if line.trim().is_empty() {
                 continue;
             }
-            let fields: Vec<&str> = line.split(['\t', ' ']).filter(|f| !f.is_empty()).collect();
+            let fields: Vec<&str> = if line.contains('\t') {
+                line.split('\t')
+                    .map(|f| f.trim_matches(' '))
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            } else {
+                line.split(' ').filter(|f| !f.is_empty()).collect()
+            };
             if fields.len() != 9 {
                 return Err(err(n, MapParseErrorKind::FieldCount(fields.len())));
             }
             let int = |k: usize, field: &'static str| -> Result<u32, MapParseError> {
                 fields[k].parse::<u32>().map_err(|_| {
-                    err(
+                    err_at(
                         n,
+                        column_of(line, fields[k]),
                         MapParseErrorKind::BadNumber {
                             field,
                             text: fields[k].to_owned(),
@@ -317,10 +414,11 @@ impl Scenario {
             let (map_width, map_height) = (int(2, "map width")?, int(3, "map height")?);
             let start = UVec2::new(int(4, "start x")?, int(5, "start y")?);
             let goal = UVec2::new(int(6, "goal x")?, int(7, "goal y")?);
-            for p in [start, goal] {
+            for (p, k) in [(start, 4), (goal, 6)] {
                 if p.x >= map_width || p.y >= map_height {
-                    return Err(err(
+                    return Err(err_at(
                         n,
+                        column_of(line, fields[k]),
                         MapParseErrorKind::PointOutside {
                             x: p.x,
                             y: p.y,
@@ -335,8 +433,9 @@ impl Scenario {
                 .ok()
                 .filter(|v| v.is_finite() && *v >= 0.0)
                 .ok_or_else(|| {
-                    err(
+                    err_at(
                         n,
+                        column_of(line, fields[8]),
                         MapParseErrorKind::BadNumber {
                             field: "optimal length",
                             text: fields[8].to_owned(),
@@ -375,8 +474,9 @@ mod tests {
         let e = Grid::from_movingai("type octile\nheight 2\nwidth 3\nmap\n...\n..\n").unwrap_err();
         assert_eq!(
             e,
-            err(
+            err_at(
                 6,
+                3,
                 MapParseErrorKind::RowLength {
                     expected: 3,
                     found: 2
@@ -384,7 +484,7 @@ mod tests {
             )
         );
         let e = Grid::from_movingai("type octile\nheight x\nwidth 3\nmap\n").unwrap_err();
-        assert_eq!(e.line, 2);
+        assert_eq!((e.line, e.column), (2, 8));
         let e = Grid::from_movingai("type octile\nheight 3\nwidth 3\nmap\n...\n").unwrap_err();
         assert!(matches!(
             e.kind,
@@ -398,12 +498,85 @@ mod tests {
         let e = Grid::from_movingai("type octile\nheight 0\nwidth 3\nmap\n").unwrap_err();
         assert!(matches!(e.kind, MapParseErrorKind::BadSize { .. }));
         let e = Grid::from_movingai("type octile\nheight 1\nwidth 1\nmap\n.\n.\n").unwrap_err();
-        assert_eq!(e, err(6, MapParseErrorKind::TrailingContent));
+        assert_eq!(e, err_at(6, 1, MapParseErrorKind::TrailingContent));
         assert_eq!(
             Grid::from_movingai("").unwrap_err().kind,
             MapParseErrorKind::Empty
         );
         assert!(Grid::from_movingai("\u{0}\u{ff}").is_err());
+    }
+
+    #[test]
+    fn cells_are_characters_not_bytes() {
+        let map = |row: &str| format!("type octile\nheight 1\nwidth 3\nmap\n{row}\n");
+        // Two characters (three bytes) in a three-wide map: one cell short.
+        let e = Grid::from_movingai(&map("é.")).unwrap_err();
+        assert_eq!(
+            e,
+            err_at(
+                5,
+                3,
+                MapParseErrorKind::RowLength {
+                    expected: 3,
+                    found: 2
+                }
+            )
+        );
+        // Three characters: three cells, the last one blocked.
+        let g = Grid::from_movingai(&map("..é")).unwrap();
+        assert!(g.is_free_xy(0, 0) && g.is_free_xy(1, 0) && !g.is_free_xy(2, 0));
+        let e = Grid::from_movingai(&map("..é.")).unwrap_err();
+        assert_eq!((e.line, e.column), (5, 4));
+        // A picture: the first row sets the width in characters.
+        let g = Grid::from_ascii("é.\n..").unwrap();
+        assert_eq!((g.width(), g.height()), (2, 2));
+        assert!(!g.is_free_xy(0, 0) && g.is_free_xy(1, 0));
+        let e = Grid::from_ascii("é.\n...").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 3));
+    }
+
+    #[test]
+    fn headers_say_each_field_once() {
+        let e =
+            Grid::from_movingai("type octile\nheight 1\nheight 1\nwidth 1\nmap\n.\n").unwrap_err();
+        assert_eq!(e, err_at(3, 1, MapParseErrorKind::DuplicateField("height")));
+        let e = Grid::from_movingai("type octile\nheight 2 3\nwidth 1\nmap\n.\n.\n").unwrap_err();
+        assert_eq!(
+            e,
+            err_at(2, 10, MapParseErrorKind::BadHeader("height 2 3".into()))
+        );
+        let e = Grid::from_movingai("type octile\n  width  x\nheight 1\nmap\n.\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 10));
+    }
+
+    #[test]
+    fn every_line_ending_works() {
+        for eol in ["\n", "\r\n", "\r"] {
+            let text = ["type octile", "height 2", "width 2", "map", ".@", ".."].join(eol) + eol;
+            let g = Grid::from_movingai(&text).unwrap_or_else(|e| panic!("{eol:?}: {e}"));
+            assert!(g.is_free_xy(0, 0) && !g.is_free_xy(1, 0) && g.is_free_xy(1, 1));
+            let g = Grid::from_ascii(&[".@", ".."].join(eol)).unwrap();
+            assert_eq!((g.width(), g.height()), (2, 2));
+            let scen = ["version 1", "0\tm.map\t2\t2\t0\t0\t1\t1\t1.41"].join(eol);
+            assert_eq!(Scenario::parse(&scen).unwrap().entries.len(), 1, "{eol:?}");
+        }
+        // An empty line among the rows is a row, not a skipped line: the
+        // second row is empty, so the third is one too many.
+        let e = Grid::from_movingai("type octile\rheight 2\rwidth 2\rmap\r..\r\r..\r").unwrap_err();
+        assert_eq!(e, err_at(7, 1, MapParseErrorKind::TrailingContent));
+    }
+
+    #[test]
+    fn tab_separated_scenarios_allow_spaces_in_map_names() {
+        let s = Scenario::parse("version 1\n3\tmy map.map\t4\t4\t0\t1\t3\t2\t3.4\n").unwrap();
+        assert_eq!(s.entries[0].map, "my map.map");
+        assert_eq!(s.entries[0].bucket, 3);
+        // Space-separated lines still parse, and a bad field is pointed at.
+        let e = Scenario::parse("version 1\n0 m.map 4 4 0 x 3 2 3.4\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 15));
+        let e = Scenario::parse("version 1\n0\tm.map\t4\t4\t0\t9\t3\t2\t3.4\n").unwrap_err();
+        assert!(matches!(e.kind, MapParseErrorKind::PointOutside { .. }));
+        assert_eq!(e.column, 13, "the start's x field");
     }
 
     /// Mangled versions of a valid map and scenario (bytes dropped, repeated

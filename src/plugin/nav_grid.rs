@@ -85,8 +85,10 @@ fn fresh_layout_id() -> u64 {
 /// Why a [`NavGrid`] or [`GridTransform`] could not be built.
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum NavGridError {
-    /// The cell size is not a finite number greater than zero.
-    #[error("cell size {0} is not a finite number greater than zero")]
+    /// The cell size is not a finite, normal number greater than zero (zero,
+    /// negative, NaN, infinite, or subnormal: below `f32::MIN_POSITIVE`,
+    /// where world points would round to the wrong cell).
+    #[error("cell size {0} is not a finite, normal number greater than zero")]
     BadCellSize(f32),
     /// The origin has a NaN or infinite coordinate.
     #[error("origin {0} is not a finite point")]
@@ -222,13 +224,13 @@ impl GridTransform {
     ///
     /// # Errors
     ///
-    /// [`NavGridError::BadCellSize`] unless `cell_size` is finite and
-    /// positive; [`NavGridError::BadOrigin`] if `origin` is not finite;
+    /// [`NavGridError::BadCellSize`] unless `cell_size` is finite, normal
+    /// (not subnormal) and positive; [`NavGridError::BadOrigin`] if `origin` is not finite;
     /// [`NavGridError::TooLarge`] if a grid of [`MAX_DIMENSION`] cells each
     /// way would reach beyond `f32::MAX` in world units (so every point of
     /// any grid placed by a transform has finite world coordinates).
     pub fn new(origin: Vec2, cell_size: f32) -> Result<Self, NavGridError> {
-        if !(cell_size.is_finite() && cell_size > 0.0) {
+        if !(cell_size.is_normal() && cell_size > 0.0) {
             return Err(NavGridError::BadCellSize(cell_size));
         }
         if !origin.is_finite() {
@@ -626,6 +628,8 @@ mod tests {
     fn bad_transforms_are_errors() {
         assert!(GridTransform::new(Vec2::ZERO, 0.0).is_err());
         assert!(GridTransform::new(Vec2::ZERO, f32::NAN).is_err());
+        assert!(GridTransform::new(Vec2::ZERO, 1e-45).is_err(), "subnormal");
+        assert!(GridTransform::new(Vec2::ZERO, f32::MIN_POSITIVE).is_ok());
         assert!(GridTransform::new(Vec2::NAN, 1.0).is_err());
         assert!(matches!(
             GridTransform::new(Vec2::ZERO, f32::MAX / 2.0),

@@ -776,7 +776,7 @@ pub(crate) fn replan_moved_targets(
             Some(p) => {
                 let moved = state.goal.is_none_or(|g| {
                     let d = p.distance(g);
-                    d.is_nan() || d > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE
+                    d.is_nan() || d > settings.replan_threshold() + OFF_PATH_TOLERANCE
                 });
                 if moved {
                     planning.request(entity, &mut state, &mut status, PlanReason::TargetMoved);
@@ -831,7 +831,7 @@ pub(crate) fn track_progress(
         } else {
             p.distance(w[w.len() - 1])
         };
-        if off > settings.replan_distance.max(0.0) + OFF_PATH_TOLERANCE && !state.busy() {
+        if off > settings.replan_threshold() + OFF_PATH_TOLERANCE && !state.busy() {
             planning.request(entity, &mut state, &mut status, PlanReason::OffPath);
         }
     }

@@ -83,10 +83,35 @@ pub struct PathfindingSettings {
     /// it is on replans ([`PlanReason::OffPath`](super::PlanReason::OffPath)); an agent following
     /// an entity replans when the entity is this far from the path's end
     /// ([`PlanReason::TargetMoved`](super::PlanReason::TargetMoved)).
-    /// `f32::INFINITY` turns both off; negative values count as 0. Keep it
+    /// `f32::INFINITY` turns both off, and so does NaN (a value computed
+    /// from a division by zero must not make every agent replan every
+    /// frame); negative values count as 0 (see
+    /// [`PathfindingSettings::replan_threshold`]). Keep it
     /// above [`PathFollower::arrive_radius`](super::PathFollower::arrive_radius).
     /// Default: 2.
     pub replan_distance: f32,
+}
+
+impl PathfindingSettings {
+    /// [`replan_distance`](Self::replan_distance) as the plugin uses it:
+    /// negative values give 0, NaN gives `f32::INFINITY` (off).
+    ///
+    /// ```
+    /// use bevy_anyangle::plugin::PathfindingSettings;
+    ///
+    /// let with = |d| PathfindingSettings { replan_distance: d, ..Default::default() };
+    /// assert_eq!(with(-1.0).replan_threshold(), 0.0);
+    /// assert_eq!(with(f32::NAN).replan_threshold(), f32::INFINITY);
+    /// assert_eq!(with(3.0).replan_threshold(), 3.0);
+    /// ```
+    #[must_use]
+    pub fn replan_threshold(&self) -> f32 {
+        if self.replan_distance.is_nan() {
+            f32::INFINITY
+        } else {
+            self.replan_distance.max(0.0)
+        }
+    }
 }
 
 impl Default for PathfindingSettings {

@@ -420,7 +420,7 @@ fn ellipse_box(a: DVec2, b: DVec2, length: f64) -> URect {
 /// found through them: one cell for edits beside the path, plus the
 /// off-path distance (at most 8 cells; farther agents replan anyway).
 pub(crate) fn index_margin(nav: &NavGrid, settings: &PathfindingSettings) -> u32 {
-    let off = f64::from(settings.replan_distance.max(0.0)) / f64::from(nav.transform().cell_size());
+    let off = f64::from(settings.replan_threshold()) / f64::from(nav.transform().cell_size());
     1 + if off.is_finite() {
         off.ceil().min(8.0) as u32
     } else {

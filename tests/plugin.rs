@@ -2023,3 +2023,106 @@ fn thousands_of_edits_between_two_frames_replan_only_the_agents_they_affect() {
     assert!(replanned.contains(&e));
     assert!(replanned.len() <= 2, "{replanned:?}");
 }
+
+/// An agent whose search ran out of the node budget fails with that reason;
+/// raising the budget replans it (a lower one, or another setting, does
+/// not).
+#[test]
+fn a_raised_node_budget_replans_the_agents_that_ran_out_of_it() {
+    let mut app = app_with(arena());
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .node_budget = Some(3);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let (a, b) = random_pairs(nav.grid(), 20, 0xB0D6)
+        .into_iter()
+        .max_by(|p, q| {
+            p.0.as_vec2()
+                .distance(p.1.as_vec2())
+                .total_cmp(&q.0.as_vec2().distance(q.1.as_vec2()))
+        })
+        .unwrap();
+    let (start, goal) = (nav.cell_center(a), nav.cell_center(b));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(start), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    assert!(
+        matches!(
+            status(&app, agent),
+            PathStatus::Failed(PathFailure::BudgetExhausted { .. })
+        ),
+        "{:?}",
+        status(&app, agent)
+    );
+    // A lower budget and another setting leave it alone.
+    {
+        let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
+        settings.node_budget = Some(2);
+        settings.replan_distance = 3.0;
+    }
+    for _ in 0..20 {
+        app.update();
+    }
+    assert!(app.world().resource::<EventLog>().ready.is_empty());
+    assert_eq!(app.world().resource::<EventLog>().failed.len(), 1);
+    // No budget: it replans and gets its path.
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .node_budget = None;
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    let ready = &app.world().resource::<EventLog>().ready;
+    assert_eq!(ready.len(), 1);
+    assert_eq!(ready[0].reason, PlanReason::BudgetChanged);
+}
+
+/// An agent whose cell is blocked under it walks out even when its search
+/// fails (here: its goal is unreachable and the policy is to fail).
+#[test]
+fn an_agent_in_a_wall_walks_out_even_without_a_path() {
+    let nav = NavGrid::from_ascii(
+        "..........
+         .....#####
+         .....#...#
+         .....#####",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.insert_resource(SteeringClock::fixed(0.05));
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .fallback = FallbackPolicy::Fail;
+    // World y is up: grid row 2 spans y in [1, 2].
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(2.5, 1.5)),
+            PathRequest::to(Vec2::new(7.5, 1.5)), // inside the closed box
+            PathFollower::default(),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Unreachable);
+    // A wall appears under the agent.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_rect_free(URect::new(1, 1, 4, 3), false)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Unreachable);
+    let path = nav_path(&app, agent);
+    assert!(path.start_moved && path.waypoints.len() == 1, "{path:?}");
+    for _ in 0..200 {
+        app.update();
+    }
+    let nav = app.world().resource::<NavGrid>().clone();
+    let here = app.world().get::<NavPosition>(agent).unwrap().0;
+    assert!(nav.grid().is_point_traversable(nav.to_grid(here)), "{here}");
+    assert_eq!(
+        here, path.waypoints[0],
+        "walked to the nearest walkable point"
+    );
+}

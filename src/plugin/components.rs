@@ -313,6 +313,9 @@ pub enum PlanReason {
     /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
     /// changed and the agent's goal is unreachable.
     FallbackChanged,
+    /// [`PathfindingSettings::node_budget`](super::PathfindingSettings::node_budget)
+    /// was raised or removed and the agent's last search ran out of it.
+    BudgetChanged,
     /// An edit blocked a cell the remaining path crosses.
     PathBlocked,
     /// An edit blocked the cell the agent stands in: the new path starts

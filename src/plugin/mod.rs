@@ -100,7 +100,10 @@
 //!   those edits like a live path, and thrown away and replanned if they
 //!   affect it.
 //! - An agent whose cell is blocked under it gets a path that starts with
-//!   the shortest way out (straight to the nearest walkable point).
+//!   the shortest way out (straight to the nearest walkable point). If its
+//!   search fails (an unreachable goal under [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail),
+//!   a node budget run out), it still walks out: its [`NavPath`] then holds
+//!   the way out alone, beside the failed [`PathStatus`].
 
 #[cfg(feature = "asset")]
 pub mod asset;

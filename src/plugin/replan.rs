@@ -178,10 +178,20 @@ pub(crate) fn cut_at_blocked_segment(
     };
     let path = &mut **path;
     let keep = path.next.min(path.waypoints.len()) + i;
-    path.waypoints.truncate(keep);
-    path.grid_waypoints.truncate(keep);
+    if keep == 0 {
+        // Even the way to the path's first waypoint is blocked: the agent
+        // stays where it is, on a one-point path it has reached, rather
+        // than on an empty path under a status that promises one.
+        path.waypoints = vec![nav.to_world(agent)];
+        path.grid_waypoints = vec![agent];
+        path.next = 1;
+        path.start_moved = false;
+    } else {
+        path.waypoints.truncate(keep);
+        path.grid_waypoints.truncate(keep);
+        path.next = path.next.min(keep);
+    }
     path.cut = true;
-    path.next = path.next.min(keep);
     path.length = path
         .waypoints
         .windows(2)
@@ -451,14 +461,25 @@ pub(crate) fn replan_on_settings_change(
     };
     let algorithm = old.algorithm != settings.algorithm;
     let fallback = old.fallback != settings.fallback;
-    if !algorithm && !fallback {
+    let budget = match (old.node_budget, settings.node_budget) {
+        (Some(_), None) => true,
+        (Some(a), Some(b)) => b > a,
+        (None, _) => false,
+    };
+    if !algorithm && !fallback && !budget {
         return;
     }
     for (entity, request, mut state, mut status, path) in &mut agents {
         if state.request.is_none() || state.queued {
             continue; // not planned yet, or waiting: it will use the new settings
         }
-        let reason = if algorithm && request.algorithm.is_none() {
+        let reason = if budget
+            && matches!(
+                *status,
+                PathStatus::Failed(PathFailure::BudgetExhausted { .. })
+            ) {
+            PlanReason::BudgetChanged
+        } else if algorithm && request.algorithm.is_none() {
             if !algorithm_switch(&state, &status, path) {
                 continue;
             }
@@ -642,18 +663,20 @@ fn check_agent(
         }
         return;
     }
-    let unreachable = **status == PathStatus::Unreachable;
-    if !(status.has_path() || unreachable) {
-        return;
-    }
     let Some(agent) = agent else {
         return;
     };
+    // Whatever its status (a failed search included), an agent walled in
+    // is planned again, to get the way out at least.
     if walled {
         if !path.is_empty() {
             cut_at_blocked_segment(nav, edits, path, agent);
         }
         planning.request(entity, state, status, PlanReason::StartBlocked);
+        return;
+    }
+    let unreachable = **status == PathStatus::Unreachable;
+    if !(status.has_path() || unreachable) {
         return;
     }
     let goal = nav.to_grid(if unreachable {

@@ -56,7 +56,6 @@ use bevy_transform::components::{GlobalTransform, Transform};
 
 use super::components::{NavPath, NavPosition};
 use super::cost::Meter;
-#[cfg(feature = "transform")]
 use super::nav_grid::NavGrid;
 #[cfg(feature = "transform")]
 use super::position::plane_of;
@@ -168,10 +167,23 @@ fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> f32 {
 /// Moves one position along `path` by `step`; returns the new position, or
 /// `None` if the agent does not move.
 ///
+/// An agent at most `snap` (world units) off the segment it walks is first
+/// put back on it, so that it walks the planned segment and not a line a
+/// rounding error away, which could graze an obstacle corner the segment
+/// passes close by. An agent farther off (pushed by the game) walks straight
+/// to its next waypoint, and replans if it is off by more than the
+/// `replan_distance`.
+///
 /// Works in `f64`, so that the difference of two far-apart `f32` points
 /// cannot overflow: each new position lies between two finite points, so it
 /// is finite. A non-finite position or waypoint stops the agent where it is.
-fn advance(path: &mut NavPath, follower: PathFollower, from: Vec2, step: f32) -> Option<Vec2> {
+fn advance(
+    path: &mut NavPath,
+    follower: PathFollower,
+    from: Vec2,
+    step: f32,
+    snap: f64,
+) -> Option<Vec2> {
     let last = path.waypoints.len().checked_sub(1)?;
     if !from.is_finite() {
         return None;
@@ -179,6 +191,20 @@ fn advance(path: &mut NavPath, follower: PathFollower, from: Vec2, step: f32) ->
     let arrive = f64::from(follower.arrive_radius.max(0.0));
     let mut step = f64::from(step);
     let mut p = from.as_dvec2();
+    if (1..=last).contains(&path.next) {
+        let (a, b) = (
+            path.waypoints[path.next - 1].as_dvec2(),
+            path.waypoints[path.next].as_dvec2(),
+        );
+        let d = b - a;
+        let t = (p - a).dot(d) / d.length_squared();
+        if t.is_finite() {
+            let on = a + d * t.clamp(0.0, 1.0);
+            if on.is_finite() && p.distance(on) <= snap {
+                p = on;
+            }
+        }
+    }
     while step > 0.0 && path.next <= last {
         let target = path.waypoints[path.next];
         if !target.is_finite() {
@@ -205,6 +231,12 @@ fn advance(path: &mut NavPath, follower: PathFollower, from: Vec2, step: f32) ->
     }
     let p = p.as_vec2();
     (p != from && p.is_finite()).then_some(p)
+}
+
+/// How far off its segment a follower is put back on it: a thousandth of
+/// a cell (none without a grid).
+fn snap_distance(nav: Option<&NavGrid>) -> f64 {
+    nav.map_or(0.0, |nav| f64::from(nav.transform().cell_size()) * 1e-3)
 }
 
 /// The followers that may still have somewhere to go, so that steering does
@@ -251,6 +283,7 @@ pub(crate) fn follow_paths(
         return;
     }
     let plane = plane_of(nav.as_deref());
+    let snap = snap_distance(nav.as_deref());
     active.0.retain(|&entity| {
         let Ok((follower, mut path, transform, global, parent, nav_position)) =
             agents.get_mut(entity)
@@ -270,18 +303,20 @@ pub(crate) fn follow_paths(
             let parent = parent.and_then(|c| parents.get(c.parent()).ok().zip(global));
             if let Some((parent, global)) = parent {
                 let here = global.translation();
-                if let Some(p) = advance(path, *follower, plane.project(here), step) {
+                if let Some(p) = advance(path, *follower, plane.project(here), step, snap) {
                     let world = plane.lift(p, plane.height(here));
                     let local = parent.affine().inverse().transform_point3(world);
                     if local.is_finite() {
                         t.translation = local;
                     }
                 }
-            } else if let Some(p) = advance(path, *follower, plane.project(t.translation), step) {
+            } else if let Some(p) =
+                advance(path, *follower, plane.project(t.translation), step, snap)
+            {
                 t.translation = plane.lift(p, plane.height(t.translation));
             }
         } else if let Some(mut n) = nav_position
-            && let Some(p) = advance(path, *follower, n.0, step)
+            && let Some(p) = advance(path, *follower, n.0, step, snap)
         {
             n.0 = p;
         }
@@ -308,6 +343,7 @@ pub(crate) fn follow_paths(
     clock: Option<Res<SteeringClock>>,
     time: Option<Res<Time>>,
     mut active: ResMut<ActiveFollowers>,
+    nav: Option<Res<NavGrid>>,
     mut agents: Query<(&PathFollower, &mut NavPath, &mut NavPosition)>,
 ) {
     let _cost = meter.start();
@@ -315,6 +351,7 @@ pub(crate) fn follow_paths(
     if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
         return;
     }
+    let snap = snap_distance(nav.as_deref());
     active.0.retain(|&entity| {
         let Ok((follower, mut path, mut n)) = agents.get_mut(entity) else {
             return false;
@@ -326,7 +363,7 @@ pub(crate) fn follow_paths(
             return true;
         }
         let path = path.bypass_change_detection();
-        if let Some(p) = advance(path, *follower, n.0, follower.speed * dt) {
+        if let Some(p) = advance(path, *follower, n.0, follower.speed * dt, snap) {
             n.0 = p;
         }
         !path.is_finished()
@@ -348,12 +385,28 @@ mod tests {
             speed: 1.0,
             arrive_radius: 0.01,
         };
-        let p = advance(&mut path, f, Vec2::ZERO, 1.5).unwrap();
+        let p = advance(&mut path, f, Vec2::ZERO, 1.5, 0.0).unwrap();
         assert_eq!(p, Vec2::new(1.0, 0.5));
         assert_eq!(path.next, 2);
-        let p = advance(&mut path, f, p, 10.0).unwrap();
+        let p = advance(&mut path, f, p, 10.0, 0.0).unwrap();
         assert_eq!(p, Vec2::new(1.0, 1.0));
         assert!(path.is_finished());
-        assert_eq!(advance(&mut path, f, p, 1.0), None);
+        assert_eq!(advance(&mut path, f, p, 1.0, 0.0), None);
+    }
+
+    #[test]
+    fn a_follower_a_hair_off_its_segment_walks_the_segment() {
+        let path = || NavPath {
+            waypoints: vec![Vec2::ZERO, Vec2::new(10.0, 0.0)],
+            next: 1,
+            ..NavPath::default()
+        };
+        let f = PathFollower::default();
+        // Put back on the segment, then moved along it.
+        let p = advance(&mut path(), f, Vec2::new(2.0, 0.0005), 1.0, 1e-3).unwrap();
+        assert_eq!(p, Vec2::new(3.0, 0.0));
+        // Pushed farther off: it heads straight for the waypoint.
+        let p = advance(&mut path(), f, Vec2::new(2.0, 0.5), 1.0, 1e-3).unwrap();
+        assert!(p.y > 0.4 && p.y < 0.5, "{p}");
     }
 }

@@ -841,6 +841,31 @@ pub(crate) fn apply_results(
                     &mut path,
                     failed,
                 );
+                // An agent in a wall walks out all the same: its path is
+                // the way out alone.
+                if let Some(here) = here
+                    && !nav.grid().is_point_traversable(here)
+                    && let Some(exit) = crate::search::nearest_valid_point(nav.grid(), here, None)
+                {
+                    *path = NavPath {
+                        waypoints: vec![nav.to_world(exit)],
+                        grid_waypoints: vec![exit],
+                        length: (here.distance(exit) * f64::from(nav.transform().cell_size()))
+                            as f32,
+                        next: 0,
+                        grid_version: nav.version(),
+                        algorithm: Some(done.algorithm),
+                        goal: done.goal,
+                        fallback: false,
+                        start_moved: true,
+                        cut: false,
+                    };
+                    let margin = index_margin(nav, &settings);
+                    planning.index(nav, done.entity, &path, &status, margin);
+                } else if let Some(here) = here {
+                    // Where it stands, so that a wall raised under it is seen.
+                    planning.index_waiting(nav, done.entity, here);
+                }
                 continue;
             }
         };

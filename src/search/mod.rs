@@ -47,7 +47,7 @@ use thiserror::Error;
 
 use crate::geom::polyline_length;
 use crate::grid::Grid;
-pub(crate) use endpoint::Endpoint;
+pub(crate) use endpoint::{Endpoint, nearest_valid_point};
 pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};
 
 /// Which planner to run.

@@ -1,33 +1,64 @@
 //! Property tests: thousands of small random grids, every returned path
 //! checked by the one validator of `tests/common` and compared with the
-//! independent reference optimum (`SPEC.md`, "What each planner promises").
+//! independent reference optimum (`SPEC.md`, "What each planner promises"),
+//! and the grid's regions compared with the reference flood fill.
+//!
+//! The random cases come from `proptest` (`tests/common/strategies.rs`),
+//! from a fixed seed per test: the same cases on every run. A failing case
+//! shrinks to a small grid and one query (or the edits and cell pairs that
+//! still fail), printed with a report that reproduces it.
 //!
 //! Set `ANYANGLE_TEST_STATS=1` to see what each run covered.
 
 mod common;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use bevy_anyangle::prelude::*;
-use common::generate::QueryMix;
-use common::generate::{Rng, random_grid};
-use common::harness::{Optimality, Run, Tally, check_query, run};
+use common::harness::{Optimality, Spec, Tally, check_queries, check_query};
+use common::strategies::{GridCase, Mix, cells, check, edits, grids, on_grid, queries, several};
 use common::{Expect, Reference};
 
 /// Grids per run and queries per grid: 1,000 x 8 = 8,000 queries per planner.
-const GRIDS: usize = 1_000;
+const GRIDS: u32 = 1_000;
 const QUERIES_PER_GRID: usize = 8;
+/// Sides of the grids the planners are run on.
+const SIDES: std::ops::RangeInclusive<i64> = 3..=16;
+
+/// `count` random grids with `QUERIES_PER_GRID` queries each, every answer
+/// checked as `check_queries` does; what the run covered.
+fn planner_run(spec: Spec, seed: u64, count: u32, mix: Mix) -> Tally {
+    let tally = RefCell::new(Tally::default());
+    // One planner for the whole run: its search memory is reused from grid
+    // to grid, as in a game (every fourth answer is compared with a fresh
+    // planner's).
+    let planner = RefCell::new(Planner::new());
+    let strategy = on_grid(grids(SIDES), |case| {
+        several(queries(case, mix), QUERIES_PER_GRID)
+    });
+    check(seed, count, &strategy, |(case, queries)| {
+        let grid = case.grid();
+        let reference = Reference::new(&grid);
+        let placed: Vec<_> = queries.iter().map(|&q| case.place_query(q)).collect();
+        check_queries(
+            &mut planner.borrow_mut(),
+            &grid,
+            &reference,
+            &spec,
+            &placed,
+            &mut tally.borrow_mut(),
+        )
+    });
+    let tally = tally.into_inner();
+    if std::env::var_os("ANYANGLE_TEST_STATS").is_some() {
+        eprintln!("{}: {tally:?}", spec.algorithm);
+    }
+    tally
+}
 
 fn random_run(algorithm: Algorithm, optimality: Optimality, seed: u64) -> Tally {
-    let tally = run(Run {
-        algorithm,
-        optimality,
-        seed,
-        grids: GRIDS,
-        queries_per_grid: QUERIES_PER_GRID,
-        max_side: 16,
-        family: None,
-        mix: QueryMix::ANY,
-        heuristic_weight: 1.0,
-    });
+    let tally = planner_run(Spec::new(algorithm, optimality, 1.0), seed, GRIDS, Mix::ANY);
     assert_covers(&tally);
     tally
 }
@@ -43,6 +74,12 @@ fn assert_covers(t: &Tally) {
         t.double_corner_ends >= t.queries / 100,
         "too few double-corner endpoints: {t:?}"
     );
+}
+
+#[test]
+fn anya_paths_are_valid_and_shortest() {
+    let t = random_run(Algorithm::Anya, Optimality::Optimum, 0x1a27_0008);
+    assert_eq!(t.optimal, t.compared, "{t:?}");
 }
 
 #[test]
@@ -76,17 +113,13 @@ fn astar_paths_are_valid_grid_moves_and_shortest_on_the_8_connected_graph() {
 /// graph is nothing but grid moves: 500 x 8 = 4,000 more queries.
 #[test]
 fn astar_matches_the_8_connected_optimum_between_vertices() {
-    let t = run(Run {
-        algorithm: Algorithm::AStar,
-        optimality: Optimality::GridOptimum,
-        seed: 0x1a27_0004,
-        grids: 500,
-        queries_per_grid: QUERIES_PER_GRID,
-        max_side: 16,
-        family: None,
-        mix: QueryMix::VERTICES,
-        heuristic_weight: 1.0,
-    });
+    let t = planner_run(
+        Spec::new(Algorithm::AStar, Optimality::GridOptimum, 1.0),
+        0x1a27_0004,
+        500,
+        Mix::VERTICES,
+    );
+    assert_eq!(t.queries, 4_000, "{t:?}");
     assert_eq!(t.grid_compared, t.queries, "{t:?}");
 }
 
@@ -97,100 +130,271 @@ fn weighted_searches_still_give_valid_paths() {
         (Algorithm::LazyTheta, 0x1a27_0005),
         (Algorithm::AStar, 0x1a27_0006),
     ] {
-        let t = run(Run {
-            algorithm,
-            optimality: Optimality::AtLeastOptimum,
+        let t = planner_run(
+            Spec::new(algorithm, Optimality::AtLeastOptimum, 1.5),
             seed,
-            grids: 300,
-            queries_per_grid: QUERIES_PER_GRID,
-            max_side: 16,
-            family: None,
-            mix: QueryMix::ANY,
-            heuristic_weight: 1.5,
-        });
+            300,
+            Mix::ANY,
+        );
         assert!(t.queries >= 2_400, "{t:?}");
     }
 }
 
-/// Grids edited after construction (single cells, rectangles, batches):
-/// regions must follow, so reachability and paths stay right. 200 grids x 4
-/// edits x 4 queries x 4 algorithms.
-#[test]
-fn paths_stay_valid_after_grid_edits() {
-    let mut rng = Rng::new(0x1a27_0007);
-    let mut planner = Planner::new();
-    let mut tally = Tally::default();
-    let mut failures = Vec::new();
-    for _ in 0..200 {
-        let mut tg = random_grid(&mut rng, 12);
-        let (w, h) = (tg.grid.width(), tg.grid.height());
-        for edit in 0..4 {
-            let free = rng.chance(0.5);
-            let cell = |rng: &mut Rng| {
-                UVec2::new(
-                    rng.below(u64::from(w)) as u32,
-                    rng.below(u64::from(h)) as u32,
-                )
-            };
-            match edit % 3 {
-                0 => {
-                    tg.grid.set_free(cell(&mut rng), free).unwrap();
-                }
-                1 => {
-                    let (a, b) = (cell(&mut rng), cell(&mut rng));
-                    tg.grid
-                        .set_rect_free(URect::from_corners(a.min(b), a.max(b) + UVec2::ONE), free)
-                        .unwrap();
+// ----- regions and edits ---------------------------------------------------
+
+/// Every cell's region on `grid` against the reference flood fill: free
+/// cells have a region, blocked ones none, and two cells share a region
+/// exactly when the reference says so; the same number of regions.
+fn check_regions(grid: &Grid, r: &Reference) -> Result<(), String> {
+    let mut to_reference = HashMap::new();
+    let mut to_grid = HashMap::new();
+    for y in 0..r.height() {
+        for x in 0..r.width() {
+            let (got, want) = (grid.region(x, y), r.region_of_cell(x, y));
+            match got {
+                None if want == 0 => {}
+                Some(id) if want != 0 => {
+                    let joins = *to_reference.entry(id).or_insert(want) != want;
+                    let splits = *to_grid.entry(want).or_insert(id) != id;
+                    if joins || splits {
+                        return Err(format!(
+                            "cell ({x}, {y}): the grid's region {id:?} {} the reference's regions",
+                            if joins {
+                                "joins two of"
+                            } else {
+                                "splits one of"
+                            }
+                        ));
+                    }
                 }
                 _ => {
-                    let cells: Vec<(UVec2, bool)> =
-                        (0..6).map(|_| (cell(&mut rng), rng.chance(0.5))).collect();
-                    tg.grid
-                        .edit(|e| {
-                            for &(c, f) in &cells {
-                                e.set_free(c, f)?;
-                            }
-                            Ok(())
-                        })
-                        .unwrap();
+                    return Err(format!(
+                        "cell ({x}, {y}) is {} but the grid gives it region {got:?}",
+                        if want == 0 { "blocked" } else { "free" }
+                    ));
                 }
             }
-            let r = Reference::new(&tg.grid);
-            for _ in 0..4 {
-                let q = common::generate::query(&mut rng, &r, QueryMix::ANY);
+        }
+    }
+    if grid.region_count() != r.region_count() {
+        return Err(format!(
+            "the grid counts {} regions, the reference {}",
+            grid.region_count(),
+            r.region_count()
+        ));
+    }
+    Ok(())
+}
+
+/// The cells of `grid` are those of the model `case`.
+fn check_cells(grid: &Grid, case: &GridCase) -> Result<(), String> {
+    for y in 0..case.height {
+        for x in 0..case.width {
+            if grid.is_free_xy(x, y) == case.is_blocked(x, y) {
+                return Err(format!(
+                    "cell ({x}, {y}) should be {}",
+                    if case.is_blocked(x, y) {
+                        "blocked"
+                    } else {
+                        "free"
+                    }
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the region runs saw.
+#[derive(Debug, Default)]
+struct Regions {
+    pairs: usize,
+    connected: usize,
+    separated: usize,
+    blocked: usize,
+    edits: usize,
+    count_changed: usize,
+}
+
+/// `Grid::same_region` on random cell pairs equals the reference flood fill,
+/// on grids up to 140 cells a side (regions are labelled in 64 x 64 tiles).
+/// 1,000 grids x 16 pairs.
+#[test]
+fn reachability_matches_the_reference_flood_fill() {
+    let seen = RefCell::new(Regions::default());
+    let strategy = on_grid(grids(3..=140), |case| {
+        several((cells(case), cells(case)), 16)
+    });
+    check(0x1a27_0009, GRIDS, &strategy, |(case, pairs)| {
+        let grid = case.grid();
+        let r = Reference::new(&grid);
+        let mut seen = seen.borrow_mut();
+        if grid.region_count() != r.region_count() {
+            return Err(format!(
+                "the grid counts {} regions, the reference {}",
+                grid.region_count(),
+                r.region_count()
+            ));
+        }
+        for &(a, b) in &pairs {
+            let (Some(a), Some(b)) = (case.cell(a), case.cell(b)) else {
+                continue;
+            };
+            let region = |c: UVec2| r.region_of_cell(i64::from(c.x), i64::from(c.y));
+            let (ra, rb) = (region(a), region(b));
+            let want = ra != 0 && ra == rb;
+            seen.pairs += 1;
+            if ra == 0 || rb == 0 {
+                seen.blocked += 1;
+            } else if want {
+                seen.connected += 1;
+            } else {
+                seen.separated += 1;
+            }
+            let got = grid.same_region(a, b);
+            if got != want {
+                return Err(format!(
+                    "same_region({a}, {b}) is {got}, the reference says {want}"
+                ));
+            }
+        }
+        Ok(())
+    });
+    let seen = seen.into_inner();
+    if std::env::var_os("ANYANGLE_TEST_STATS").is_some() {
+        eprintln!("reachability: {seen:?}");
+    }
+    assert_eq!(seen.pairs, 16_000, "{seen:?}");
+    assert!(seen.connected >= seen.pairs / 4, "{seen:?}");
+    assert!(seen.separated >= seen.pairs / 20, "{seen:?}");
+    assert!(seen.blocked >= seen.pairs / 20, "{seen:?}");
+}
+
+/// Regions follow edits (single cells, rectangles up to 24 x 24, batches)
+/// on grids up to 140 cells a side: after each edit the cells are the ones
+/// set, and the regions those of the reference flood fill. 300 grids x 6
+/// edits.
+#[test]
+fn reachability_follows_grid_edits() {
+    let seen = RefCell::new(Regions::default());
+    let strategy = on_grid(grids(3..=140), |case| several(edits(case, 24), 6));
+    check(0x1a27_000a, 300, &strategy, |(case, edits)| {
+        let mut seen = seen.borrow_mut();
+        let mut model = case.clone();
+        let mut grid = case.grid();
+        check_regions(&grid, &Reference::new(&grid))
+            .map_err(|e| format!("as built: {e}\n{}", model.picture()))?;
+        let mut applied = Vec::new();
+        for edit in &edits {
+            let before = grid.region_count();
+            applied.extend(model.apply(edit, &mut grid)?);
+            seen.edits += 1;
+            if grid.region_count() != before {
+                seen.count_changed += 1;
+            }
+            check_cells(&grid, &model)
+                .and_then(|()| check_regions(&grid, &Reference::new(&model.grid())))
+                .map_err(|e| {
+                    format!(
+                        "after the edits {applied:?}: {e}; the grid then:\n{}",
+                        model.picture()
+                    )
+                })?;
+        }
+        Ok(())
+    });
+    let seen = seen.into_inner();
+    if std::env::var_os("ANYANGLE_TEST_STATS").is_some() {
+        eprintln!("edited regions: {seen:?}");
+    }
+    assert_eq!(seen.edits, 1_800, "{seen:?}");
+    assert!(seen.count_changed >= seen.edits / 10, "{seen:?}");
+}
+
+/// Whether two answers are the same: waypoints, length, kind and moved
+/// start, or the same error.
+fn identical(a: &Result<Path, PlanError>, b: &Result<Path, PlanError>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => {
+            a.waypoints == b.waypoints
+                && a.length == b.length
+                && a.kind == b.kind
+                && a.start_moved_from == b.start_moved_from
+        }
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Grids edited after construction (single cells, rectangles, batches):
+/// after each edit, every planner answers as it does on a grid built fresh
+/// from the same cells, with a valid path, and the regions are the
+/// reference's. 200 grids x 4 edits x 4 queries x 4 algorithms.
+#[test]
+fn paths_stay_valid_after_grid_edits() {
+    let tally = RefCell::new(Tally::default());
+    let strategy = on_grid(grids(3..=12), |case| {
+        several((edits(case, 12), several(queries(case, Mix::ANY), 4)), 4)
+    });
+    let planner = RefCell::new(Planner::new());
+    check(0x1a27_0007, 200, &strategy, |(case, steps)| {
+        let mut tally = tally.borrow_mut();
+        let mut planner = planner.borrow_mut();
+        let mut model = case.clone();
+        let mut grid = case.grid();
+        let mut edits = Vec::new();
+        for (edit, queries) in &steps {
+            edits.extend(model.apply(edit, &mut grid)?);
+            let fresh = model.grid();
+            let r = Reference::new(&fresh);
+            check_cells(&grid, &model)
+                .and_then(|()| check_regions(&grid, &r))
+                .map_err(|e| format!("after the edits {edits:?}: {e}\n{}", r.picture()))?;
+            for &q in queries {
+                let q = case.place_query(q);
                 for algorithm in Algorithm::ALL {
-                    let result = planner.plan(
-                        &tg.grid,
-                        q.start,
-                        q.goal,
-                        &PlanOptions::with_algorithm(algorithm),
-                    );
+                    let options = PlanOptions::with_algorithm(algorithm);
+                    let result = planner.plan(&grid, q.start, q.goal, &options);
+                    let rebuilt = Planner::new().plan(&fresh, q.start, q.goal, &options);
                     let optimality = match algorithm {
                         Algorithm::AStar => Optimality::GridOptimum,
                         _ => Optimality::AtLeastOptimum,
                     };
                     tally.queries += 1;
-                    if let Err(e) = check_query(
+                    check_query(
                         &r,
                         algorithm,
                         optimality,
                         (q.start, q.goal),
                         &result,
                         &mut tally,
-                    ) && failures.len() < 3
-                    {
-                        failures.push(r.report(
-                            &format!("{algorithm} after edits: {e}"),
+                    )
+                    .and_then(|()| {
+                        if identical(&result, &rebuilt) {
+                            Ok(())
+                        } else {
+                            Err(format!(
+                                "on the grid built fresh from the same cells: {rebuilt:?}"
+                            ))
+                        }
+                    })
+                    .map_err(|e| {
+                        r.report(
+                            &format!("{algorithm} after the edits {edits:?}: {e}"),
                             q.start,
                             q.goal,
                             &result,
-                        ));
-                    }
+                        )
+                    })?;
                 }
             }
         }
+        Ok(())
+    });
+    let tally = tally.into_inner();
+    if std::env::var_os("ANYANGLE_TEST_STATS").is_some() {
+        eprintln!("after edits: {tally:?}");
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(tally.queries, 200 * 4 * 4 * 4);
     assert!(tally.fallback > 100 && tally.found > 5_000, "{tally:?}");
 }

@@ -3,7 +3,7 @@
 
 use bevy_anyangle::prelude::*;
 
-use super::generate::{Family, QueryMix, Rng, grid_of, random_grid};
+use super::generate::{Family, Query, QueryMix, Rng, grid_of, random_grid};
 use super::{Expect, Reference, close};
 
 /// What to require of path lengths.
@@ -75,14 +75,7 @@ pub struct Tally {
 pub fn run(r: Run) -> Tally {
     let mut rng = Rng::new(r.seed);
     let mut planner = Planner::new();
-    let options = PlanOptions {
-        heuristic_weight: r.heuristic_weight,
-        ..PlanOptions::with_algorithm(r.algorithm)
-    };
-    let fail_options = PlanOptions {
-        fallback: FallbackPolicy::Fail,
-        ..options
-    };
+    let spec = Spec::new(r.algorithm, r.optimality, r.heuristic_weight);
     let mut tally = Tally::default();
     let mut failures: Vec<String> = Vec::new();
     let mut failure_count = 0;
@@ -97,44 +90,14 @@ pub fn run(r: Run) -> Tally {
         let reference = Reference::new(&tg.grid);
         for query_index in 0..r.queries_per_grid {
             let q = super::generate::query(&mut rng, &reference, r.mix);
-            let result = planner.plan(&tg.grid, q.start, q.goal, &options);
-            tally.queries += 1;
-            let checked = check_query(
+            let (result, checked) = plan_and_check(
+                &mut planner,
+                &tg.grid,
                 &reference,
-                r.algorithm,
-                r.optimality,
-                (q.start, q.goal),
-                &result,
+                &spec,
+                (query_index, q),
                 &mut tally,
-            )
-            .and_then(|()| {
-                let Ok(path) = &result else { return Ok(()) };
-                if path.is_fallback() || query_index % 8 == 0 {
-                    tally.fail_policy_checked += 1;
-                    check_fail_policy(&mut planner, &tg.grid, q.start, q.goal, path, &fail_options)
-                } else {
-                    Ok(())
-                }
-            })
-            .and_then(|()| {
-                // Reused search memory must not leak into a query: a fresh
-                // planner gives the same answer.
-                if query_index % 4 != 1 {
-                    return Ok(());
-                }
-                tally.fresh_planner_checked += 1;
-                let fresh = Planner::new().plan(&tg.grid, q.start, q.goal, &options);
-                let same = match (&fresh, &result) {
-                    (Ok(a), Ok(b)) => a.waypoints == b.waypoints && a.kind == b.kind,
-                    (Err(a), Err(b)) => a == b,
-                    _ => false,
-                };
-                if same {
-                    Ok(())
-                } else {
-                    Err(format!("a fresh planner answers differently: {fresh:?}"))
-                }
-            });
+            );
             if let Err(e) = checked {
                 failure_count += 1;
                 if failures.len() < 3 {
@@ -161,6 +124,124 @@ pub fn run(r: Run) -> Tally {
         eprintln!("{}: {tally:?}", r.algorithm);
     }
     tally
+}
+
+/// A planner and what to require of its paths.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// The planner.
+    pub algorithm: Algorithm,
+    /// What to require of lengths.
+    pub optimality: Optimality,
+    /// The options every query is planned with.
+    pub options: PlanOptions,
+}
+
+impl Spec {
+    /// `algorithm` with the default options but `heuristic_weight`.
+    #[must_use]
+    pub fn new(algorithm: Algorithm, optimality: Optimality, heuristic_weight: f64) -> Self {
+        Spec {
+            algorithm,
+            optimality,
+            options: PlanOptions {
+                heuristic_weight,
+                ..PlanOptions::with_algorithm(algorithm)
+            },
+        }
+    }
+}
+
+/// Plans `queries` on `grid` with `planner` (reused search memory, as in a
+/// game) and checks each answer as [`run`] does. The first failure comes
+/// back as a report that reproduces it.
+///
+/// # Errors
+///
+/// The report of the first query that fails a check.
+pub fn check_queries(
+    planner: &mut Planner,
+    grid: &Grid,
+    reference: &Reference,
+    spec: &Spec,
+    queries: &[Query],
+    tally: &mut Tally,
+) -> Result<(), String> {
+    for (query_index, &q) in queries.iter().enumerate() {
+        let (result, checked) =
+            plan_and_check(planner, grid, reference, spec, (query_index, q), tally);
+        if let Err(e) = checked {
+            return Err(reference.report(
+                &format!("{} (query {query_index}): {e}", spec.algorithm),
+                q.start,
+                q.goal,
+                &result,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Plans one query and checks the answer: [`check_query`], then for some
+/// queries (every fallback, every eighth) the same query with
+/// `FallbackPolicy::Fail`, and for every fourth a fresh planner's answer.
+/// Returns the planner's answer and the verdict.
+pub fn plan_and_check(
+    planner: &mut Planner,
+    grid: &Grid,
+    reference: &Reference,
+    spec: &Spec,
+    (query_index, q): (usize, Query),
+    tally: &mut Tally,
+) -> (Result<Path, PlanError>, Result<(), String>) {
+    let result = planner.plan(grid, q.start, q.goal, &spec.options);
+    tally.queries += 1;
+    let checked = check_query(
+        reference,
+        spec.algorithm,
+        spec.optimality,
+        (q.start, q.goal),
+        &result,
+        tally,
+    )
+    .and_then(|()| {
+        let Ok(path) = &result else { return Ok(()) };
+        if path.is_fallback() || query_index % 8 == 0 {
+            tally.fail_policy_checked += 1;
+            let fail_options = PlanOptions {
+                fallback: FallbackPolicy::Fail,
+                ..spec.options
+            };
+            check_fail_policy(planner, grid, q.start, q.goal, path, &fail_options)
+        } else {
+            Ok(())
+        }
+    })
+    .and_then(|()| {
+        // Reused search memory must not leak into a query: a fresh
+        // planner gives the same answer.
+        if query_index % 4 != 1 {
+            return Ok(());
+        }
+        tally.fresh_planner_checked += 1;
+        let fresh = Planner::new().plan(grid, q.start, q.goal, &spec.options);
+        if same_answer(&fresh, &result) {
+            Ok(())
+        } else {
+            Err(format!("a fresh planner answers differently: {fresh:?}"))
+        }
+    });
+    (result, checked)
+}
+
+/// Whether two answers agree: the same waypoints and kind, or the same error.
+#[must_use]
+pub fn same_answer(a: &Result<Path, PlanError>, b: &Result<Path, PlanError>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => a.waypoints == b.waypoints && a.kind == b.kind,
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// Checks one planner result for the query `(start, goal)`: the error if

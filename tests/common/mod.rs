@@ -25,6 +25,7 @@
 
 pub mod generate;
 pub mod harness;
+pub mod strategies;
 
 use std::cell::OnceCell;
 use std::cmp::Ordering;
@@ -218,6 +219,12 @@ impl Reference {
         } else {
             0
         }
+    }
+
+    /// The number of regions (4-connected components of free cells).
+    #[must_use]
+    pub fn region_count(&self) -> u32 {
+        self.region.iter().copied().max().unwrap_or(0)
     }
 
     /// 4-connected components of free cells, by breadth-first search.

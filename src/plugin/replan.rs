@@ -148,16 +148,56 @@ fn first_blocked_segment(
     };
     blocked().next()?;
     let mut a = from;
+    // The point the path came from before `a`, when `a` is a waypoint.
+    let mut came: Option<DVec2> = None;
     for (i, &b) in ahead.iter().enumerate() {
         if blocked().any(|r| segment_near_rect(a, b, r))
             && (!line_of_sight(grid, a, b)
-                || (i == 0 && behind.is_some_and(|w| !line_of_sight(grid, w, b))))
+                || (i == 0 && behind.is_some_and(|w| !line_of_sight(grid, w, b)))
+                || came.is_some_and(|c| squeezes(grid, c, a, b)))
         {
             return Some(i);
         }
+        came = Some(a);
         a = b;
     }
     None
+}
+
+/// Whether a path coming from `c` and turning at `v` towards `b` squeezes
+/// through `v` between two blocked cells touching there diagonally (a
+/// double corner an edit made): each segment alone may be visible, one
+/// along the free side of each blocked cell, yet the path crosses from one
+/// free cell to the other through the pinch.
+fn squeezes(grid: &Grid, c: DVec2, v: DVec2, b: DVec2) -> bool {
+    if v.fract() != DVec2::ZERO {
+        return false;
+    }
+    let (x, y) = (v.x as i64, v.y as i64);
+    if !grid.is_double_corner(x, y) {
+        return false;
+    }
+    // The free cell around `v` each direction runs into or along (cells
+    // are named by their offset from `v`: -1 or 0 each way).
+    let free_side = |d: DVec2| {
+        let xs: &[i64] = match d.x.partial_cmp(&0.0) {
+            Some(std::cmp::Ordering::Greater) => &[0],
+            Some(std::cmp::Ordering::Less) => &[-1],
+            _ => &[-1, 0],
+        };
+        let ys: &[i64] = match d.y.partial_cmp(&0.0) {
+            Some(std::cmp::Ordering::Greater) => &[0],
+            Some(std::cmp::Ordering::Less) => &[-1],
+            _ => &[-1, 0],
+        };
+        xs.iter()
+            .flat_map(|&dx| ys.iter().map(move |&dy| (dx, dy)))
+            .find(|&(dx, dy)| grid.is_free_xy(x + dx, y + dy))
+    };
+    match (free_side(c - v), free_side(b - v)) {
+        (Some(incoming), Some(outgoing)) => incoming != outgoing,
+        _ => true,
+    }
 }
 
 /// Cuts `path` short before the first segment ahead that `edits` blocked,
@@ -940,6 +980,35 @@ mod tests {
         assert_eq!(
             edit_impact(&grid, &near, &check),
             Some(PlanReason::PathBlocked)
+        );
+    }
+
+    /// A path along row line y = 5 that turns at vertex (5, 5) and goes
+    /// back along it: once cells (5, 4) and (4, 5) are blocked, (5, 5) is a
+    /// double corner and the path squeezes through it, although each of
+    /// its segments runs along the free side of a blocked cell.
+    #[test]
+    fn a_waypoint_an_edit_turns_into_a_double_corner_blocks_the_path() {
+        let mut grid = Grid::new(10, 10).unwrap();
+        let ahead = [DVec2::new(5.0, 5.0), DVec2::new(2.0, 5.0)];
+        let from = DVec2::new(8.0, 5.0);
+        grid.edit(|e| {
+            e.set_free(bevy_math::UVec2::new(5, 4), false)?;
+            e.set_free(bevy_math::UVec2::new(4, 5), false)
+        })
+        .unwrap();
+        let edits: Vec<GridEdit> = grid.edits_since(0).copied().collect();
+        assert!(grid.is_double_corner(5, 5));
+        assert!(line_of_sight(&grid, from, ahead[0]) && line_of_sight(&grid, ahead[0], ahead[1]));
+        assert_eq!(
+            first_blocked_segment(&grid, &edits, from, None, &ahead),
+            Some(1)
+        );
+        // Turning back to the side it came from is no squeeze.
+        let back = [DVec2::new(5.0, 5.0), DVec2::new(9.0, 7.0)];
+        assert_eq!(
+            first_blocked_segment(&grid, &edits, from, None, &back),
+            None
         );
     }
 

@@ -286,7 +286,9 @@ impl Planning {
     /// Puts the agent's path and status into the edit index (see
     /// [`super::replan`]): its segments and shortcut ellipse if it has a
     /// path, the freed-cells watch list if its goal is unreachable or the
-    /// grid had no free cell.
+    /// grid had no free cell. An agent walking back to its path's start
+    /// ([`NavPath::next`] 0) from `here` (grid) has that segment indexed
+    /// too, so that an edit across it is seen.
     pub(crate) fn index(
         &mut self,
         nav: &NavGrid,
@@ -294,6 +296,7 @@ impl Planning {
         path: &NavPath,
         status: &PathStatus,
         margin: u32,
+        here: Option<DVec2>,
     ) {
         self.fit(nav);
         let watch = matches!(
@@ -313,7 +316,17 @@ impl Planning {
             self.ellipses.remove(entity);
             return;
         }
-        self.segments.set(entity, segment_boxes(gw, margin));
+        let walk_back = here
+            .filter(|h| path.next == 0 && h.is_finite() && *h != gw[0])
+            .map(|h| [h, gw[0]]);
+        self.segments.set(
+            entity,
+            segment_boxes(gw, margin).chain(
+                walk_back
+                    .iter()
+                    .flat_map(move |pair| segment_boxes(pair, margin)),
+            ),
+        );
         let length = crate::geom::polyline_length(gw);
         self.ellipses
             .set(entity, [ellipse_box(gw[0], gw[gw.len() - 1], length)]);
@@ -861,7 +874,7 @@ pub(crate) fn apply_results(
                         cut: false,
                     };
                     let margin = index_margin(nav, &settings);
-                    planning.index(nav, done.entity, &path, &status, margin);
+                    planning.index(nav, done.entity, &path, &status, margin, Some(here));
                 } else if let Some(here) = here {
                     // Where it stands, so that a wall raised under it is seen.
                     planning.index_waiting(nav, done.entity, here);
@@ -923,7 +936,7 @@ pub(crate) fn apply_results(
         status.set_if_neq(new_status);
         planning.settle(done.entity, &mut state);
         let margin = index_margin(nav, &settings);
-        planning.index(nav, done.entity, &path, &status, margin);
+        planning.index(nav, done.entity, &path, &status, margin, here);
         let ready = PathReady {
             entity: done.entity,
             reason,
@@ -1139,7 +1152,8 @@ pub(crate) fn reindex_all<'a>(
     planning.ellipses = EditIndex::new(w, h);
     planning.watch_freed.clear();
     for (entity, path, status, here) in agents {
-        planning.index(nav, entity, path, status, margin);
+        let here_grid = here.map(|p| nav.to_grid(p));
+        planning.index(nav, entity, path, status, margin, here_grid);
         if let Some(here) = here
             && path.is_empty()
         {

@@ -99,8 +99,10 @@
 //! - A result planned on a grid that was edited meanwhile is checked against
 //!   those edits like a live path, and thrown away and replanned if they
 //!   affect it.
-//! - An agent whose cell is blocked under it gets a path that starts with
-//!   the shortest way out (straight to the nearest walkable point). If its
+//! - An agent whose cell is blocked under it walks out at once: its
+//!   [`NavPath`] becomes the way out alone (straight to the nearest walkable
+//!   point) while its new path, which starts with the same way out, is
+//!   planned, so it never waits in the wall for a search thread. If its
 //!   search fails (an unreachable goal under [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail),
 //!   a node budget run out), it still walks out: its [`NavPath`] then holds
 //!   the way out alone, beside the failed [`PathStatus`].

@@ -696,6 +696,9 @@ fn check_agent(
             Some(agent) if !path.is_empty() => cut_at_blocked_segment(nav, edits, path, agent),
             _ => false,
         };
+        if walled && let Some(agent) = agent {
+            walk_out(nav, path, agent);
+        }
         if in_wall && state.reason != PlanReason::StartBlocked {
             planning.request(entity, state, status, PlanReason::StartBlocked);
         } else if cut && state.priority > Some(super::workers::Priority::Urgent) {
@@ -709,9 +712,7 @@ fn check_agent(
     // Whatever its status (a failed search included), an agent walled in
     // is planned again, to get the way out at least.
     if walled {
-        if !path.is_empty() {
-            cut_at_blocked_segment(nav, edits, path, agent);
-        }
+        walk_out(nav, path, agent);
         planning.request(entity, state, status, PlanReason::StartBlocked);
         return;
     }
@@ -740,6 +741,31 @@ fn check_agent(
         }
         planning.request(entity, state, status, reason);
     }
+}
+
+/// Gives an agent a wall was raised under (at `agent`, grid) the way out
+/// at once: a path of the nearest walkable point alone, walked to exactly,
+/// so that it does not wait in the wall for its new search (which starts
+/// with the same way out). Leaves the path alone if the grid has no
+/// walkable point.
+fn walk_out(nav: &NavGrid, path: &mut Mut<NavPath>, agent: DVec2) {
+    let Some(exit) = crate::search::nearest_valid_point(nav.grid(), agent, None) else {
+        return;
+    };
+    let old = &**path;
+    let way_out = NavPath {
+        waypoints: vec![nav.to_world(exit)],
+        grid_waypoints: vec![exit],
+        length: (agent.distance(exit) * f64::from(nav.transform().cell_size())) as f32,
+        next: 0,
+        grid_version: nav.version(),
+        algorithm: old.algorithm,
+        goal: old.goal,
+        fallback: old.fallback,
+        start_moved: true,
+        cut: false,
+    };
+    **path = way_out;
 }
 
 /// Whether point `p` (grid) lies in the closed square of `rect`'s cells.

@@ -525,10 +525,10 @@ pub(crate) fn replan_on_settings_change(
             }
             switch_reason(&state, &status)
         } else if fallback
-            && matches!(
+            && (matches!(
                 *status,
                 PathStatus::Fallback | PathStatus::Unreachable | PathStatus::Computing
-            )
+            ) || state.in_flight.is_some())
         {
             PlanReason::FallbackChanged
         } else {

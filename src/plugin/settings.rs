@@ -29,7 +29,7 @@
 //! | field | effect on existing paths |
 //! |---|---|
 //! | `algorithm` | every agent without its own [`PathRequest::algorithm`](super::PathRequest::algorithm) that has a path ahead or a search running replans ([`PlanReason::AlgorithmChanged`](super::PlanReason::AlgorithmChanged)), following its old path meanwhile; agents that arrived stay |
-//! | `fallback` | agents whose status is `Fallback` or `Unreachable` replan ([`PlanReason::FallbackChanged`](super::PlanReason::FallbackChanged)) |
+//! | `fallback` | agents whose status is `Fallback` or `Unreachable`, and agents whose search is running (planned with the old policy), replan ([`PlanReason::FallbackChanged`](super::PlanReason::FallbackChanged)) |
 //! | `node_budget` | raised or removed: agents whose last search ran out of budget (status `Failed(BudgetExhausted)`) replan ([`PlanReason::BudgetChanged`](super::PlanReason::BudgetChanged)) |
 //! | `paused` | searches already running finish; the others wait (agents keep their paths) |
 //! | everything else | applies to the next searches; no replan |

@@ -2126,3 +2126,38 @@ fn an_agent_in_a_wall_walks_out_even_without_a_path() {
         "walked to the nearest walkable point"
     );
 }
+
+/// The planner and the fallback policy changed in the same frame: an agent
+/// the new planner leaves alone (it has no path to follow) still replans
+/// for the new policy.
+#[test]
+fn a_fallback_change_with_an_algorithm_change_still_replans_unreachable_agents() {
+    let nav = NavGrid::from_ascii(
+        "................
+         .........#####..
+         .........#...#..
+         .........#####..",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .fallback = FallbackPolicy::Fail;
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            PathRequest::to(Vec2::new(11.5, 1.5)), // inside the closed box
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Unreachable);
+    {
+        let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
+        settings.fallback = FallbackPolicy::ClosestReachable;
+        settings.algorithm = Algorithm::LazyTheta;
+    }
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Fallback);
+}

@@ -519,10 +519,10 @@ pub(crate) fn replan_on_settings_change(
                 PathStatus::Failed(PathFailure::BudgetExhausted { .. })
             ) {
             PlanReason::BudgetChanged
-        } else if algorithm && request.algorithm.is_none() {
-            if !algorithm_switch(&state, &status, path) {
-                continue;
-            }
+        } else if algorithm
+            && request.algorithm.is_none()
+            && algorithm_switch(&state, &status, path)
+        {
             switch_reason(&state, &status)
         } else if fallback
             && (matches!(

@@ -36,9 +36,19 @@ const FPS: f32 = 60.0;
 #[derive(Resource, Default)]
 struct Violations(Vec<String>);
 
+/// Each agent's last failure, for reports.
+#[derive(Resource, Default)]
+struct LastFailures(EntityHashMap<String>);
+
 /// Agents that got a new path this frame.
 #[derive(Resource, Default)]
 struct Applied(Vec<Entity>);
+
+/// Agents walking back to their path's start (`NavPath::next` 0): where
+/// they stood when the path was applied (grid). The plugin checked that
+/// they see the start from there; they walk that segment.
+#[derive(Resource, Default)]
+struct WalkBacks(EntityHashMap<DVec2>);
 
 /// After `Apply`: every path applied this frame is valid on the grid
 /// version it names, which is the current one, and the agent sees the
@@ -50,11 +60,17 @@ fn check_applied_paths(
     mut applied: ResMut<Applied>,
     agents: Query<(&NavPath, &NavPosition)>,
     mut violations: ResMut<Violations>,
+    mut walk_backs: ResMut<WalkBacks>,
 ) {
     for e in applied.0.drain(..) {
         let Ok((path, pos)) = agents.get(e) else {
             continue;
         };
+        if path.next == 0 {
+            walk_backs.0.insert(e, nav.to_grid(pos.0));
+        } else {
+            walk_backs.0.remove(&e);
+        }
         if path.grid_version != nav.version() {
             violations.0.push(format!(
                 "{e}: applied a path of version {} on version {}",
@@ -69,6 +85,14 @@ fn check_applied_paths(
                     .push(format!("{e}: segment {} - {} is not visible", w[0], w[1]));
             }
         }
+        for w in path.grid_waypoints.windows(3) {
+            if through_a_pinch(nav.grid(), w[0], w[1], w[2]) {
+                violations.0.push(format!(
+                    "{e}: the path squeezes through {} between {} and {}",
+                    w[1], w[0], w[2]
+                ));
+            }
+        }
         if let Some(next) = path.next_waypoint()
             && nav.is_free_at(pos.0)
             && !nav.line_of_sight(pos.0, next)
@@ -81,23 +105,101 @@ fn check_applied_paths(
     }
 }
 
+/// Whether `path` is the way out of a wall the plugin gives an agent a wall
+/// rose under: the nearest walkable point alone.
+fn is_way_out(path: &NavPath) -> bool {
+    path.start_moved && path.grid_waypoints.len() == 1
+}
+
+/// Whether a path from `a` turning at vertex `v` to `b` passes between the
+/// two blocked cells of a double corner at `v` (`SPEC.md`: no squeezing):
+/// the two free cells at `v` lie on opposite diagonals, so the path is
+/// valid there only if both legs stay by the same free cell.
+fn through_a_pinch(grid: &Grid, a: DVec2, v: DVec2, b: DVec2) -> bool {
+    if v.fract() != DVec2::ZERO || !grid.is_double_corner(v.x as i64, v.y as i64) {
+        return false;
+    }
+    // The free cell a leg from `v` towards `p` runs into or along.
+    let cell_towards = |p: DVec2| {
+        let d = p - v;
+        let mut cells = Vec::new();
+        for cx in [v.x - 1.0, v.x] {
+            for cy in [v.y - 1.0, v.y] {
+                let centre = DVec2::new(cx + 0.5, cy + 0.5) - v;
+                // The leg runs into the cell's quadrant or along its edge.
+                let fits = |dc: f64, dd: f64| dd == 0.0 || dd.signum() == dc.signum();
+                if fits(centre.x, d.x)
+                    && fits(centre.y, d.y)
+                    && grid.is_free_xy(cx as i64, cy as i64)
+                {
+                    cells.push((cx as i64, cy as i64));
+                }
+            }
+        }
+        cells
+    };
+    let (into, out) = (cell_towards(a), cell_towards(b));
+    !into.iter().any(|c| out.contains(c))
+}
+
 /// A step from `from` to `to` (world) is a visible segment, or it runs
 /// along the path (up to f32 rounding) over segments that are visible,
 /// checked on the path's exact grid waypoints.
-fn step_is_visible(nav: &NavGrid, from: Vec2, to: Vec2, path: &NavPath) -> Result<(), String> {
-    if nav.line_of_sight(from, to) {
+fn step_is_visible(
+    nav: &NavGrid,
+    from: Vec2,
+    to: Vec2,
+    path: &NavPath,
+    walk_back: Option<DVec2>,
+) -> Result<(), String> {
+    // Standing still crosses nothing (where it stands is checked apart).
+    if from == to || nav.line_of_sight(from, to) {
         return Ok(());
     }
+    // The way out of a wall (a path of the nearest walkable point alone)
+    // crosses blocked cells by design: it must head straight there.
+    if is_way_out(path) {
+        let exit = path.grid_waypoints[0];
+        let (a, b) = (nav.to_grid(from), nav.to_grid(to));
+        if grid_segment_distance(b, a, exit) < 1e-3 && b.distance(exit) <= a.distance(exit) {
+            return Ok(());
+        }
+    }
+    // Walking back to the path's start, on the segment it saw when the path
+    // was applied (up to rounding); or walking out of a wall to the nearest
+    // walkable point (a path of that point alone, `start_moved`), which
+    // crosses blocked cells by design.
     let w = &path.grid_waypoints;
+    if let (Some(origin), true, Some(&start)) = (walk_back, path.next <= 1, w.first()) {
+        let (a, b) = (nav.to_grid(from), nav.to_grid(to));
+        let los = |p, q| bevy_anyangle::los::line_of_sight(nav.grid(), p, q);
+        let on_origin = |p: DVec2| grid_segment_distance(p, origin, start) < 1e-3;
+        // It may reach the start and go on along the first segment.
+        let b_ok = on_origin(b)
+            || (w.len() > 1 && grid_segment_distance(b, start, w[1]) < 1e-3 && los(start, w[1]));
+        if on_origin(a) && b_ok && (los(origin, start) || path.start_moved) {
+            return Ok(());
+        }
+    }
     let (a, b) = (nav.to_grid(from), nav.to_grid(to));
-    let along = |p: DVec2| {
-        (0..w.len().saturating_sub(1)).find(|&i| grid_segment_distance(p, w[i], w[i + 1]) < 1e-3)
+    // The segment a point lies on: those the agent walked last first (a
+    // path may run back over itself; a step passes a waypoint at most now
+    // and then), then any from the first on.
+    let current = path.next.saturating_sub(1);
+    let along_from = |p: DVec2, first: &[usize]| {
+        first
+            .iter()
+            .copied()
+            .chain(0..w.len().saturating_sub(1))
+            .filter(|&i| i + 1 < w.len())
+            .find(|&i| grid_segment_distance(p, w[i], w[i + 1]) < 1e-3)
     };
+    let first = [current, current.saturating_sub(1)];
     let project = |p: DVec2, i: usize| {
         let d = w[i + 1] - w[i];
         w[i] + d * ((p - w[i]).dot(d) / d.length_squared()).clamp(0.0, 1.0)
     };
-    match (along(a), along(b)) {
+    match (along_from(a, &first), along_from(b, &first)) {
         (Some(i), Some(j)) if i <= j => {
             // The part of the path walked: from `a` (on segment i) to `b`
             // (on segment j).
@@ -179,6 +281,39 @@ fn part_visible(grid: &Grid, a: DVec2, b: DVec2, t0: f64, t1: f64) -> Option<boo
     )
 }
 
+/// Where segment `a-b` first leaves free space (sampled finely), with the
+/// cells around that point, and whether the whole segment from `before`
+/// is visible: what a failure report needs.
+fn blocked_at(grid: &Grid, a: DVec2, b: DVec2, before: Option<DVec2>) -> String {
+    let los = |p, q| bevy_anyangle::los::line_of_sight(grid, p, q);
+    let steps = (a.distance(b) * 4096.0).ceil().max(1.0) as usize;
+    let first = (0..=steps)
+        .map(|k| a.lerp(b, k as f64 / steps as f64))
+        .find(|&p| !grid.is_point_traversable(p));
+    let picture = |c: DVec2| {
+        let c = c.floor();
+        (-2..=2)
+            .map(|dy| {
+                (-2..=2)
+                    .map(|dx| {
+                        if grid.is_free_xy(c.x as i64 + dx, c.y as i64 + dy) {
+                            '.'
+                        } else {
+                            '#'
+                        }
+                    })
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    format!(
+        "first blocked point {first:?} (cells around: {}); whole segment from {before:?} visible: {:?}",
+        first.map_or_else(String::new, picture),
+        before.map(|w| los(w, b))
+    )
+}
+
 /// Parameter of the point of segment `a-b` closest to `p`.
 fn param(p: DVec2, a: DVec2, b: DVec2) -> f64 {
     let d = b - a;
@@ -191,9 +326,12 @@ fn grid_segment_distance(p: DVec2, a: DVec2, b: DVec2) -> f64 {
 
 /// Whether `p` is in free space, up to the rounding of `f32` world
 /// positions (a follower walking exactly along a wall's edge may be stored a
-/// few ulps inside it).
+/// few ulps inside it: 1/4096 is four ulps at 512). It must stay below the
+/// 1/1024 by which a fallback point on a double corner is moved into its
+/// cell, or an agent standing there when that cell is blocked would count as
+/// out of the wall.
 fn near_free(nav: &NavGrid, p: Vec2) -> bool {
-    const TOLERANCE: f32 = 1e-3;
+    const TOLERANCE: f32 = 1.0 / 4096.0;
     [
         (0.0, 0.0),
         (1.0, 1.0),
@@ -229,6 +367,9 @@ struct Game {
     /// Agents whose cell was blocked under them: since which frame.
     walled: EntityHashMap<usize>,
     previous: EntityHashMap<Vec2>,
+    /// Each agent's path and grid version at the end of the previous frame,
+    /// for failure reports.
+    last_paths: EntityHashMap<(NavPath, u64)>,
     /// When the current frame started.
     clock: Instant,
 }
@@ -243,9 +384,24 @@ impl Game {
             .insert_resource(SteeringClock::fixed(1.0 / FPS))
             .init_resource::<Violations>()
             .init_resource::<Applied>()
+            .init_resource::<WalkBacks>()
             .add_observer(|ready: On<PathReady>, mut applied: ResMut<Applied>| {
                 applied.0.push(ready.entity);
             })
+            .init_resource::<LastFailures>()
+            .add_observer(
+                |failed: On<bevy_anyangle::plugin::PathFailed>,
+                 settings: Res<PathfindingSettings>,
+                 mut log: ResMut<LastFailures>| {
+                    log.0.insert(
+                        failed.entity,
+                        format!(
+                            "{:?} ({:?}) with {:?}",
+                            failed.status, failed.reason, settings.fallback
+                        ),
+                    );
+                },
+            )
             .add_systems(
                 Update,
                 check_applied_paths
@@ -260,6 +416,7 @@ impl Game {
             agents: Vec::new(),
             walled: EntityHashMap::default(),
             previous: EntityHashMap::default(),
+            last_paths: EntityHashMap::default(),
             clock: Instant::now(),
         };
         for _ in 0..agents {
@@ -366,47 +523,143 @@ impl Game {
                 "frame {frame}: {e} stands in a blocked cell at {p}"
             );
             let path = self.app.world().get::<NavPath>(e).unwrap();
-            if let Err(why) = step_is_visible(&nav, from, p, path) {
+            let walk_back = self.app.world().resource::<WalkBacks>().0.get(&e).copied();
+            if let Err(why) = step_is_visible(&nav, from, p, path, walk_back) {
                 let w = self.app.world();
                 panic!(
-                    "frame {frame}: {e} stepped through a wall from {from} to {p}: {why}; {:?}, replanning {}, next {} of {}",
+                    "frame {frame}: {e} stepped through a wall from {from} to {p}: {why}; {:?}, replanning {}, next {} of {:?} version {} (grid {}); a frame before: {:?}",
                     w.get::<PathStatus>(e),
                     w.get::<Replanning>(e).is_some(),
                     path.next,
-                    path.waypoints.len()
+                    path.grid_waypoints,
+                    path.grid_version,
+                    nav.version(),
+                    self.last_paths.get(&e).map(|(p, v)| (
+                        p.next,
+                        &p.grid_waypoints,
+                        p.grid_version,
+                        v
+                    ))
                 );
             }
-            if let Some(next) = path.grid_waypoints.get(path.next) {
+            self.last_paths.insert(e, (path.clone(), nav.version()));
+            if let Some(next) = path.grid_waypoints.get(path.next)
+                && !is_way_out(path)
+            {
                 // On its path (up to f32 rounding), the segment it walks
                 // is what counts.
                 let here = nav.to_grid(p);
-                let on_segment = path.next > 0 && {
-                    let before = path.grid_waypoints[path.next - 1];
+                // Walking back to the path's start: on the segment from where
+                // the path was applied.
+                let origin = self.app.world().resource::<WalkBacks>().0.get(&e).copied();
+                let on_segment = (path.next > 0 || origin.is_some()) && {
+                    let before = if path.next > 0 {
+                        path.grid_waypoints[path.next - 1]
+                    } else {
+                        origin.unwrap_or(*next)
+                    };
                     let los = |a, b| bevy_anyangle::los::line_of_sight(nav.grid(), a, b);
                     // The part ahead, between lattice points.
                     let t = param(here, before, *next);
                     grid_segment_distance(here, before, *next) < 1e-3
                         && (los(before, *next)
+                            || los(before.lerp(*next, t), *next)
                             || part_visible(nav.grid(), before, *next, t, 1.0).unwrap_or(false))
                 };
                 assert!(
                     on_segment || bevy_anyangle::los::line_of_sight(nav.grid(), here, *next),
-                    "frame {frame}: {e} at {p} heads for {next}, behind a wall; {:?} replanning {} next {} of {:?}, version {} of {}",
+                    "frame {frame}: {e} at {p} (grid {here}) heads for {next}, behind a wall; {:?} replanning {} next {} of {:?}, version {} of {}; {}",
                     self.app.world().get::<PathStatus>(e),
                     self.app.world().get::<Replanning>(e).is_some(),
                     path.next,
                     path.grid_waypoints,
                     path.grid_version,
-                    nav.version()
+                    nav.version(),
+                    blocked_at(
+                        nav.grid(),
+                        here,
+                        *next,
+                        path.grid_waypoints.get(path.next.wrapping_sub(1)).copied()
+                    )
                 );
             }
         }
     }
 }
 
-fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) {
+/// What a game run saw, for the soak's report.
+#[derive(Debug)]
+struct Figures {
+    /// Frames run with edits, then until every agent settled.
+    frames: usize,
+    settled_after: usize,
+    diagnostics: PathfindingDiagnostics,
+    /// Resident memory after warm-up and at the end, in bytes (Linux only).
+    memory: Option<(u64, u64)>,
+    wall: Duration,
+}
+
+/// The resident memory of this process in bytes, where the system says.
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// Runtime settings switched during a run, in turn (`settings` cycles
+/// through them every 500 frames; the first is the default).
+fn settings_variant(k: usize) -> PathfindingSettings {
+    let base = PathfindingSettings::default();
+    match k % 4 {
+        0 => base,
+        // A budget above what den520d's and lak303d's queries need (an
+        // agent whose way out of a wall runs out of budget stays there).
+        1 => PathfindingSettings {
+            node_budget: Some(200_000),
+            heuristic_weight: 1.2,
+            ..base
+        },
+        2 => PathfindingSettings {
+            replan_distance: 4.0,
+            max_searches_in_flight: Some(4),
+            ..base
+        },
+        _ => PathfindingSettings {
+            fallback: FallbackPolicy::Fail,
+            replan_distance: 1.0,
+            ..base
+        },
+    }
+}
+
+fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) -> Figures {
+    run_game_with(map, agents, frames, edits, seed, false)
+}
+
+/// `switch_settings`: also cycle through [`settings_variant`]s.
+fn run_game_with(
+    map: &str,
+    agents: usize,
+    frames: usize,
+    edits: usize,
+    seed: u64,
+    switch_settings: bool,
+) -> Figures {
+    let began = Instant::now();
     let mut game = Game::new(map, agents, seed);
+    let warm_up = frames / 5;
+    let mut memory_after_warm_up = None;
     for frame in 0..frames {
+        if frame == warm_up {
+            memory_after_warm_up = resident_bytes();
+        }
+        if switch_settings && frame % 500 == 250 {
+            let algorithm = game.app.world().resource::<PathfindingSettings>().algorithm;
+            *game.app.world_mut().resource_mut::<PathfindingSettings>() = PathfindingSettings {
+                algorithm,
+                ..settings_variant(frame / 500 + 1)
+            };
+        }
         // Results held back now and then: they arrive late, after agents
         // moved on.
         let hold = frame % 90 >= 70;
@@ -441,6 +694,10 @@ fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) {
                 let e = game.agents.swap_remove(i);
                 game.walled.remove(&e);
                 game.previous.remove(&e);
+                game.last_paths.remove(&e);
+                let world = game.app.world_mut();
+                world.resource_mut::<WalkBacks>().0.remove(&e);
+                world.resource_mut::<LastFailures>().0.remove(&e);
                 game.app.world_mut().despawn(e);
                 game.spawn();
             }
@@ -448,6 +705,13 @@ fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) {
         game.frame(frame, edits);
     }
     // Edits stop, results flow: everyone settles within a bounded time.
+    if switch_settings {
+        let algorithm = game.app.world().resource::<PathfindingSettings>().algorithm;
+        *game.app.world_mut().resource_mut::<PathfindingSettings>() = PathfindingSettings {
+            algorithm,
+            ..PathfindingSettings::default()
+        };
+    }
     game.app
         .world_mut()
         .resource_mut::<PathfindingSettings>()
@@ -468,10 +732,9 @@ fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) {
             break;
         }
     }
-    assert!(
-        settled.is_some(),
-        "agents did not settle after edits stopped"
-    );
+    let Some(settled) = settled else {
+        panic!("agents did not settle after edits stopped");
+    };
     let nav = game.nav().clone();
     let grid = nav.grid();
     for &e in &game.agents {
@@ -501,8 +764,18 @@ fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) {
                     "{e}: a fallback path to a reachable goal"
                 );
             }
-            other => panic!("{e} ({here}): {other:?} after the game settled"),
+            other => panic!(
+                "{e} ({here}): {other:?} after the game settled; last failure {:?}",
+                world.resource::<LastFailures>().0.get(&e)
+            ),
         }
+    }
+    Figures {
+        frames,
+        settled_after: settled - frames,
+        diagnostics: *game.app.world().resource::<PathfindingDiagnostics>(),
+        memory: memory_after_warm_up.zip(resident_bytes()),
+        wall: began.elapsed(),
     }
 }
 
@@ -514,4 +787,41 @@ fn two_thousand_agents_with_edits_every_frame_late_results_and_despawns_stay_in_
 #[test]
 fn agents_on_a_maze_with_edits_every_frame_stay_in_free_space() {
     run_game("maze512-1-0.map", 300, 400, 3, 0x5EED_0002);
+}
+
+/// The soak's short version: settings switched mid-run as well.
+#[test]
+fn settings_switched_mid_run_keep_every_agent_in_free_space() {
+    run_game_with("lak303d.map", 1000, 1100, 2, 0x5EED_0003, true);
+}
+
+/// The long soak: 5,000 agents, edits every frame for 10,000 frames (close
+/// to three minutes at 60 fps), agents despawned and spawned, algorithm and
+/// settings switched, results held back. Memory must stay flat after
+/// warm-up. Run it with `cargo test --test game -- --ignored soak
+/// --nocapture` (the test profile is optimised; `--release` works too);
+/// `docs/robustness.md` has its figures.
+#[test]
+#[ignore = "minutes long: cargo test --test game -- --ignored soak"]
+fn soak() {
+    let figures = run_game_with("den520d.map", 5000, 10_000, 2, 0x5EED_50AC, true);
+    let d = figures.diagnostics;
+    println!(
+        "soak: {} frames with edits, settled {} frames later, {:.0} s; memory after warm-up and at the end: {:?} MiB; {d:?}",
+        figures.frames,
+        figures.settled_after,
+        figures.wall.as_secs_f64(),
+        figures.memory.map(|(a, b)| (a >> 20, b >> 20)),
+    );
+    assert_eq!(d.in_flight, 0, "{d:?}");
+    if let Some((warm, end)) = figures.memory {
+        // Flat: no more than a tenth (plus allocator slack) above the
+        // level reached after warm-up.
+        assert!(
+            end <= warm + warm / 10 + (8 << 20),
+            "memory grew from {} MiB after warm-up to {} MiB",
+            warm >> 20,
+            end >> 20
+        );
+    }
 }

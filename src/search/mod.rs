@@ -47,7 +47,9 @@ use thiserror::Error;
 
 use crate::geom::polyline_length;
 use crate::grid::Grid;
-pub(crate) use endpoint::{Endpoint, nearest_valid_point};
+pub(crate) use endpoint::Endpoint;
+#[cfg(feature = "plugin")]
+pub(crate) use endpoint::nearest_valid_point;
 pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};
 
 /// Which planner to run.

@@ -51,6 +51,7 @@ use super::tasks::{
 };
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
+use crate::search::Algorithm;
 
 /// What [`edit_impact`] knows about one agent, in grid coordinates.
 pub(crate) struct EditCheck<'a> {
@@ -744,28 +745,39 @@ fn check_agent(
 }
 
 /// Gives an agent a wall was raised under (at `agent`, grid) the way out
-/// at once: a path of the nearest walkable point alone, walked to exactly,
-/// so that it does not wait in the wall for its new search (which starts
-/// with the same way out). Leaves the path alone if the grid has no
+/// at once, so that it does not wait in the wall for its new search (which
+/// starts with the same way out). Leaves the path alone if the grid has no
 /// walkable point.
 fn walk_out(nav: &NavGrid, path: &mut Mut<NavPath>, agent: DVec2) {
-    let Some(exit) = crate::search::nearest_valid_point(nav.grid(), agent, None) else {
-        return;
-    };
     let old = &**path;
-    let way_out = NavPath {
+    if let Some(way_out) = way_out(nav, agent, old.algorithm, old.goal, old.fallback) {
+        **path = way_out;
+    }
+}
+
+/// The way out of a wall for an agent at `agent` (grid): a path of the
+/// nearest walkable point alone, walked to exactly (`start_moved`); `None`
+/// if the grid has no walkable point.
+pub(crate) fn way_out(
+    nav: &NavGrid,
+    agent: DVec2,
+    algorithm: Option<Algorithm>,
+    goal: Vec2,
+    fallback: bool,
+) -> Option<NavPath> {
+    let exit = crate::search::nearest_valid_point(nav.grid(), agent, None)?;
+    Some(NavPath {
         waypoints: vec![nav.to_world(exit)],
         grid_waypoints: vec![exit],
         length: (agent.distance(exit) * f64::from(nav.transform().cell_size())) as f32,
         next: 0,
         grid_version: nav.version(),
-        algorithm: old.algorithm,
-        goal: old.goal,
-        fallback: old.fallback,
+        algorithm,
+        goal,
+        fallback,
         start_moved: true,
         cut: false,
-    };
-    **path = way_out;
+    })
 }
 
 /// Whether point `p` (grid) lies in the closed square of `rect`'s cells.

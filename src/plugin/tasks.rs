@@ -51,7 +51,7 @@ use super::edit_index::EditIndex;
 use super::nav_grid::NavGrid;
 use super::position::{PositionData, Positions, position};
 use super::queue::JobQueue;
-use super::replan::{EditCheck, cut_at_blocked_segment, edit_impact};
+use super::replan::{EditCheck, cut_at_blocked_segment, edit_impact, way_out};
 use super::settings::PathfindingSettings;
 use super::workers::{Job, Outcome, Priority, WorkerPool};
 use crate::grid::EditKind;
@@ -858,21 +858,10 @@ pub(crate) fn apply_results(
                 // the way out alone.
                 if let Some(here) = here
                     && !nav.grid().is_point_traversable(here)
-                    && let Some(exit) = crate::search::nearest_valid_point(nav.grid(), here, None)
+                    && let Some(way_out) =
+                        way_out(nav, here, Some(done.algorithm), done.goal, false)
                 {
-                    *path = NavPath {
-                        waypoints: vec![nav.to_world(exit)],
-                        grid_waypoints: vec![exit],
-                        length: (here.distance(exit) * f64::from(nav.transform().cell_size()))
-                            as f32,
-                        next: 0,
-                        grid_version: nav.version(),
-                        algorithm: Some(done.algorithm),
-                        goal: done.goal,
-                        fallback: false,
-                        start_moved: true,
-                        cut: false,
-                    };
+                    *path = way_out;
                     let margin = index_margin(nav, &settings);
                     planning.index(nav, done.entity, &path, &status, margin, Some(here));
                 } else if let Some(here) = here {

@@ -225,23 +225,7 @@ fn step_is_visible(
                     "it walked {} - {}, which is blocked (cells around: {}) (segments {:?} visible: {:?})",
                     s[0],
                     s[1],
-                    {
-                        let c = s[0].floor();
-                        (-2..=2)
-                            .map(|dy| {
-                                (-2..=2)
-                                    .map(|dx| {
-                                        if nav.grid().is_free_xy(c.x as i64 + dx, c.y as i64 + dy) {
-                                            '.'
-                                        } else {
-                                            '#'
-                                        }
-                                    })
-                                    .collect::<String>()
-                            })
-                            .collect::<Vec<_>>()
-                            .join("/")
-                    },
+                    cells_around(nav.grid(), s[0]),
                     &w[i..=j + 1],
                     w[i..=j + 1]
                         .windows(2)
@@ -281,6 +265,26 @@ fn part_visible(grid: &Grid, a: DVec2, b: DVec2, t0: f64, t1: f64) -> Option<boo
     )
 }
 
+/// The 5 x 5 cells around the one holding `p` (grid), row by row (`#`
+/// blocked), for failure reports.
+fn cells_around(grid: &Grid, p: DVec2) -> String {
+    let c = p.floor();
+    (-2..=2)
+        .map(|dy| {
+            (-2..=2)
+                .map(|dx| {
+                    if grid.is_free_xy(c.x as i64 + dx, c.y as i64 + dy) {
+                        '.'
+                    } else {
+                        '#'
+                    }
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// Where segment `a-b` first leaves free space (sampled finely), with the
 /// cells around that point, and whether the whole segment from `before`
 /// is visible: what a failure report needs.
@@ -290,26 +294,9 @@ fn blocked_at(grid: &Grid, a: DVec2, b: DVec2, before: Option<DVec2>) -> String 
     let first = (0..=steps)
         .map(|k| a.lerp(b, k as f64 / steps as f64))
         .find(|&p| !grid.is_point_traversable(p));
-    let picture = |c: DVec2| {
-        let c = c.floor();
-        (-2..=2)
-            .map(|dy| {
-                (-2..=2)
-                    .map(|dx| {
-                        if grid.is_free_xy(c.x as i64 + dx, c.y as i64 + dy) {
-                            '.'
-                        } else {
-                            '#'
-                        }
-                    })
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("/")
-    };
     format!(
         "first blocked point {first:?} (cells around: {}); whole segment from {before:?} visible: {:?}",
-        first.map_or_else(String::new, picture),
+        first.map_or_else(String::new, |p| cells_around(grid, p)),
         before.map(|w| los(w, b))
     )
 }

@@ -37,8 +37,8 @@ pub mod search;
 pub mod prelude {
     pub use crate::grid::{Grid, GridError, MapParseError, Scenario};
     pub use crate::search::{
-        Algorithm, FallbackPolicy, Path, PathKind, PlanError, PlanOptions, Planner, SearchStats,
-        plan,
+        Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, Path, PathKind, PlanError, PlanOptions,
+        Planner, SearchStats, plan,
     };
     pub use bevy_math::{DVec2, URect, UVec2};
 }

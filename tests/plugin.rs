@@ -2078,6 +2078,63 @@ fn a_raised_node_budget_replans_the_agents_that_ran_out_of_it() {
     assert_eq!(ready[0].reason, PlanReason::BudgetChanged);
 }
 
+/// With the default settings a search that would flood a huge grid stops at
+/// the default node budget: the agent stands with an empty path and a
+/// `PathFailed` event; a new grid replans it.
+#[test]
+fn the_default_node_budget_fails_a_runaway_search_and_a_new_grid_replans_it() {
+    // An open 2400 x 2400 grid with a walled box around its centre, open on
+    // the far side: A* floods most of the grid before it gets in.
+    let (size, m, k) = (2400_u32, 1200_u32, 960_u32);
+    let mut grid = Grid::new(size, size).unwrap();
+    grid.edit(|e| {
+        e.set_rect_free(URect::new(m - k, m - k, m + k, m - k + 2), false)?;
+        e.set_rect_free(URect::new(m - k, m - k, m - k + 2, m + k), false)?;
+        e.set_rect_free(URect::new(m + k - 2, m - k, m + k, m + k), false)?;
+        e.set_rect_free(URect::new(m - k, m + k - 2, m - 10, m + k), false)?;
+        e.set_rect_free(URect::new(m + 10, m + k - 2, m + k, m + k), false)?;
+        Ok(())
+    })
+    .unwrap();
+    let nav = NavGrid::new(grid, GridTransform::default());
+    let centre = f64::from(m) + 0.5;
+    let start = nav.to_world(DVec2::new(centre, f64::from(m - k) - 20.5));
+    let goal = nav.to_world(DVec2::splat(centre));
+    let mut app = app_with(nav);
+    assert_eq!(
+        app.world().resource::<PathfindingSettings>().node_budget,
+        Some(DEFAULT_NODE_BUDGET)
+    );
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(start),
+            PathRequest::to(goal).with_algorithm(Algorithm::AStar),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(
+        status(&app, agent),
+        PathStatus::Failed(PathFailure::BudgetExhausted {
+            expanded: DEFAULT_NODE_BUDGET
+        })
+    );
+    assert!(nav_path(&app, agent).is_empty());
+    let failed = &app.world().resource::<EventLog>().failed;
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].entity, agent);
+    // The box is gone in the new grid: the search fits in the budget.
+    app.insert_resource(NavGrid::new(
+        Grid::new(size, size).unwrap(),
+        GridTransform::default(),
+    ));
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    let ready = &app.world().resource::<EventLog>().ready;
+    assert_eq!(ready.len(), 1);
+    assert_eq!(ready[0].reason, PlanReason::GridReplaced);
+}
+
 /// An agent whose cell is blocked under it walks out even when its search
 /// fails (here: its goal is unreachable and the policy is to fail).
 #[test]

@@ -399,6 +399,71 @@ fn paths_stay_valid_after_grid_edits() {
     assert!(tally.fallback > 100 && tally.found > 5_000, "{tally:?}");
 }
 
+/// A `size` x `size` open grid with a walled box around its centre, open only
+/// on the side away from `start`: a search from below must go round the box,
+/// and A* floods most of the grid before it gets in.
+fn pocket(size: u32) -> (Grid, DVec2, DVec2) {
+    let (m, k) = (size / 2, size * 2 / 5);
+    let mut g = Grid::new(size, size).unwrap();
+    g.edit(|e| {
+        e.set_rect_free(URect::new(m - k, m - k, m + k, m - k + 2), false)?;
+        e.set_rect_free(URect::new(m - k, m - k, m - k + 2, m + k), false)?;
+        e.set_rect_free(URect::new(m + k - 2, m - k, m + k, m + k), false)?;
+        e.set_rect_free(URect::new(m - k, m + k - 2, m - 10, m + k), false)?;
+        e.set_rect_free(URect::new(m + 10, m + k - 2, m + k, m + k), false)?;
+        Ok(())
+    })
+    .unwrap();
+    let centre = f64::from(m) + 0.5;
+    let start = DVec2::new(centre, f64::from(m - k) - 20.5);
+    (g, start, DVec2::splat(centre))
+}
+
+/// The default options stop a search that would flood a huge grid after
+/// [`DEFAULT_NODE_BUDGET`] expansions, with the budget error; without a
+/// budget the same query is answered, and Anya answers it well within the
+/// budget.
+#[test]
+fn the_default_node_budget_stops_a_runaway_search() {
+    let (g, start, goal) = pocket(2400);
+    let mut planner = Planner::new();
+    let options = PlanOptions::with_algorithm(Algorithm::AStar);
+    assert_eq!(options.node_budget, Some(DEFAULT_NODE_BUDGET));
+    match planner.plan(&g, start, goal, &options) {
+        Err(PlanError::BudgetExhausted { stats }) => {
+            assert_eq!(stats.expanded, DEFAULT_NODE_BUDGET);
+        }
+        Ok(path) => panic!("the budget did not run out: {:?}", path.stats),
+        Err(e) => panic!("expected the budget to run out, got {e}"),
+    }
+    let unbounded = PlanOptions {
+        node_budget: None,
+        ..options
+    };
+    let path = planner.plan(&g, start, goal, &unbounded).unwrap();
+    assert!(
+        path.stats.expanded > DEFAULT_NODE_BUDGET,
+        "{:?}",
+        path.stats
+    );
+    assert_eq!(path.kind, PathKind::Found);
+    let anya = planner
+        .plan(
+            &g,
+            start,
+            goal,
+            &PlanOptions::with_algorithm(Algorithm::Anya),
+        )
+        .unwrap();
+    assert_eq!(anya.kind, PathKind::Found);
+    assert!(
+        anya.stats.expanded < DEFAULT_NODE_BUDGET / 10,
+        "{:?}",
+        anya.stats
+    );
+    assert!(anya.length <= path.length);
+}
+
 /// A node budget too small for the search is reported, not a wrong path.
 #[test]
 fn an_exhausted_node_budget_is_an_error() {

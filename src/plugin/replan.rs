@@ -592,7 +592,10 @@ pub(crate) fn replan_on_grid_edits(
             let wants = status.has_path()
                 || matches!(
                     *status,
-                    PathStatus::Unreachable | PathStatus::Failed(PathFailure::NoFreeCell)
+                    PathStatus::Unreachable
+                        | PathStatus::Failed(
+                            PathFailure::NoFreeCell | PathFailure::BudgetExhausted { .. }
+                        )
                 );
             if wants && !state.queued {
                 planning.request(entity, &mut state, &mut status, PlanReason::GridReplaced);

@@ -43,7 +43,7 @@ use bevy_ecs::resource::Resource;
 #[cfg(feature = "reflect")]
 use bevy_reflect::std_traits::ReflectDefault;
 
-use crate::search::{Algorithm, FallbackPolicy, PlanOptions};
+use crate::search::{Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, PlanOptions};
 
 /// Runtime settings of the pathfinding plugin. See the [module docs](self)
 /// for what changing each field does.
@@ -74,8 +74,15 @@ pub struct PathfindingSettings {
     /// late. Default: `false`.
     pub paused: bool,
     /// Node expansions allowed per search before it fails with
-    /// [`PathFailure::BudgetExhausted`](super::PathFailure::BudgetExhausted).
-    /// Default: `None` (no limit).
+    /// [`PathFailure::BudgetExhausted`](super::PathFailure::BudgetExhausted):
+    /// the agent then stands where it is with an empty [`NavPath`](super::NavPath)
+    /// and a [`PathFailed`](super::PathFailed) message and event are sent; it
+    /// plans again when its request changes, the grid is replaced, or the
+    /// budget is raised or removed. `None`: no limit. Default:
+    /// [`DEFAULT_NODE_BUDGET`](crate::search::DEFAULT_NODE_BUDGET) (one
+    /// million, about four times what the hardest query of the bundled
+    /// benchmark maps needs), so that no search ties up a search thread for
+    /// minutes on a huge open map.
     pub node_budget: Option<u64>,
     /// Heuristic weight for Lazy Theta* and A* (see
     /// [`PlanOptions::heuristic_weight`]). Default: 1.
@@ -122,7 +129,7 @@ impl Default for PathfindingSettings {
             fallback: FallbackPolicy::ClosestReachable,
             max_searches_in_flight: None,
             paused: false,
-            node_budget: None,
+            node_budget: Some(DEFAULT_NODE_BUDGET),
             heuristic_weight: 1.0,
             replan_distance: 2.0,
         }

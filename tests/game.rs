@@ -357,6 +357,10 @@ struct Game {
     /// Each agent's path and grid version at the end of the previous frame,
     /// for failure reports.
     last_paths: EntityHashMap<(NavPath, u64)>,
+    /// Each agent's last few path and status changes, for failure reports.
+    history: EntityHashMap<std::collections::VecDeque<String>>,
+    /// Every cell edit: frame, grid version after it, cell, freed.
+    edits: Vec<(usize, u64, UVec2, bool)>,
     /// When the current frame started.
     clock: Instant,
 }
@@ -404,6 +408,8 @@ impl Game {
             walled: EntityHashMap::default(),
             previous: EntityHashMap::default(),
             last_paths: EntityHashMap::default(),
+            history: EntityHashMap::default(),
+            edits: Vec::new(),
             clock: Instant::now(),
         };
         for _ in 0..agents {
@@ -455,6 +461,8 @@ impl Game {
             .resource_mut::<NavGrid>()
             .set_cell_free(cell, free)
             .unwrap();
+        let version = self.nav().version();
+        self.edits.push((frame, version, cell, free));
         if !free {
             let nav = self.nav();
             let caught: Vec<Entity> = self
@@ -529,6 +537,7 @@ impl Game {
                     ))
                 );
             }
+            note(&mut self.history, self.app.world(), frame, e, p);
             self.last_paths.insert(e, (path.clone(), nav.version()));
             if let Some(next) = path.grid_waypoints.get(path.next)
                 && !is_way_out(path)
@@ -555,7 +564,7 @@ impl Game {
                 };
                 assert!(
                     on_segment || bevy_anyangle::los::line_of_sight(nav.grid(), here, *next),
-                    "frame {frame}: {e} at {p} (grid {here}) heads for {next}, behind a wall; {:?} replanning {} next {} of {:?}, version {} of {}; {}",
+                    "frame {frame}: {e} at {p} (grid {here}) heads for {next}, behind a wall; {:?} replanning {} next {} of {:?}, version {} of {}; {}{}",
                     self.app.world().get::<PathStatus>(e),
                     self.app.world().get::<Replanning>(e).is_some(),
                     path.next,
@@ -567,11 +576,70 @@ impl Game {
                         here,
                         *next,
                         path.grid_waypoints.get(path.next.wrapping_sub(1)).copied()
-                    )
+                    ),
+                    story(&self.history, &self.edits, e, path),
                 );
             }
         }
     }
+}
+
+/// Records what changed about agent `e` this frame (path, progress, status,
+/// replanning), keeping its last 16 changes.
+fn note(
+    history: &mut EntityHashMap<std::collections::VecDeque<String>>,
+    world: &World,
+    frame: usize,
+    e: Entity,
+    p: Vec2,
+) {
+    let path = world.get::<NavPath>(e).unwrap();
+    let line = format!(
+        "{:?} replanning {} next {} of {:?} version {} cut {}",
+        world.get::<PathStatus>(e).unwrap(),
+        world.get::<Replanning>(e).is_some(),
+        path.next,
+        path.grid_waypoints,
+        path.grid_version,
+        path.cut,
+    );
+    let lines = history.entry(e).or_default();
+    if lines.back().is_none_or(|l| !l.ends_with(&line)) {
+        lines.push_back(format!("frame {frame} at {p}: {line}"));
+        if lines.len() > 16 {
+            lines.pop_front();
+        }
+    }
+}
+
+/// An agent's recent history and the edits near the segment it heads for
+/// since its path was applied, for failure reports.
+fn story(
+    history: &EntityHashMap<std::collections::VecDeque<String>>,
+    edits: &[(usize, u64, UVec2, bool)],
+    e: Entity,
+    path: &NavPath,
+) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("\nhistory:\n");
+    for line in history.get(&e).into_iter().flatten() {
+        let _ = writeln!(out, "  {line}");
+    }
+    let next = path.next.min(path.grid_waypoints.len().saturating_sub(1));
+    let a = path.grid_waypoints[next.saturating_sub(1)];
+    let b = path.grid_waypoints[next];
+    let (lo, hi) = (a.min(b) - 2.0, a.max(b) + 2.0);
+    out += "edits near the segment ahead (from 40 versions before its version):\n";
+    for &(frame, version, cell, free) in edits {
+        let c = cell.as_dvec2();
+        if version + 40 > path.grid_version && c.cmpge(lo).all() && c.cmple(hi).all() {
+            let _ = writeln!(
+                out,
+                "  frame {frame} version {version} cell {cell} free {free}"
+            );
+        }
+    }
+    out
 }
 
 /// What a game run saw, for the soak's report.
@@ -682,6 +750,7 @@ fn run_game_with(
                 game.walled.remove(&e);
                 game.previous.remove(&e);
                 game.last_paths.remove(&e);
+                game.history.remove(&e);
                 let world = game.app.world_mut();
                 world.resource_mut::<WalkBacks>().0.remove(&e);
                 world.resource_mut::<LastFailures>().0.remove(&e);
@@ -734,21 +803,36 @@ fn run_game_with(
         };
         let here = nav.to_grid(game.position(e));
         let goal_grid = nav.to_grid(goal);
-        let same = |a: DVec2, b: DVec2| {
-            let cell = |p: DVec2| (p.x.floor() as i64, p.y.floor() as i64);
-            let (ca, cb) = (cell(a), cell(b));
-            grid.region(ca.0, ca.1).is_some() && grid.region(ca.0, ca.1) == grid.region(cb.0, cb.1)
-        };
         match status {
             // (Each frame checked the path as it was walked.)
             PathStatus::Ready => assert_eq!(path.end(), Some(goal), "{e}: {path:?}"),
+            // The goal must be out of reach from the region the path ends
+            // in, as the planner sees it on the final grid. That region is
+            // read inside the last segment: the end itself (and an agent
+            // that arrived within its arrive radius) may sit on a vertex
+            // touching the goal's region diagonally, a double corner that
+            // belongs to its south-east cell.
             PathStatus::Fallback => {
+                let w = &path.grid_waypoints;
+                let inside = match w.len() {
+                    0 => here,
+                    1 => w[0],
+                    n => w[n - 2].lerp(w[n - 1], 0.5),
+                };
+                let truth = plan(
+                    grid,
+                    inside,
+                    goal_grid,
+                    &PlanOptions {
+                        fallback: FallbackPolicy::Fail,
+                        ..PlanOptions::with_algorithm(Algorithm::Anya)
+                    },
+                );
                 assert!(
-                    !same(
-                        path.grid_waypoints[path.grid_waypoints.len() - 1],
-                        goal_grid
-                    ),
-                    "{e}: a fallback path to a reachable goal"
+                    matches!(truth, Err(PlanError::Unreachable { .. })),
+                    "{e}: a fallback path to a reachable goal {goal_grid}: from {inside} the planner says {:?}{}",
+                    truth.map(|p| (p.kind, p.length)),
+                    story(&game.history, &[], e, path)
                 );
             }
             other => panic!(

@@ -76,13 +76,13 @@ pub struct PathfindingSettings {
     /// Node expansions allowed per search before it fails with
     /// [`PathFailure::BudgetExhausted`](super::PathFailure::BudgetExhausted):
     /// the agent then stands where it is with an empty [`NavPath`](super::NavPath)
-    /// and a [`PathFailed`](super::PathFailed) message and event are sent; it
+    /// (an agent in a wall still gets its way out) and a
+    /// [`PathFailed`](super::PathFailed) message and event are sent; it
     /// plans again when its request changes, the grid is replaced, or the
     /// budget is raised or removed. `None`: no limit. Default:
-    /// [`DEFAULT_NODE_BUDGET`](crate::search::DEFAULT_NODE_BUDGET) (one
-    /// million, about four times what the hardest query of the bundled
-    /// benchmark maps needs), so that no search ties up a search thread for
-    /// minutes on a huge open map.
+    /// [`DEFAULT_NODE_BUDGET`] (one million, about four times what the
+    /// hardest query of the bundled benchmark maps needs), so that no search
+    /// ties up a search thread for minutes on a huge open map.
     pub node_budget: Option<u64>,
     /// Heuristic weight for Lazy Theta* and A* (see
     /// [`PlanOptions::heuristic_weight`]). Default: 1.

@@ -131,6 +131,16 @@ fn min_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
     }
 }
 
+/// A turn at corner `v` found while expanding a node, made once the
+/// expansion is done (see [`Anya::eager`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Turn {
+    v: [i64; 2],
+    root: u32,
+    r: DVec2,
+    g: f64,
+}
+
 /// One query's search: the grid, the goal, and the scratch memory.
 pub(super) struct Anya<'a> {
     /// The grid searched.
@@ -147,6 +157,14 @@ pub(super) struct Anya<'a> {
     pub scratch: &'a mut Scratch,
     /// Counters of the query.
     pub stats: &'a mut SearchStats,
+    /// Whether the pieces being emitted turn at once: a node's projected
+    /// pieces (and its flat continuation) hand their corners to
+    /// [`Scratch::turns`], and the new roots' successors are made in the same
+    /// expansion, as the paper's non-observable successors are, instead of
+    /// queueing the piece only to turn when it is popped. The new roots'
+    /// own pieces turn when they are popped (`false`), so one expansion
+    /// goes one turn deep.
+    pub eager: bool,
 }
 
 impl Anya<'_> {
@@ -584,6 +602,35 @@ impl Anya<'_> {
         if !(onward || turn_a || turn_b) {
             return; // cul-de-sac
         }
+        if self.eager {
+            if turn_a && let Ep::Int(k) = a {
+                self.scratch.turns.push(Turn {
+                    v: [k, ny],
+                    root,
+                    r,
+                    g,
+                });
+            }
+            if turn_b
+                && a != b
+                && let Ep::Int(k) = b
+            {
+                self.scratch.turns.push(Turn {
+                    v: [k, ny],
+                    root,
+                    r,
+                    g,
+                });
+            }
+            if !onward {
+                return;
+            }
+        }
+        let (turn_a, turn_b) = if self.eager {
+            (false, false)
+        } else {
+            (turn_a, turn_b)
+        };
         self.scratch.succ.push(Node {
             root,
             r,
@@ -640,7 +687,15 @@ impl Anya<'_> {
         if !turn {
             return;
         }
-        let (turn_a, turn_b) = if dir > 0 {
+        let (turn_a, turn_b) = if self.eager {
+            self.scratch.turns.push(Turn {
+                v: [end, y],
+                root,
+                r,
+                g,
+            });
+            (false, false)
+        } else if dir > 0 {
             (false, true)
         } else {
             (true, false)
@@ -677,6 +732,7 @@ impl Anya<'_> {
         if !n.onward {
             return;
         }
+        self.eager = true;
         match n.kind {
             Kind::Flat { dir } => {
                 let far = if dir > 0 { n.b } else { n.a };
@@ -687,6 +743,13 @@ impl Anya<'_> {
             Kind::Cone { dir } => self.project(n, dir),
             Kind::Goal => {}
         }
+        self.eager = false;
+        let turns = core::mem::take(&mut self.scratch.turns);
+        for t in &turns {
+            self.turn(t.v, t.root, t.r, t.g);
+        }
+        self.scratch.turns = turns;
+        self.scratch.turns.clear();
     }
 
     /// Observable successors of a cone node: its interval projected onto the

@@ -382,7 +382,14 @@ fn roots_and_paths_on_the_map_border() {
         (0.0, 3.0),
         (6.0, 0.0),
     );
-    assert_eq!(w, pts(&[(0.0, 3.0), (5.0, 2.0), (6.0, 0.0)]));
+    // The grid is symmetric under a half turn, which swaps the endpoints:
+    // the two shortest paths (sqrt 5 + sqrt 26 each) are mirror images, and
+    // either may be found.
+    assert!(
+        w == pts(&[(0.0, 3.0), (5.0, 2.0), (6.0, 0.0)])
+            || w == pts(&[(0.0, 3.0), (1.0, 1.0), (6.0, 0.0)]),
+        "{w:?}"
+    );
     let w = waypoints(".#\n.#\n..", (0.0, 0.0), (2.0, 3.0));
     assert_eq!(w, pts(&[(0.0, 0.0), (1.0, 2.0), (2.0, 3.0)]));
 }

@@ -6,6 +6,8 @@
     reason = "exact coordinates are asserted on purpose"
 )]
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,7 @@ use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
 use bevy_math::{Vec2, Vec3};
 use bevy_transform::components::Transform;
+use common::generate::walled_pocket;
 
 fn map(name: &str) -> String {
     let path = format!("{}/data/maps/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -2083,23 +2086,10 @@ fn a_raised_node_budget_replans_the_agents_that_ran_out_of_it() {
 /// `PathFailed` event; a new grid replans it.
 #[test]
 fn the_default_node_budget_fails_a_runaway_search_and_a_new_grid_replans_it() {
-    // An open 2400 x 2400 grid with a walled box around its centre, open on
-    // the far side: A* floods most of the grid before it gets in.
-    let (size, m, k) = (2400_u32, 1200_u32, 960_u32);
-    let mut grid = Grid::new(size, size).unwrap();
-    grid.edit(|e| {
-        e.set_rect_free(URect::new(m - k, m - k, m + k, m - k + 2), false)?;
-        e.set_rect_free(URect::new(m - k, m - k, m - k + 2, m + k), false)?;
-        e.set_rect_free(URect::new(m + k - 2, m - k, m + k, m + k), false)?;
-        e.set_rect_free(URect::new(m - k, m + k - 2, m - 10, m + k), false)?;
-        e.set_rect_free(URect::new(m + 10, m + k - 2, m + k, m + k), false)?;
-        Ok(())
-    })
-    .unwrap();
+    let (grid, start, goal) = walled_pocket(2400);
+    let size = grid.width();
     let nav = NavGrid::new(grid, GridTransform::default());
-    let centre = f64::from(m) + 0.5;
-    let start = nav.to_world(DVec2::new(centre, f64::from(m - k) - 20.5));
-    let goal = nav.to_world(DVec2::splat(centre));
+    let (start, goal) = (nav.to_world(start), nav.to_world(goal));
     let mut app = app_with(nav);
     assert_eq!(
         app.world().resource::<PathfindingSettings>().node_budget,

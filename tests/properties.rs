@@ -16,6 +16,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use bevy_anyangle::prelude::*;
+use common::generate::walled_pocket;
 use common::harness::{Optimality, Spec, Tally, check_queries, check_query};
 use common::strategies::{GridCase, Mix, cells, check, edits, grids, on_grid, queries, several};
 use common::{Expect, Reference};
@@ -399,33 +400,13 @@ fn paths_stay_valid_after_grid_edits() {
     assert!(tally.fallback > 100 && tally.found > 5_000, "{tally:?}");
 }
 
-/// A `size` x `size` open grid with a walled box around its centre, open only
-/// on the side away from `start`: a search from below must go round the box,
-/// and A* floods most of the grid before it gets in.
-fn pocket(size: u32) -> (Grid, DVec2, DVec2) {
-    let (m, k) = (size / 2, size * 2 / 5);
-    let mut g = Grid::new(size, size).unwrap();
-    g.edit(|e| {
-        e.set_rect_free(URect::new(m - k, m - k, m + k, m - k + 2), false)?;
-        e.set_rect_free(URect::new(m - k, m - k, m - k + 2, m + k), false)?;
-        e.set_rect_free(URect::new(m + k - 2, m - k, m + k, m + k), false)?;
-        e.set_rect_free(URect::new(m - k, m + k - 2, m - 10, m + k), false)?;
-        e.set_rect_free(URect::new(m + 10, m + k - 2, m + k, m + k), false)?;
-        Ok(())
-    })
-    .unwrap();
-    let centre = f64::from(m) + 0.5;
-    let start = DVec2::new(centre, f64::from(m - k) - 20.5);
-    (g, start, DVec2::splat(centre))
-}
-
 /// The default options stop a search that would flood a huge grid after
 /// [`DEFAULT_NODE_BUDGET`] expansions, with the budget error; without a
 /// budget the same query is answered, and Anya answers it well within the
 /// budget.
 #[test]
 fn the_default_node_budget_stops_a_runaway_search() {
-    let (g, start, goal) = pocket(2400);
+    let (g, start, goal) = walled_pocket(2400);
     let mut planner = Planner::new();
     let options = PlanOptions::with_algorithm(Algorithm::AStar);
     assert_eq!(options.node_budget, Some(DEFAULT_NODE_BUDGET));

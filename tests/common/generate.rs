@@ -370,3 +370,25 @@ pub fn query(rng: &mut Rng, reference: &Reference, mix: QueryMix) -> Query {
         goal: signed_zero(rng, goal),
     }
 }
+
+/// A `size` x `size` open grid with a walled box around its centre, open only
+/// on the side away from the returned start (grid coordinates, with the
+/// goal at the centre): a search from there must go round the box, and A*
+/// floods most of the grid before it gets in (more than a million
+/// expansions at `size` 2400).
+pub fn walled_pocket(size: u32) -> (Grid, DVec2, DVec2) {
+    let (m, k) = (size / 2, size * 2 / 5);
+    let mut g = Grid::new(size, size).unwrap();
+    g.edit(|e| {
+        e.set_rect_free(URect::new(m - k, m - k, m + k, m - k + 2), false)?;
+        e.set_rect_free(URect::new(m - k, m - k, m - k + 2, m + k), false)?;
+        e.set_rect_free(URect::new(m + k - 2, m - k, m + k, m + k), false)?;
+        e.set_rect_free(URect::new(m - k, m + k - 2, m - 10, m + k), false)?;
+        e.set_rect_free(URect::new(m + 10, m + k - 2, m + k, m + k), false)?;
+        Ok(())
+    })
+    .unwrap();
+    let centre = f64::from(m) + 0.5;
+    let start = DVec2::new(centre, f64::from(m - k) - 20.5);
+    (g, start, DVec2::splat(centre))
+}

@@ -744,11 +744,11 @@ impl Anya<'_> {
             Kind::Goal => {}
         }
         self.eager = false;
-        let turns = core::mem::take(&mut self.scratch.turns);
-        for t in &turns {
+        // (Turning now, not eagerly, adds nothing to `turns`.)
+        for i in 0..self.scratch.turns.len() {
+            let t = self.scratch.turns[i];
             self.turn(t.v, t.root, t.r, t.g);
         }
-        self.scratch.turns = turns;
         self.scratch.turns.clear();
     }
 

@@ -5,6 +5,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`grid`] | the bit-packed [`Grid`](grid::Grid), Moving AI parsers, regions, edits |
+//! | [`clearance`] | eroded grids: where an agent of a given radius fits |
 //! | [`geom`] | exact orientation predicates |
 //! | [`los`] | line of sight, exactly as `SPEC.md` defines it |
 //! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors, search traces |
@@ -26,6 +27,7 @@
 //! | `debug-gizmos` | no | `plugin::debug`: walls, paths, goals, recent edits and search traces drawn with Bevy's gizmos (`bevy_gizmos` and the crates it needs) |
 //! | `visual` | no | the `playground` example only (the full `bevy` crate; build it with `--ignore-rust-version`) |
 
+pub mod clearance;
 pub mod geom;
 pub mod grid;
 pub mod los;
@@ -35,6 +37,7 @@ pub mod search;
 
 /// The most used types, for a glob import.
 pub mod prelude {
+    pub use crate::clearance::{Clearance, ErodedGrid};
     pub use crate::grid::{Grid, GridError, MapParseError, Scenario};
     pub use crate::search::{
         Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, Path, PathKind, PlanError, PlanOptions,

@@ -90,6 +90,13 @@ impl BitPlane {
         Self::all_free_slow(self.words.line(line), w0, w1, low, high)
     }
 
+    /// The words of line `l` (`0..lines`), to overwrite; keep the padding
+    /// bits 0.
+    #[inline]
+    pub(crate) fn line_mut(&mut self, l: u32) -> &mut [u64] {
+        self.words.line_mut(l as usize + 1)
+    }
+
     /// `u64` words per line.
     #[inline]
     pub(crate) fn stride(&self) -> usize {

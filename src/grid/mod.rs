@@ -242,7 +242,7 @@ impl Grid {
     /// A grid of version 0 whose free cells are `rows` (`height` lines of
     /// `width` cells, a size [`check_dimensions`] accepts); derives everything
     /// else.
-    fn from_rows(width: u32, height: u32, rows: BitPlane) -> Self {
+    pub(crate) fn from_rows(width: u32, height: u32, rows: BitPlane) -> Self {
         let mut cols = BitPlane::new(width, height);
         cols.fill_transposed(&rows, width, height);
         let regions = Regions::build(&rows, width, height);

@@ -1,0 +1,205 @@
+//! Agents with a radius: paths planned on eroded grids, checked against the
+//! definition by brute force.
+//!
+//! Every path is validated by the independent reference of `tests/common` on
+//! the eroded grid (Anya's length against its optimum there), and then
+//! sampled densely: every sample's distance to every blocked cell of the
+//! *original* grid (and to its outside) must be at least the radius asked
+//! for.
+
+mod common;
+
+use bevy_anyangle::clearance::{Clearance, ErodedGrid, erode};
+use bevy_anyangle::prelude::*;
+use common::Reference;
+use common::generate::{Family, PointKind, Rng, grid_of, point};
+use common::harness::{Optimality, Tally, check_query};
+
+/// Radii, in cells, the runs draw from.
+const RADII: [f64; 8] = [0.2, 0.5, 1.0, 1.2, 1.5, 2.2, 3.0, 4.5];
+/// Samples per cell of path length.
+const SAMPLES_PER_CELL: f64 = 64.0;
+
+/// Distance from `p` to the closed unit square of cell `(x, y)`.
+fn to_cell(p: DVec2, x: i64, y: i64) -> f64 {
+    let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+    let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+    dx.hypot(dy)
+}
+
+/// Distance from `p` (inside the grid) to the nearest blocked cell or the
+/// grid's outside, looking `within` cells around it (`f64::INFINITY` if
+/// nothing is that close).
+fn clearance_at(grid: &Grid, p: DVec2, within: i64) -> f64 {
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    let mut best = p.x.min(w - p.x).min(p.y).min(h - p.y);
+    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    for y in cy - within..=cy + within {
+        for x in cx - within..=cx + within {
+            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                best = best.min(to_cell(p, x, y));
+            }
+        }
+    }
+    best
+}
+
+/// The smallest clearance along `path`, sampled.
+fn path_clearance(grid: &Grid, path: &Path, within: i64) -> (f64, DVec2) {
+    let mut worst = (f64::INFINITY, path.start());
+    for pair in path.waypoints.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let steps = ((a.distance(b) * SAMPLES_PER_CELL).ceil() as usize).max(1);
+        for i in 0..=steps {
+            let p = a.lerp(b, i as f64 / steps as f64);
+            let c = clearance_at(grid, p, within);
+            if c < worst.0 {
+                worst = (c, p);
+            }
+        }
+    }
+    if path.waypoints.len() == 1 {
+        worst = (clearance_at(grid, path.start(), within), path.start());
+    }
+    worst
+}
+
+#[test]
+fn paths_on_eroded_grids_keep_the_radius_from_every_obstacle() {
+    let mut rng = Rng::new(0xc1ea_5a9c);
+    let mut tally = Tally::default();
+    let mut planner = Planner::new();
+    let mut paths = 0;
+    let mut moved = 0;
+    for case in 0..400 {
+        let family = Family::ALL[case % Family::ALL.len()];
+        let (w, h) = (rng.range(6, 40), rng.range(6, 40));
+        let generated = grid_of(&mut rng, family, w, h);
+        let radius = *rng.pick(&RADII);
+        let clearance = Clearance::from_radius(radius).unwrap();
+        let eroded = erode(&generated.grid, clearance);
+        let reference = Reference::new(&eroded);
+        if eroded.free_count() == 0 {
+            continue;
+        }
+        for _ in 0..4 {
+            let kind = *rng.pick(&[PointKind::Centre, PointKind::Float, PointKind::Half]);
+            let (start, goal) = (point(&mut rng, kind, w, h), point(&mut rng, kind, w, h));
+            for (algorithm, optimality) in [
+                (Algorithm::Anya, Optimality::Optimum),
+                (Algorithm::LazyTheta, Optimality::AtLeastOptimum),
+                (Algorithm::AStar, Optimality::GridOptimum),
+            ] {
+                let options = PlanOptions::with_algorithm(algorithm);
+                let result = planner.plan(&eroded, start, goal, &options);
+                let context = || {
+                    format!(
+                        "{family:?} {w}x{h}, radius {radius}, {algorithm} from {start} to {goal}\n{}",
+                        generated.picture
+                    )
+                };
+                if let Err(why) = check_query(
+                    &reference,
+                    algorithm,
+                    optimality,
+                    (start, goal),
+                    &result,
+                    &mut tally,
+                ) {
+                    panic!("{why}\n{}", context());
+                }
+                let path = result.unwrap();
+                let within = i64::from(clearance.reach()) + 2;
+                let (worst, at) = path_clearance(&generated.grid, &path, within);
+                assert!(
+                    worst >= radius - 1e-9 && worst >= clearance.radius() - 1e-9,
+                    "a point of the path, {at}, is {worst} from an obstacle (radius {radius}): \
+                     {:?}\n{}",
+                    path.waypoints,
+                    context()
+                );
+                paths += 1;
+                moved += usize::from(path.start_moved_from.is_some());
+            }
+        }
+    }
+    assert!(paths > 2_000, "only {paths} paths checked");
+    assert!(moved > 200, "only {moved} moved starts");
+    assert!(tally.fallback > 50, "only {} fallbacks", tally.fallback);
+}
+
+#[test]
+fn a_start_too_close_to_a_wall_moves_off_it_and_is_reported() {
+    let grid = Grid::from_ascii(
+        "##########
+         #........#
+         #........#
+         #........#
+         #........#
+         #........#
+         ##########",
+    )
+    .unwrap();
+    let eroded = ErodedGrid::new(&grid, Clearance::from_radius(1.0).unwrap());
+    // Free on the eroded grid: cells 2..=7 x 2..=4.
+    let start = DVec2::new(1.2, 1.3);
+    let path = plan(
+        eroded.grid(),
+        start,
+        DVec2::new(8.5, 5.5),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(path.start_moved_from, Some(start));
+    assert_eq!(path.start(), DVec2::new(2.0, 2.0));
+    assert!(path.is_fallback(), "the goal is too close to the wall too");
+    assert_eq!(path.end(), DVec2::new(8.0, 5.0));
+    assert_eq!(
+        path.waypoints.len(),
+        2,
+        "one straight line: {:?}",
+        path.waypoints
+    );
+}
+
+#[test]
+fn eroded_grids_follow_edits_and_paths_on_them_stay_clear() {
+    let mut rng = Rng::new(77);
+    for case in 0..30 {
+        let (w, h) = (rng.range(12, 48), rng.range(12, 48));
+        let mut grid = grid_of(&mut rng, Family::Random, w, h).grid;
+        let radius = *rng.pick(&RADII);
+        let clearance = Clearance::from_radius(radius).unwrap();
+        let mut eroded = ErodedGrid::new(&grid, clearance);
+        for step in 0..40 {
+            let (x, y) = (rng.below(w as u64) as u32, rng.below(h as u64) as u32);
+            let rect = URect::new(x, y, (x + 3).min(w as u32), (y + 2).min(h as u32));
+            let free = rng.chance(0.5);
+            grid.edit(|e| e.set_rect_free(rect, free)).unwrap();
+            if step % 3 == 0 {
+                eroded.sync(&grid);
+            } else {
+                eroded.update(&grid, [rect]);
+            }
+            assert_eq!(
+                eroded.grid(),
+                &erode(&grid, clearance),
+                "case {case} step {step}"
+            );
+            let (s, t) = (
+                point(&mut rng, PointKind::Float, w, h),
+                point(&mut rng, PointKind::Float, w, h),
+            );
+            let Ok(path) = plan(eroded.grid(), s, t, &PlanOptions::default()) else {
+                assert_eq!(eroded.grid().free_count(), 0);
+                continue;
+            };
+            let within = i64::from(clearance.reach()) + 2;
+            let (worst, at) = path_clearance(&grid, &path, within);
+            assert!(
+                worst >= radius - 1e-9,
+                "case {case} step {step}: {at} is {worst} from a wall"
+            );
+        }
+    }
+}

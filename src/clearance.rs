@@ -79,8 +79,14 @@
 //! assert!(path.waypoints.iter().all(|p| p.x >= 1.0 && p.x <= 6.0));
 //! ```
 
+use std::sync::Arc;
+
 use crate::grid::{Grid, GridEdit};
-use bevy_math::URect;
+use crate::los::line_of_sight;
+use crate::search::{
+    Endpoint, Path, PlanError, PlanOptions, Planner, nearest_valid_point, owned_point,
+};
+use bevy_math::{DVec2, URect};
 use thiserror::Error;
 
 /// The largest agent radius, in cells, that [`Clearance::from_radius`]
@@ -252,6 +258,142 @@ pub fn erode(base: &Grid, clearance: Clearance) -> Grid {
     Grid::from_rows(base.width(), base.height(), rows)
 }
 
+/// How far, in cells, [`start_point`] looks for a place where the agent fits.
+pub const MAX_EXIT_DISTANCE: u32 = 256;
+
+/// Where the path of an agent standing at `p` starts on `eroded`, the
+/// eroded grid of `base` for its clearance:
+///
+/// - `p` itself where the agent fits (a valid start on `eroded`), or where
+///   `p` is not finite (the planner reports that);
+/// - where it does not fit but stands in free space on `base`: the nearest
+///   point where it fits that it can walk to in a straight line on `base`
+///   (so it never crosses a wall to get there), within
+///   [`MAX_EXIT_DISTANCE`] cells;
+/// - inside a blocked cell of `base` or off the grid: the nearest point
+///   where it fits, as a point agent in a wall walks straight out;
+/// - `None` if it stands in free space and no point where it fits is in
+///   sight (a corridor narrower than the agent, closed at both ends for it).
+///
+/// An `eroded` grid without a free cell gives `Some(p)`: the planner reports
+/// [`PlanError::NoFreeCell`].
+#[must_use]
+pub fn start_point(base: &Grid, eroded: &Grid, p: DVec2) -> Option<DVec2> {
+    if !p.is_finite() || Endpoint::resolve(eroded, p).is_some() || eroded.free_count() == 0 {
+        return Some(p);
+    }
+    if !base.is_point_traversable(p) {
+        return nearest_valid_point(eroded, p, None);
+    }
+    let (w, h) = (i64::from(eroded.width()), i64::from(eroded.height()));
+    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    let mut best: Option<(f64, DVec2)> = None;
+    let consider = |x: i64, y: i64, best: &mut Option<(f64, DVec2)>| {
+        if !eroded.is_free_xy(x, y) {
+            return;
+        }
+        let clamped = p.clamp(
+            DVec2::new(x as f64, y as f64),
+            DVec2::new((x + 1) as f64, (y + 1) as f64),
+        );
+        let q = owned_point(eroded, [x, y], clamped);
+        let d = q.distance(p);
+        if best.is_none_or(|(bd, _)| d < bd) && line_of_sight(base, p, q) {
+            *best = Some((d, q));
+        }
+    };
+    for k in 0..=i64::from(MAX_EXIT_DISTANCE) {
+        // Cells of ring k are at least k - 1 away.
+        if best.is_some_and(|(d, _)| (k - 1) as f64 >= d)
+            || (cx - k < 0 && cy - k < 0 && cx + k >= w && cy + k >= h)
+        {
+            break;
+        }
+        if k == 0 {
+            consider(cx, cy, &mut best);
+            continue;
+        }
+        for x in cx - k..=cx + k {
+            consider(x, cy - k, &mut best);
+            consider(x, cy + k, &mut best);
+        }
+        for y in cy - k + 1..cy + k {
+            consider(cx - k, y, &mut best);
+            consider(cx + k, y, &mut best);
+        }
+    }
+    best.map(|(_, q)| q)
+}
+
+/// Plans for an agent of a clearance: on `eroded`, the eroded grid of `base`
+/// for that clearance, from [`start_point`] (the path then records the
+/// requested start in [`Path::start_moved_from`], as for a start moved out
+/// of a wall).
+///
+/// # Errors
+///
+/// As [`Planner::plan`], plus [`PlanError::NoRoom`] when [`start_point`]
+/// finds no place where the agent fits.
+///
+/// ```
+/// use bevy_anyangle::clearance::{Clearance, erode, plan_with_clearance};
+/// use bevy_anyangle::prelude::*;
+///
+/// let base = Grid::from_ascii(
+///     "##########
+///      #........#
+///      #........#
+///      #........#
+///      #........#
+///      ##########",
+/// )
+/// .unwrap();
+/// let eroded = erode(&base, Clearance::from_radius(0.5).unwrap());
+/// let start = DVec2::new(1.5, 1.5); // too close to the wall
+/// let path = plan_with_clearance(
+///     &mut Planner::new(),
+///     &base,
+///     &eroded,
+///     start,
+///     DVec2::new(7.0, 3.5),
+///     &PlanOptions::default(),
+/// )
+/// .unwrap();
+/// assert_eq!(path.start_moved_from, Some(start));
+/// assert_eq!(path.start(), DVec2::new(2.0, 2.0));
+/// ```
+pub fn plan_with_clearance(
+    planner: &mut Planner,
+    base: &Grid,
+    eroded: &Grid,
+    start: DVec2,
+    goal: DVec2,
+    options: &PlanOptions,
+) -> Result<Path, PlanError> {
+    plan_inner(planner, base, eroded, start, goal, options, None, None)
+}
+
+/// [`plan_with_clearance`] with an optional cancel flag and trace (for the
+/// plugin's search threads).
+#[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
+pub(crate) fn plan_inner(
+    planner: &mut Planner,
+    base: &Grid,
+    eroded: &Grid,
+    start: DVec2,
+    goal: DVec2,
+    options: &PlanOptions,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+    trace: Option<&mut crate::search::SearchTrace>,
+) -> Result<Path, PlanError> {
+    let from = start_point(base, eroded, start).ok_or(PlanError::NoRoom)?;
+    let mut path = planner.plan_inner(eroded, from, goal, options, cancel, trace)?;
+    if from != start {
+        path.start_moved_from = Some(start);
+    }
+    Ok(path)
+}
+
 /// Computes eroded bit rows, reusing its buffers.
 #[derive(Clone, Debug)]
 struct Eroder {
@@ -374,9 +516,11 @@ fn erode_across(rows: &mut [u64], stride: usize, window: usize) {
 #[derive(Clone, Debug)]
 pub struct ErodedGrid {
     clearance: Clearance,
-    grid: Grid,
+    grid: Arc<Grid>,
     base_version: u64,
     eroder: Eroder,
+    /// Reused by [`ErodedGrid::update`]: runs of cells to change.
+    runs: Vec<(URect, bool)>,
 }
 
 impl ErodedGrid {
@@ -385,9 +529,10 @@ impl ErodedGrid {
     pub fn new(base: &Grid, clearance: Clearance) -> Self {
         ErodedGrid {
             clearance,
-            grid: erode(base, clearance),
+            grid: Arc::new(erode(base, clearance)),
             base_version: base.version(),
             eroder: Eroder::new(clearance),
+            runs: Vec::new(),
         }
     }
 
@@ -401,6 +546,28 @@ impl ErodedGrid {
     #[must_use]
     pub fn grid(&self) -> &Grid {
         &self.grid
+    }
+
+    /// A cheap immutable snapshot of the eroded grid, for background work:
+    /// later updates copy what they change (see [`crate::grid`]).
+    #[must_use]
+    pub fn snapshot(&self) -> Arc<Grid> {
+        Arc::clone(&self.grid)
+    }
+
+    /// The grid behind [`ErodedGrid::snapshot`].
+    pub(crate) fn snapshot_ref(&self) -> &Arc<Grid> {
+        &self.grid
+    }
+
+    /// Moves the eroded grid's logged edits into `out` (clearing its log).
+    pub(crate) fn take_edits(&mut self, out: &mut Vec<GridEdit>) {
+        let version = self.grid.version();
+        if self.grid.edits_since(0).next().is_some() {
+            let grid = Arc::make_mut(&mut self.grid);
+            out.extend(grid.edits_since(0).copied());
+            grid.clear_edits_through(version);
+        }
     }
 
     /// The version of the base grid it was last brought up to date with.
@@ -418,33 +585,42 @@ impl ErodedGrid {
     pub fn update(&mut self, base: &Grid, changed: impl IntoIterator<Item = URect>) -> bool {
         self.base_version = base.version();
         if base.size() != self.grid.size() {
-            self.grid = erode(base, self.clearance);
+            self.grid = Arc::new(erode(base, self.clearance));
             return true;
         }
         let reach = self.clearance.reach();
         let (width, height) = (base.width(), base.height());
-        let eroder = &mut self.eroder;
-        let mut any = false;
-        let applied = self.grid.edit(|editor| {
-            for rect in changed {
-                let y0 = rect.min.y.min(height).saturating_sub(reach);
-                let y1 = rect.max.y.saturating_add(reach).min(height);
-                let x0 = rect.min.x.min(width).saturating_sub(reach);
-                let x1 = rect.max.x.saturating_add(reach).min(width);
-                if y0 >= y1 || x0 >= x1 {
-                    continue;
-                }
-                eroder.rows(base, y0, y1);
-                let stride = base.rows().stride();
-                for y in y0..y1 {
-                    let at = (y - y0) as usize * stride;
-                    let new = &eroder.out[at..at + stride];
-                    any |= apply_row(editor, y, x0, x1, new)?;
-                }
+        let stride = base.rows().stride();
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.clear();
+        for rect in changed {
+            let y0 = rect.min.y.min(height).saturating_sub(reach);
+            let y1 = rect.max.y.saturating_add(reach).min(height);
+            let x0 = rect.min.x.min(width).saturating_sub(reach);
+            let x1 = rect.max.x.saturating_add(reach).min(width);
+            if y0 >= y1 || x0 >= x1 {
+                continue;
             }
-            Ok(())
-        });
-        debug_assert!(applied.is_ok(), "rectangles are clamped to the grid");
+            self.eroder.rows(base, y0, y1);
+            for y in y0..y1 {
+                let at = (y - y0) as usize * stride;
+                let new = &self.eroder.out[at..at + stride];
+                changed_runs(self.grid.row_words(i64::from(y)), new, y, x0..x1, &mut runs);
+            }
+        }
+        let any = !runs.is_empty();
+        if any {
+            // Only now, so that an update that changes nothing copies
+            // nothing a snapshot shares.
+            let applied = Arc::make_mut(&mut self.grid).edit(|editor| {
+                for &(rect, free) in &runs {
+                    editor.set_rect_free(rect, free)?;
+                }
+                Ok(())
+            });
+            debug_assert!(applied.is_ok(), "runs lie in the grid");
+        }
+        self.runs = runs;
         any
     }
 
@@ -468,40 +644,42 @@ impl ErodedGrid {
             let rects: Vec<URect> = logged.iter().map(|e| e.rect).collect();
             self.update(base, rects)
         } else {
-            self.grid = erode(base, self.clearance);
+            self.grid = Arc::new(erode(base, self.clearance));
             self.base_version = base.version();
             true
         }
     }
 }
 
-/// Sets cells `x0..x1` of eroded row `y` to the bits of `new` (the row's
-/// words); returns whether a cell changed.
-fn apply_row(
-    editor: &mut crate::grid::GridEditor<'_>,
-    y: u32,
-    x0: u32,
-    x1: u32,
+/// Appends to `runs` the runs of cells `xs` of row `y` whose bit differs
+/// between `old` and `new` (row words, bit `x + 1` is cell `x`), each with
+/// its new value.
+fn changed_runs(
+    old: &[u64],
     new: &[u64],
-) -> Result<bool, crate::grid::GridError> {
-    let old = editor.grid().row_words(i64::from(y));
+    y: u32,
+    xs: std::ops::Range<u32>,
+    runs: &mut Vec<(URect, bool)>,
+) {
     let bit = |words: &[u64], x: u32| words[(x as usize + 1) / 64] >> ((x as usize + 1) % 64) & 1;
-    // Runs of changed cells with the same new value.
-    let mut runs: Vec<(u32, u32, bool)> = Vec::new();
-    for x in x0..x1 {
+    let mut run: Option<(u32, u32, bool)> = None;
+    for x in xs {
         let b = bit(new, x);
         if b == bit(old, x) {
             continue;
         }
-        match runs.last_mut() {
+        match &mut run {
             Some((_, end, free)) if *end == x && *free == (b == 1) => *end = x + 1,
-            _ => runs.push((x, x + 1, b == 1)),
+            _ => {
+                if let Some((start, end, free)) = run.replace((x, x + 1, b == 1)) {
+                    runs.push((URect::new(start, y, end, y + 1), free));
+                }
+            }
         }
     }
-    for &(start, end, free) in &runs {
-        editor.set_rect_free(URect::new(start, y, end, y + 1), free)?;
+    if let Some((start, end, free)) = run {
+        runs.push((URect::new(start, y, end, y + 1), free));
     }
-    Ok(!runs.is_empty())
 }
 
 #[cfg(test)]

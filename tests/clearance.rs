@@ -203,3 +203,70 @@ fn eroded_grids_follow_edits_and_paths_on_them_stay_clear() {
         }
     }
 }
+
+#[test]
+fn an_agent_that_does_not_fit_starts_at_the_nearest_place_in_sight_where_it_does() {
+    let mut rng = Rng::new(0x51a7);
+    let (mut moved, mut cramped) = (0, 0);
+    for case in 0..300 {
+        let family = Family::ALL[case % Family::ALL.len()];
+        let (w, h) = (rng.range(6, 30), rng.range(6, 30));
+        let base = grid_of(&mut rng, family, w, h).grid;
+        let clearance = Clearance::from_radius(*rng.pick(&RADII)).unwrap();
+        let eroded = erode(&base, clearance);
+        if eroded.free_count() == 0 {
+            continue;
+        }
+        for _ in 0..6 {
+            let p = point(&mut rng, PointKind::Float, w, h);
+            if !base.is_point_traversable(p) || eroded.is_point_traversable(p) {
+                continue;
+            }
+            // Brute force: the clamped point of every free eroded cell that
+            // `p` sees on the base grid.
+            let mut best: Option<f64> = None;
+            for y in 0..h {
+                for x in 0..w {
+                    if !eroded.is_free_xy(x, y) {
+                        continue;
+                    }
+                    let q = p.clamp(
+                        DVec2::new(x as f64, y as f64),
+                        DVec2::new((x + 1) as f64, (y + 1) as f64),
+                    );
+                    if bevy_anyangle::los::line_of_sight(&base, p, q) {
+                        let d = q.distance(p);
+                        best = Some(best.map_or(d, |b: f64| b.min(d)));
+                    }
+                }
+            }
+            let found = bevy_anyangle::clearance::start_point(&base, &eroded, p);
+            match (found, best) {
+                (Some(q), Some(d)) => {
+                    moved += 1;
+                    assert!(
+                        bevy_anyangle::los::line_of_sight(&base, p, q),
+                        "case {case}: {p} -> {q} crosses a wall"
+                    );
+                    assert!(
+                        eroded.is_point_traversable(q),
+                        "case {case}: {q} is not free"
+                    );
+                    // (A double-corner vertex is nudged 1/1024 into its cell.)
+                    assert!(
+                        q.distance(p) <= d + 2e-3,
+                        "case {case}: {q} is not the nearest ({d})"
+                    );
+                }
+                (None, None) => cramped += 1,
+                (found, best) => {
+                    panic!("case {case} at {p}: found {found:?}, brute force {best:?}")
+                }
+            }
+        }
+    }
+    assert!(
+        moved > 100 && cramped > 5,
+        "moved {moved}, cramped {cramped}"
+    );
+}

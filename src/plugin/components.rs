@@ -94,7 +94,14 @@ pub enum PathGoal {
 /// copying its prey's position into [`PathGoal::Point`]) cancels its search
 /// every frame and may never get a path: give it
 /// [`PathRequest::follow`] (a [`PathGoal::Entity`]) instead, which keeps the
-/// path and replans only when the target moves away from its end. Removing it cancels the search; a finished plan (path and
+/// path and replans only when the target moves away from its end.
+///
+/// An agent wider than a point gives its [`PathRequest::radius`]: it then
+/// plans on the grid eroded for that radius (see [`crate::clearance`]), so
+/// every point of its path keeps at least that distance from every wall.
+/// Changing the radius plans again as a new goal does.
+///
+/// Removing it cancels the search; a finished plan (path and
 /// status) stays in place, while an agent still waiting for one ends with
 /// status [`PathFailure::RequestRemoved`] and an empty path (no event).
 ///
@@ -125,6 +132,13 @@ pub struct PathRequest {
     /// This agent's planner; `None` uses
     /// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm).
     pub algorithm: Option<Algorithm>,
+    /// The agent's radius in world units; 0 (the default) is a point. Its
+    /// path keeps at least this distance from every blocked cell and from
+    /// the grid's edge (see [`crate::clearance`] for what fits where). A
+    /// radius that is negative, not finite, or above
+    /// [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells fails the request
+    /// with [`PathFailure::BadRadius`].
+    pub radius: f32,
 }
 
 impl PathRequest {
@@ -134,6 +148,7 @@ impl PathRequest {
         PathRequest {
             goal: PathGoal::Point(goal),
             algorithm: None,
+            radius: 0.0,
         }
     }
 
@@ -144,6 +159,7 @@ impl PathRequest {
         PathRequest {
             goal: PathGoal::Entity(target),
             algorithm: None,
+            radius: 0.0,
         }
     }
 
@@ -154,6 +170,13 @@ impl PathRequest {
             algorithm: Some(algorithm),
             ..self
         }
+    }
+
+    /// This request for an agent of radius `radius` (world units, see
+    /// [`PathRequest::radius`]).
+    #[must_use]
+    pub fn with_radius(self, radius: f32) -> Self {
+        PathRequest { radius, ..self }
     }
 }
 
@@ -267,9 +290,20 @@ pub enum PathFailure {
     /// The goal entity is gone or has no position.
     #[error("the goal entity {0} is gone or has no position")]
     TargetLost(Entity),
-    /// The grid has no free cell at all.
-    #[error("the grid has no free cell")]
+    /// The grid has no free cell at all (for an agent with a radius: its
+    /// eroded grid has none, nowhere is wide enough for it).
+    #[error("the grid has no free cell (wide enough for the agent)")]
     NoFreeCell,
+    /// The agent has a [`PathRequest::radius`], stands where it does not fit
+    /// (too close to a wall), and no place where it fits is in sight (see
+    /// [`start_point`](crate::clearance::start_point)). It is planned again
+    /// when cells are freed.
+    #[error("the agent does not fit where it stands and sees no place where it does")]
+    NoRoom,
+    /// The request's [`PathRequest::radius`] is negative, not finite, or
+    /// above [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells.
+    #[error("the agent's radius is negative, not finite, or too large for the grid")]
+    BadRadius,
     /// The search expanded
     /// [`PathfindingSettings::node_budget`](super::PathfindingSettings::node_budget)
     /// nodes without finishing.

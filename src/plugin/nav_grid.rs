@@ -68,6 +68,7 @@ use bevy_ecs::resource::Resource;
 use bevy_math::{DVec2, Rect, URect, UVec2, Vec2, Vec3};
 use thiserror::Error;
 
+use crate::clearance::{Clearance, ClearanceError, ErodedGrid};
 use crate::grid::{Grid, GridEdit, GridEditor, GridError, MAX_DIMENSION, MapParseError};
 use crate::los::line_of_sight;
 
@@ -319,6 +320,54 @@ pub struct NavGrid {
     /// Edits after this version are kept however many there are (the
     /// plugin still needs them).
     keep_after: Option<u64>,
+    /// The eroded grids of the clearances agents use (see
+    /// [`NavGrid::grid_for`]).
+    views: Vec<ClearanceView>,
+    /// Clearances kept for good ([`NavGrid::keep_clearance`]).
+    pinned: Vec<Clearance>,
+}
+
+/// The eroded grid of one clearance, with its own edit log.
+#[derive(Clone, Debug)]
+struct ClearanceView {
+    eroded: ErodedGrid,
+    /// The eroded grid's edits, each tagged with the version of the
+    /// [`NavGrid`] edit that made it (not the eroded grid's own version),
+    /// oldest first; complete after `since`.
+    log: Vec<GridEdit>,
+    /// The grid's version when the view was built.
+    since: u64,
+}
+
+/// The grid an agent of one clearance plans on, and its edits (see
+/// [`NavGrid::grid_for`]).
+#[derive(Clone, Copy)]
+pub(crate) struct View<'a> {
+    /// The (eroded) grid.
+    pub(crate) grid: &'a Grid,
+    snapshot: &'a Arc<Grid>,
+    log: &'a [GridEdit],
+    /// The oldest version `edits_since` answers for.
+    floor: u64,
+    version: u64,
+}
+
+impl<'a> View<'a> {
+    /// The changes to this grid made by the edits after `version` (a
+    /// [`NavGrid::version`]), oldest first; `None` if the log no longer
+    /// reaches back that far.
+    pub(crate) fn edits_since(&self, version: u64) -> Option<&'a [GridEdit]> {
+        if version < self.floor || version > self.version {
+            return None;
+        }
+        let first = self.log.partition_point(|e| e.version <= version);
+        Some(&self.log[first..])
+    }
+
+    /// A snapshot of the grid for a background search.
+    pub(crate) fn snapshot(&self) -> Arc<Grid> {
+        Arc::clone(self.snapshot)
+    }
 }
 
 impl Clone for NavGrid {
@@ -331,6 +380,8 @@ impl Clone for NavGrid {
             log: self.log.clone(),
             log_floor: self.log_floor,
             keep_after: None,
+            views: self.views.clone(),
+            pinned: self.pinned.clone(),
         }
     }
 }
@@ -348,6 +399,8 @@ impl NavGrid {
             log: Vec::new(),
             log_floor: version,
             keep_after: None,
+            views: Vec::new(),
+            pinned: Vec::new(),
         }
     }
 
@@ -441,8 +494,19 @@ impl NavGrid {
         let result = f(grid);
         let after = grid.version();
         if after != before {
+            let first = self.log.len();
             self.log.extend(grid.edits_since(before).copied());
             grid.clear_edits_through(after);
+            let base = &*self.grid;
+            for view in &mut self.views {
+                view.eroded
+                    .update(base, self.log[first..].iter().map(|e| e.rect));
+                let from = view.log.len();
+                view.eroded.take_edits(&mut view.log);
+                for e in &mut view.log[from..] {
+                    e.version = after;
+                }
+            }
             if self.log.len() > EDIT_HISTORY {
                 // Drop the older half, but nothing the plugin still needs.
                 let mut drop = self.log.len() - EDIT_HISTORY / 2;
@@ -452,10 +516,110 @@ impl NavGrid {
                 if drop > 0 {
                     self.log_floor = self.log[drop - 1].version;
                     self.log.drain(..drop);
+                    for view in &mut self.views {
+                        let floor = self.log_floor;
+                        view.log.retain(|e| e.version > floor);
+                    }
                 }
             }
         }
         result
+    }
+
+    /// The clearance class of an agent of radius `radius` (world units) on
+    /// this grid: the radius in cells, `radius / cell_size`, classed by
+    /// [`Clearance::from_radius`].
+    ///
+    /// # Errors
+    ///
+    /// A [`ClearanceError`] for a negative or non-finite radius, or one above
+    /// [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells.
+    pub fn clearance_of(&self, radius: f32) -> Result<Clearance, ClearanceError> {
+        Clearance::from_radius(f64::from(radius) / f64::from(self.transform.cell_size))
+    }
+
+    /// The grid agents of `clearance` plan on: the grid itself for
+    /// [`Clearance::NONE`], else its eroded grid (see
+    /// [`crate::clearance`]) if one is kept: the plugin keeps one for every
+    /// clearance its agents use, from the frame an agent asks for it to the
+    /// frame the last one is gone, and [`NavGrid::keep_clearance`] keeps one
+    /// for good.
+    #[must_use]
+    pub fn grid_for(&self, clearance: Clearance) -> Option<&Grid> {
+        self.view(clearance).map(|v| v.grid)
+    }
+
+    /// The clearances whose eroded grids are kept, smallest first.
+    pub fn clearances(&self) -> impl Iterator<Item = Clearance> + '_ {
+        self.views.iter().map(|v| v.eroded.clearance())
+    }
+
+    /// Builds the eroded grid of `clearance` now (if it is not kept yet), for
+    /// a game that would rather pay for it while loading than in the frame
+    /// its first agent of that size appears: eroding costs about as much as
+    /// building the grid (half a millisecond for 256 x 256 cells, tens of
+    /// milliseconds for 2048 x 2048). It is kept until the grid is replaced
+    /// (a new `NavGrid`), even with no agent using it; keeping it up to date
+    /// costs each later edit a few microseconds.
+    pub fn keep_clearance(&mut self, clearance: Clearance) {
+        if clearance.is_none() || self.pinned.contains(&clearance) {
+            return;
+        }
+        if !self.views.iter().any(|v| v.eroded.clearance() == clearance) {
+            self.add_view(clearance);
+        }
+        self.pinned.push(clearance);
+    }
+
+    /// The grid and edit log of `clearance`, if kept.
+    pub(crate) fn view(&self, clearance: Clearance) -> Option<View<'_>> {
+        if clearance.is_none() {
+            return Some(View {
+                grid: &self.grid,
+                snapshot: &self.grid,
+                log: &self.log,
+                floor: self.log_floor,
+                version: self.version(),
+            });
+        }
+        let view = self
+            .views
+            .iter()
+            .find(|v| v.eroded.clearance() == clearance)?;
+        Some(View {
+            grid: view.eroded.grid(),
+            snapshot: view.eroded.snapshot_ref(),
+            log: &view.log,
+            floor: self.log_floor.max(view.since),
+            version: self.version(),
+        })
+    }
+
+    /// Keeps exactly the eroded grids of `used` (and those kept for good),
+    /// building the missing ones.
+    pub(crate) fn keep_views(&mut self, used: impl Iterator<Item = Clearance> + Clone) {
+        let pinned = &self.pinned;
+        self.views.retain(|v| {
+            let c = v.eroded.clearance();
+            used.clone().any(|u| u == c) || pinned.contains(&c)
+        });
+        for c in used {
+            if !c.is_none() && !self.views.iter().any(|v| v.eroded.clearance() == c) {
+                self.add_view(c);
+            }
+        }
+    }
+
+    fn add_view(&mut self, clearance: Clearance) {
+        let view = ClearanceView {
+            eroded: ErodedGrid::new(&self.grid, clearance),
+            log: Vec::new(),
+            since: self.version(),
+        };
+        let at = self
+            .views
+            .partition_point(|v| v.eroded.clearance() < clearance);
+        self.views.insert(at, view);
     }
 
     /// Sets one cell free or blocked; returns whether it changed.

@@ -49,6 +49,7 @@ use super::settings::PathfindingSettings;
 use super::tasks::{
     FollowsTarget, PathfindingDiagnostics, PlanState, Planning, fail, index_margin, reindex_all,
 };
+use crate::clearance::Clearance;
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 use crate::search::Algorithm;
@@ -201,7 +202,8 @@ fn squeezes(grid: &Grid, c: DVec2, v: DVec2, b: DVec2) -> bool {
     }
 }
 
-/// Cuts `path` short before the first segment ahead that `edits` blocked,
+/// Cuts `path` short before the first segment ahead that `edits` (changes
+/// of `grid`, the grid the agent plans on) blocked,
 /// so that a follower stops at the last waypoint it can still reach (or
 /// where it stands, if its own segment is blocked) instead of walking into
 /// the wall while its new plan is computed.
@@ -209,12 +211,13 @@ fn squeezes(grid: &Grid, c: DVec2, v: DVec2, b: DVec2) -> bool {
 /// blocked; returns whether it cut.
 pub(crate) fn cut_at_blocked_segment(
     nav: &NavGrid,
+    grid: &Grid,
     edits: &[GridEdit],
     path: &mut Mut<NavPath>,
     agent: DVec2,
 ) -> bool {
-    let (from, behind, ahead) = remaining(path, agent, nav.grid());
-    let Some(i) = first_blocked_segment(nav.grid(), edits, from, behind, ahead) else {
+    let (from, behind, ahead) = remaining(path, agent, grid);
+    let Some(i) = first_blocked_segment(grid, edits, from, behind, ahead) else {
         return false;
     };
     let path = &mut **path;
@@ -392,7 +395,7 @@ pub(crate) fn replan_changed_requests(
     for (entity, request, mut state, mut status, mut path, follows, pos) in &mut agents {
         match state.request.replace(*request) {
             Some(old) if old == *request => continue,
-            Some(old) if old.goal == request.goal => {
+            Some(old) if old.goal == request.goal && old.radius == request.radius => {
                 let before = old.algorithm.unwrap_or(default);
                 let after = request.algorithm.unwrap_or(default);
                 if before != after && algorithm_switch(&state, &status, &path) {
@@ -450,7 +453,8 @@ fn start_request(
     if let Some(nav) = nav
         && let Some(here) = position(pos, nav.transform().plane())
     {
-        planning.index_waiting(nav, entity, nav.to_grid(here));
+        let clearance = nav.clearance_of(request.radius).unwrap_or_default();
+        planning.index_waiting(nav, entity, nav.to_grid(here), clearance);
     }
     // The old path is gone: the agent has nothing to follow, and any
     // plan asked for before is moot.
@@ -568,8 +572,9 @@ pub(crate) fn replan_on_grid_edits(
         return;
     }
     let settings = settings.as_deref().copied().unwrap_or_default();
+    let since = planning.seen_version;
     let edits = if nav.layout_id() == planning.seen_layout {
-        nav.edits_since(planning.seen_version)
+        nav.edits_since(since)
     } else {
         None
     };
@@ -584,9 +589,9 @@ pub(crate) fn replan_on_grid_edits(
             planning,
             &nav,
             margin,
-            agents
-                .iter()
-                .map(|(e, _, status, path, pos)| (e, path, status, position(pos, plane))),
+            agents.iter().map(|(e, state, status, path, pos)| {
+                (e, path, status, position(pos, plane), state.clearance())
+            }),
         );
         for (entity, mut state, mut status, _, _) in &mut agents {
             let wants = status.has_path()
@@ -594,7 +599,9 @@ pub(crate) fn replan_on_grid_edits(
                     *status,
                     PathStatus::Unreachable
                         | PathStatus::Failed(
-                            PathFailure::NoFreeCell | PathFailure::BudgetExhausted { .. }
+                            PathFailure::NoFreeCell
+                                | PathFailure::NoRoom
+                                | PathFailure::BudgetExhausted { .. }
                         )
                 );
             if wants && !state.queued {
@@ -636,22 +643,44 @@ pub(crate) fn replan_on_grid_edits(
         }
         let group = &hits[at..end];
         at = end;
-        // The edits near this agent (all of them for a watcher).
-        mine.clear();
-        if group.last().is_some_and(|&(_, i)| i == u32::MAX) {
-            mine.extend_from_slice(edits);
-        } else {
-            mine.extend(group.iter().map(|&(_, i)| edits[i as usize]));
-        }
         let Ok((entity, mut state, mut status, mut path, pos)) = agents.get_mut(entity) else {
             continue;
         };
+        // The edits near this agent (all of them for a watcher); for an
+        // agent with a clearance, what they changed on its eroded grid.
+        mine.clear();
+        let clearance = state.clearance();
+        let mut freed = freed_any;
+        if clearance.is_none() {
+            if group.last().is_some_and(|&(_, i)| i == u32::MAX) {
+                mine.extend_from_slice(edits);
+            } else {
+                mine.extend(group.iter().map(|&(_, i)| edits[i as usize]));
+            }
+        } else {
+            match nav.view(clearance).and_then(|v| v.edits_since(since)) {
+                Some(changed) => {
+                    mine.extend_from_slice(changed);
+                    freed = changed.iter().any(|e| e.kind != EditKind::Blocked);
+                }
+                None => {
+                    // Its eroded grid is newer than the edits: plan again.
+                    if !state.queued {
+                        planning.request(entity, &mut state, &mut status, PlanReason::GridReplaced);
+                    }
+                    continue;
+                }
+            }
+            if mine.is_empty() {
+                continue; // nothing changed on its eroded grid
+            }
+        }
         diagnostics.edit_checks += 1;
         check_agent(
             &nav,
             planning,
             &mine,
-            freed_any,
+            freed,
             entity,
             &mut state,
             &mut status,
@@ -677,15 +706,22 @@ fn check_agent(
     path: &mut Mut<NavPath>,
     agent: Option<DVec2>,
 ) {
-    if **status == PathStatus::Failed(PathFailure::NoFreeCell) {
+    if matches!(
+        **status,
+        PathStatus::Failed(PathFailure::NoFreeCell | PathFailure::NoRoom)
+    ) {
         if freed_any && !state.queued {
             planning.request(entity, state, status, PlanReason::RegionsConnected);
         }
         return;
     }
+    // The grid the agent plans on: eroded for its clearance.
+    let Some(grid) = nav.grid_for(state.clearance()) else {
+        return;
+    };
     // An agent whose cell was blocked under it walks out first (and one
     // already in a wall that is planned again keeps that urgency).
-    let in_wall = agent.is_some_and(|p| !nav.grid().is_point_traversable(p));
+    let in_wall = agent.is_some_and(|p| !grid.is_point_traversable(p));
     let walled = in_wall
         && agent.is_some_and(|p| {
             edits
@@ -697,11 +733,13 @@ fn check_agent(
         // follower may still walk must not lead into a new wall, and a
         // blocked path goes to the front of the line.
         let cut = match agent {
-            Some(agent) if !path.is_empty() => cut_at_blocked_segment(nav, edits, path, agent),
+            Some(agent) if !path.is_empty() => {
+                cut_at_blocked_segment(nav, grid, edits, path, agent)
+            }
             _ => false,
         };
         if walled && let Some(agent) = agent {
-            walk_out(nav, path, agent);
+            walk_out(nav, state.clearance(), path, agent);
         }
         if in_wall && state.reason != PlanReason::StartBlocked {
             planning.request(entity, state, status, PlanReason::StartBlocked);
@@ -716,7 +754,7 @@ fn check_agent(
     // Whatever its status (a failed search included), an agent walled in
     // is planned again, to get the way out at least.
     if walled {
-        walk_out(nav, path, agent);
+        walk_out(nav, state.clearance(), path, agent);
         planning.request(entity, state, status, PlanReason::StartBlocked);
         return;
     }
@@ -729,19 +767,19 @@ fn check_agent(
     } else {
         path.goal
     });
-    let (from, behind, ahead) = remaining(path, agent, nav.grid());
+    let (from, behind, ahead) = remaining(path, agent, grid);
     let check = EditCheck {
         from,
         behind,
         agent,
-        region: region_point(nav.grid(), agent, state.reachable),
+        region: region_point(grid, agent, state.reachable),
         ahead,
         goal,
         fallback: unreachable || path.fallback,
     };
-    if let Some(reason) = edit_impact(nav.grid(), edits, &check) {
+    if let Some(reason) = edit_impact(grid, edits, &check) {
         if reason == PlanReason::PathBlocked {
-            cut_at_blocked_segment(nav, edits, path, agent);
+            cut_at_blocked_segment(nav, grid, edits, path, agent);
         }
         planning.request(entity, state, status, reason);
     }
@@ -751,24 +789,33 @@ fn check_agent(
 /// at once, so that it does not wait in the wall for its new search (which
 /// starts with the same way out). Leaves the path alone if the grid has no
 /// walkable point.
-fn walk_out(nav: &NavGrid, path: &mut Mut<NavPath>, agent: DVec2) {
+fn walk_out(nav: &NavGrid, clearance: Clearance, path: &mut Mut<NavPath>, agent: DVec2) {
     let old = &**path;
-    if let Some(way_out) = way_out(nav, agent, old.algorithm, old.goal, old.fallback) {
+    if let Some(way_out) = way_out(nav, clearance, agent, old.algorithm, old.goal, old.fallback) {
         **path = way_out;
     }
 }
 
 /// The way out of a wall for an agent at `agent` (grid): a path of the
 /// nearest walkable point alone, walked to exactly (`start_moved`); `None`
-/// if the grid has no walkable point.
+/// if the grid has no walkable point. For an agent with a clearance, out of
+/// a place where it does not fit: the place where it fits that
+/// [`start_point`](crate::clearance::start_point) picks, `None` if none.
 pub(crate) fn way_out(
     nav: &NavGrid,
+    clearance: Clearance,
     agent: DVec2,
     algorithm: Option<Algorithm>,
     goal: Vec2,
     fallback: bool,
 ) -> Option<NavPath> {
-    let exit = crate::search::nearest_valid_point(nav.grid(), agent, None)?;
+    // For a clearance, the nearest place where it fits that it reaches in
+    // a straight line without crossing a wall.
+    let exit = if clearance.is_none() {
+        crate::search::nearest_valid_point(nav.grid(), agent, None)?
+    } else {
+        crate::clearance::start_point(nav.grid(), nav.grid_for(clearance)?, agent)?
+    };
     Some(NavPath {
         waypoints: vec![nav.to_world(exit)],
         grid_waypoints: vec![exit],

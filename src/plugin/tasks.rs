@@ -48,13 +48,14 @@ use super::components::{
 };
 use super::cost::Meter;
 use super::edit_index::EditIndex;
-use super::nav_grid::NavGrid;
+use super::nav_grid::{NavGrid, View};
 use super::position::{PositionData, Positions, position};
 use super::queue::JobQueue;
 use super::replan::{EditCheck, cut_at_blocked_segment, edit_impact, way_out};
 use super::settings::PathfindingSettings;
 use super::workers::{Job, Outcome, Priority, WorkerPool};
-use crate::grid::EditKind;
+use crate::clearance::Clearance;
+use crate::grid::{EditKind, Grid};
 use crate::los::line_of_sight;
 use crate::search::{Path, PlanError, Role};
 
@@ -95,12 +96,21 @@ pub(crate) struct PlanState {
     /// Whether the agent carries the [`Replanning`] marker (or a command
     /// adding it is on its way).
     pub(crate) replanning: bool,
+    /// The clearance its last search was sent with, which its path keeps
+    /// (and under which it is counted in [`Planning::clearances`]); `None`
+    /// before its first search.
+    pub(crate) clearance: Option<Clearance>,
 }
 
 impl PlanState {
     /// Whether a plan is queued or running for the agent.
     pub(crate) fn busy(&self) -> bool {
         self.priority.is_some()
+    }
+
+    /// The clearance of the grid its path was planned on.
+    pub(crate) fn clearance(&self) -> Clearance {
+        self.clearance.unwrap_or(Clearance::NONE)
     }
 }
 
@@ -195,6 +205,11 @@ pub(crate) struct Planning {
     /// Reused by the edit check.
     pub(crate) hits: Vec<(Entity, u32)>,
     pub(crate) scratch_edits: Vec<crate::grid::GridEdit>,
+    /// How many agents use each clearance ([`PlanState::clearance`]): the
+    /// [`NavGrid`] keeps an eroded grid for each.
+    clearances: BTreeMap<Clearance, u32>,
+    /// Whether `clearances` gained or lost a key since the grid was told.
+    clearances_changed: bool,
 }
 
 impl Planning {
@@ -215,6 +230,40 @@ impl Planning {
             seen_version: 0,
             hits: Vec::new(),
             scratch_edits: Vec::new(),
+            clearances: BTreeMap::new(),
+            clearances_changed: false,
+        }
+    }
+
+    /// Counts the agent under clearance `new` (`None`: under none).
+    pub(crate) fn count_clearance(&mut self, state: &mut PlanState, new: Option<Clearance>) {
+        if state.clearance == new {
+            return;
+        }
+        if let Some(old) = state.clearance
+            && let Some(n) = self.clearances.get_mut(&old)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.clearances.remove(&old);
+                self.clearances_changed = true;
+            }
+        }
+        if let Some(new) = new {
+            let n = self.clearances.entry(new).or_insert(0);
+            self.clearances_changed |= *n == 0;
+            *n += 1;
+        }
+        state.clearance = new;
+    }
+
+    /// Has `nav` keep the eroded grids of the clearances in use (and drop
+    /// the others) if that set changed, or if `nav` lacks one.
+    fn sync_clearances(&mut self, nav: &mut NavGrid) {
+        let missing = || self.clearances.keys().any(|&c| nav.grid_for(c).is_none());
+        if self.clearances_changed || missing() {
+            nav.keep_views(self.clearances.keys().copied());
+            self.clearances_changed = false;
         }
     }
 
@@ -289,6 +338,7 @@ impl Planning {
     /// grid had no free cell. An agent walking back to its path's start
     /// ([`NavPath::next`] 0) from `here` (grid) has that segment indexed
     /// too, so that an edit across it is seen.
+    #[expect(clippy::too_many_arguments, reason = "the pieces of one agent")]
     pub(crate) fn index(
         &mut self,
         nav: &NavGrid,
@@ -297,13 +347,16 @@ impl Planning {
         status: &PathStatus,
         margin: u32,
         here: Option<DVec2>,
+        clearance: Clearance,
     ) {
         self.fit(nav);
+        // An edit changes the eroded grid up to `reach` cells away.
+        let margin = margin + clearance.reach();
         let watch = matches!(
             status,
             PathStatus::Fallback
                 | PathStatus::Unreachable
-                | PathStatus::Failed(PathFailure::NoFreeCell)
+                | PathStatus::Failed(PathFailure::NoFreeCell | PathFailure::NoRoom)
         ) || path.fallback;
         if watch {
             self.watch_freed.insert(entity);
@@ -328,8 +381,11 @@ impl Planning {
             ),
         );
         let length = crate::geom::polyline_length(gw);
-        self.ellipses
-            .set(entity, [ellipse_box(gw[0], gw[gw.len() - 1], length)]);
+        let reach = f64::from(clearance.reach());
+        self.ellipses.set(
+            entity,
+            [ellipse_box(gw[0], gw[gw.len() - 1], length + 2.0 * reach)],
+        );
     }
 
     /// Sizes the edit index for `nav`'s grid (emptying it if the size
@@ -345,12 +401,19 @@ impl Planning {
     /// Puts an agent that waits for its first path into the edit index by
     /// where it stands (`here`, grid), so that blocking its cell raises it
     /// to the front of the line.
-    pub(crate) fn index_waiting(&mut self, nav: &NavGrid, entity: Entity, here: DVec2) {
+    pub(crate) fn index_waiting(
+        &mut self,
+        nav: &NavGrid,
+        entity: Entity,
+        here: DVec2,
+        clearance: Clearance,
+    ) {
         self.fit(nav);
         self.ellipses.remove(entity);
         if here.is_finite() {
+            let near = DVec2::splat(1.0 + f64::from(clearance.reach()));
             self.segments
-                .set(entity, [cell_box(here - DVec2::ONE, here + DVec2::ONE)]);
+                .set(entity, [cell_box(here - near, here + near)]);
         } else {
             self.segments.remove(entity);
         }
@@ -517,9 +580,10 @@ pub(crate) fn fail(
         **path = NavPath::default();
     }
     planning.unindex(entity);
-    if new_status == PathStatus::Unreachable
-        || new_status == PathStatus::Failed(PathFailure::NoFreeCell)
-    {
+    if matches!(
+        new_status,
+        PathStatus::Unreachable | PathStatus::Failed(PathFailure::NoFreeCell | PathFailure::NoRoom)
+    ) {
         planning.watch_freed.insert(entity);
     }
     let failed = PathFailed {
@@ -550,7 +614,7 @@ pub(crate) fn dispatch_searches(
     meter: Res<Meter>,
     mut planning: ResMut<Planning>,
     settings: Option<Res<PathfindingSettings>>,
-    nav: Option<Res<NavGrid>>,
+    nav: Option<ResMut<NavGrid>>,
     mut agents: Query<AgentData>,
     positions: Positions,
     mut diagnostics: ResMut<PathfindingDiagnostics>,
@@ -571,10 +635,13 @@ pub(crate) fn dispatch_searches(
     if planning.pool.outstanding() > 0 {
         planning.pool.supervise();
     }
-    let Some(nav) = nav else {
+    let Some(mut nav) = nav else {
         diagnostics.queued = planning.queue.len();
         return;
     };
+    // Eroded grids are kept for the clearances agents use, outside change
+    // detection: they are derived from the grid, not edits of it.
+    let nav = nav.bypass_change_detection();
     let workers = planning.pool.workers();
     let target = planning.pace.target(workers);
     let cap = settings
@@ -599,7 +666,7 @@ pub(crate) fn dispatch_searches(
             send_search(
                 planning,
                 &settings,
-                &nav,
+                nav,
                 (entity, priority, trace),
                 &mut agents,
                 &positions,
@@ -622,7 +689,7 @@ pub(crate) fn dispatch_searches(
 fn send_search(
     planning: &mut Planning,
     settings: &PathfindingSettings,
-    nav: &NavGrid,
+    nav: &mut NavGrid,
     (entity, priority, trace): (Entity, Priority, bool),
     agents: &mut Query<AgentData>,
     positions: &Positions,
@@ -655,19 +722,53 @@ fn send_search(
             return;
         }
     };
+    let Ok(clearance) = nav.clearance_of(request.radius) else {
+        let reason = state.reason;
+        fail(
+            commands,
+            planning,
+            entity,
+            &mut state,
+            reason,
+            &mut status,
+            &mut path,
+            PathStatus::Failed(PathFailure::BadRadius),
+        );
+        return;
+    };
+    planning.count_clearance(&mut state, Some(clearance));
+    planning.sync_clearances(nav);
+    // (The grid keeps the eroded grid of every clearance counted.)
+    let Some(grid) = nav.view(clearance).map(|v| v.snapshot()) else {
+        let reason = state.reason;
+        let failure = PathFailure::Internal(format!("no eroded grid for {clearance:?}"));
+        fail(
+            commands,
+            planning,
+            entity,
+            &mut state,
+            reason,
+            &mut status,
+            &mut path,
+            PathStatus::Failed(failure),
+        );
+        return;
+    };
     let algorithm = request.algorithm.unwrap_or(settings.algorithm);
     let cancel = Arc::new(AtomicBool::new(false));
-    let grid = nav.snapshot();
     *planning
         .versions_in_flight
-        .entry(grid.version())
+        .entry(nav.version())
         .or_default() += 1;
     planning.pool.send(
         Job {
             entity,
             ticket: state.ticket,
             layout_id: nav.layout_id(),
+            grid_version: nav.version(),
+            clearance,
             grid,
+            base: (!clearance.is_none()).then(|| nav.snapshot()),
             start: nav.to_grid(start),
             goal_grid: nav.to_grid(goal),
             goal,
@@ -791,7 +892,22 @@ pub(crate) fn apply_results(
         // planned after it. A path an edit blocked is applied up to the
         // blocked segment, like a live path, and planned again at once: the
         // agent makes progress (an agent in a wall walks out) meanwhile.
-        let refine = match staleness(nav, &done, result) {
+        // The grid (eroded for the agent's clearance) the search ran on,
+        // as it is now.
+        let Some(view) = nav
+            .view(done.clearance)
+            .filter(|_| nav.layout_id() == done.layout_id)
+        else {
+            diagnostics.results_discarded += 1;
+            planning.request(
+                done.entity,
+                &mut state,
+                &mut status,
+                PlanReason::GridReplaced,
+            );
+            continue;
+        };
+        let refine = match staleness(nav, view, &done, result) {
             Some(
                 why @ (PlanReason::Shortcut
                 | PlanReason::RegionsConnected
@@ -837,6 +953,7 @@ pub(crate) fn apply_results(
                         PathStatus::Failed(PathFailure::NonFiniteGoal)
                     }
                     PlanError::NoFreeCell => PathStatus::Failed(PathFailure::NoFreeCell),
+                    PlanError::NoRoom => PathStatus::Failed(PathFailure::NoRoom),
                     PlanError::BudgetExhausted { stats } => {
                         PathStatus::Failed(PathFailure::BudgetExhausted {
                             expanded: stats.expanded,
@@ -857,21 +974,35 @@ pub(crate) fn apply_results(
                 // An agent in a wall walks out all the same: its path is
                 // the way out alone.
                 if let Some(here) = here
-                    && !nav.grid().is_point_traversable(here)
-                    && let Some(way_out) =
-                        way_out(nav, here, Some(done.algorithm), done.goal, false)
+                    && !view.grid.is_point_traversable(here)
+                    && let Some(way_out) = way_out(
+                        nav,
+                        done.clearance,
+                        here,
+                        Some(done.algorithm),
+                        done.goal,
+                        false,
+                    )
                 {
                     *path = way_out;
                     let margin = index_margin(nav, &settings);
-                    planning.index(nav, done.entity, &path, &status, margin, Some(here));
+                    planning.index(
+                        nav,
+                        done.entity,
+                        &path,
+                        &status,
+                        margin,
+                        Some(here),
+                        done.clearance,
+                    );
                 } else if let Some(here) = here {
                     // Where it stands, so that a wall raised under it is seen.
-                    planning.index_waiting(nav, done.entity, here);
+                    planning.index_waiting(nav, done.entity, here, done.clearance);
                 }
                 continue;
             }
         };
-        let joined = join(nav, found, here, done.start).filter(|j| {
+        let joined = join(view.grid, found, here, done.start).filter(|j| {
             // Walking back to where the search started is no use when an
             // edit blocked the path beyond (unless that is the way out of a
             // wall).
@@ -903,17 +1034,19 @@ pub(crate) fn apply_results(
             cut: false,
         };
         let at = here.unwrap_or(path.grid_waypoints[0]);
-        let refine = match (refine, nav.edits_since(done.grid_version)) {
+        let refine = match (refine, view.edits_since(done.grid_version)) {
             (Some(PlanReason::PathBlocked), Some(edits)) => {
                 let agent = at;
                 // The join may have skipped the blocked part. An agent still
                 // in a wall is served first.
-                let walled = !nav.grid().is_point_traversable(agent);
-                cut_at_blocked_segment(nav, edits, &mut path, agent).then_some(if walled {
-                    PlanReason::StartBlocked
-                } else {
-                    PlanReason::PathBlocked
-                })
+                let walled = !view.grid.is_point_traversable(agent);
+                cut_at_blocked_segment(nav, view.grid, edits, &mut path, agent).then_some(
+                    if walled {
+                        PlanReason::StartBlocked
+                    } else {
+                        PlanReason::PathBlocked
+                    },
+                )
             }
             (other, ..) => other,
         };
@@ -925,7 +1058,15 @@ pub(crate) fn apply_results(
         status.set_if_neq(new_status);
         planning.settle(done.entity, &mut state);
         let margin = index_margin(nav, &settings);
-        planning.index(nav, done.entity, &path, &status, margin, here);
+        planning.index(
+            nav,
+            done.entity,
+            &path,
+            &status,
+            margin,
+            here,
+            done.clearance,
+        );
         let ready = PathReady {
             entity: done.entity,
             reason,
@@ -1005,7 +1146,7 @@ struct Followed {
 /// The sight tests use the current grid, not the search's snapshot: it is
 /// the one the agent walks on, and the rest of the path has already been
 /// checked against the edits made since ([`staleness`]).
-fn join(nav: &NavGrid, found: &Path, here: Option<DVec2>, start: DVec2) -> Option<Followed> {
+fn join(grid: &Grid, found: &Path, here: Option<DVec2>, start: DVec2) -> Option<Followed> {
     let moved = found.start_moved_from.is_some();
     let planned = || Followed {
         waypoints: found.waypoints.clone(),
@@ -1020,7 +1161,6 @@ fn join(nav: &NavGrid, found: &Path, here: Option<DVec2>, start: DVec2) -> Optio
     if here == start || (!moved && here == w[0]) {
         return Some(planned());
     }
-    let grid = nav.grid();
     let seen = if w.len() > 1 && line_of_sight(grid, here, w[1]) {
         Some(1)
     } else {
@@ -1052,6 +1192,7 @@ fn join(nav: &NavGrid, found: &Path, here: Option<DVec2>, start: DVec2) -> Optio
 /// connect an unreachable goal.
 fn staleness(
     nav: &NavGrid,
+    view: View<'_>,
     done: &Outcome,
     result: &Result<Path, PlanError>,
 ) -> Option<PlanReason> {
@@ -1061,7 +1202,7 @@ fn staleness(
     if nav.version() == done.grid_version {
         return None;
     }
-    let Some(edits) = nav.edits_since(done.grid_version) else {
+    let Some(edits) = view.edits_since(done.grid_version) else {
         return Some(PlanReason::GridReplaced);
     };
     let goal = nav.to_grid(done.goal);
@@ -1079,8 +1220,9 @@ fn staleness(
                 fallback: found.is_fallback(),
             }
         }
-        // The grid had no free cell; any freed cell gives the agent one.
-        Err(PlanError::NoFreeCell) => {
+        // The grid had no free cell, or none the agent could walk to; any
+        // freed cell may give it one.
+        Err(PlanError::NoFreeCell | PlanError::NoRoom) => {
             return edits
                 .iter()
                 .any(|e| e.kind != EditKind::Blocked)
@@ -1099,7 +1241,7 @@ fn staleness(
         },
         _ => return None,
     };
-    edit_impact(nav.grid(), edits, &check)
+    edit_impact(view.grid, edits, &check)
 }
 
 /// Cancels the search of an agent whose [`PathRequest`] is removed (or which
@@ -1114,6 +1256,7 @@ pub(crate) fn on_request_removed(
 ) {
     if let Ok((mut state, mut status, mut path)) = agents.get_mut(removed.entity) {
         planning.forget(removed.entity, &mut state);
+        planning.count_clearance(&mut state, None);
         state.request = None;
         state.ticket = 0;
         if status.is_busy() {
@@ -1134,19 +1277,19 @@ pub(crate) fn reindex_all<'a>(
     planning: &mut Planning,
     nav: &NavGrid,
     margin: u32,
-    agents: impl Iterator<Item = (Entity, &'a NavPath, &'a PathStatus, Option<Vec2>)>,
+    agents: impl Iterator<Item = (Entity, &'a NavPath, &'a PathStatus, Option<Vec2>, Clearance)>,
 ) {
     let (w, h) = (nav.grid().width(), nav.grid().height());
     planning.segments = EditIndex::new(w, h);
     planning.ellipses = EditIndex::new(w, h);
     planning.watch_freed.clear();
-    for (entity, path, status, here) in agents {
+    for (entity, path, status, here, clearance) in agents {
         let here_grid = here.map(|p| nav.to_grid(p));
-        planning.index(nav, entity, path, status, margin, here_grid);
+        planning.index(nav, entity, path, status, margin, here_grid, clearance);
         if let Some(here) = here
             && path.is_empty()
         {
-            planning.index_waiting(nav, entity, nav.to_grid(here));
+            planning.index_waiting(nav, entity, nav.to_grid(here), clearance);
         }
     }
 }

@@ -26,6 +26,7 @@ use bevy_math::{DVec2, Vec2};
 use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex};
 
+use crate::clearance::Clearance;
 use crate::grid::Grid;
 #[cfg(feature = "debug-gizmos")]
 use crate::search::SearchTrace;
@@ -70,7 +71,14 @@ pub(crate) struct Job {
     pub entity: Entity,
     pub ticket: u64,
     pub layout_id: u64,
+    /// The [`NavGrid`](super::NavGrid) version `grid` belongs to.
+    pub grid_version: u64,
+    /// The clearance `grid` is eroded for.
+    pub clearance: Clearance,
+    /// The grid the agent plans on (eroded for its clearance).
     pub grid: Arc<Grid>,
+    /// For a clearance: the grid `grid` is eroded from.
+    pub base: Option<Arc<Grid>>,
     /// Start and goal in grid coordinates.
     pub start: DVec2,
     pub goal_grid: DVec2,
@@ -90,8 +98,11 @@ pub(crate) struct Outcome {
     pub entity: Entity,
     pub ticket: u64,
     pub layout_id: u64,
-    /// The version of the grid the search ran on.
+    /// The [`NavGrid`](super::NavGrid) version of the grid the search ran
+    /// on.
     pub grid_version: u64,
+    /// The clearance of the grid the search ran on.
+    pub clearance: Clearance,
     pub start: DVec2,
     pub algorithm: Algorithm,
     pub goal: Vec2,
@@ -356,14 +367,28 @@ fn run(shared: &Shared, slot: &Slot) {
             let traced = trace.as_mut().map(|t| &mut *t.0);
             #[cfg(not(feature = "debug-gizmos"))]
             let traced = None;
-            let result = planner.plan_inner(
-                &job.grid,
-                job.start,
-                job.goal_grid,
-                &job.options,
-                Some(&job.cancel),
-                traced,
-            );
+            let result = match &job.base {
+                // An agent with a clearance: on its eroded grid, starting
+                // where it fits.
+                Some(base) => crate::clearance::plan_inner(
+                    &mut planner,
+                    base,
+                    &job.grid,
+                    job.start,
+                    job.goal_grid,
+                    &job.options,
+                    Some(&job.cancel),
+                    traced,
+                ),
+                None => planner.plan_inner(
+                    &job.grid,
+                    job.start,
+                    job.goal_grid,
+                    &job.options,
+                    Some(&job.cancel),
+                    traced,
+                ),
+            };
             slot.started.store(0, Ordering::Release);
             shared.finished.fetch_add(1, Ordering::Relaxed);
             let took = began.elapsed();
@@ -383,7 +408,8 @@ fn run(shared: &Shared, slot: &Slot) {
             entity: job.entity,
             ticket: job.ticket,
             layout_id: job.layout_id,
-            grid_version: job.grid.version(),
+            grid_version: job.grid_version,
+            clearance: job.clearance,
             start: job.start,
             algorithm: job.algorithm,
             goal: job.goal,
@@ -426,7 +452,10 @@ mod tests {
             entity: Entity::from_raw_u32(entity).unwrap(),
             ticket: u64::from(entity),
             layout_id: 1,
+            grid_version: grid.version(),
+            clearance: Clearance::NONE,
             grid: Arc::clone(grid),
+            base: None,
             start: DVec2::new(0.5, 0.5),
             goal_grid: DVec2::new(f64::from(grid.width()) - 0.5, 0.5),
             goal: Vec2::ZERO,

@@ -197,7 +197,7 @@ pub(crate) fn nearest_valid_point(
 /// `q`, a point of free `cell`'s square, or — if `q` is a double corner that
 /// belongs to another cell (its south-east one) — `q` moved 1/1024 of a cell
 /// diagonally into `cell`, so that it is a valid point of `cell`.
-fn owned_point(grid: &Grid, cell: [i64; 2], q: DVec2) -> DVec2 {
+pub(crate) fn owned_point(grid: &Grid, cell: [i64; 2], q: DVec2) -> DVec2 {
     let (x, y) = (q.x as i64, q.y as i64);
     let on_vertex = q.x.fract() == 0.0 && q.y.fract() == 0.0;
     if !on_vertex || !grid.is_double_corner(x, y) || cell == [x, y] {

@@ -49,7 +49,7 @@ use crate::geom::polyline_length;
 use crate::grid::Grid;
 pub(crate) use endpoint::Endpoint;
 #[cfg(feature = "plugin")]
-pub(crate) use endpoint::nearest_valid_point;
+pub(crate) use endpoint::{nearest_valid_point, owned_point};
 pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};
 
 /// Which planner to run.
@@ -332,6 +332,11 @@ pub enum PlanError {
     /// The cancel flag was raised while searching.
     #[error("the search was cancelled")]
     Cancelled,
+    /// An agent with a clearance stands where it does not fit, and no point
+    /// where it fits can be reached from there in a straight line (see
+    /// [`crate::clearance::start_point`]).
+    #[error("the agent does not fit where it stands and sees no place where it does")]
+    NoRoom,
     /// The search ended without a path although the region labels say the
     /// goal is reachable. This is a bug in the crate; please report it.
     #[error("internal error: the search found no path to a reachable goal")]

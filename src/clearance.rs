@@ -259,16 +259,18 @@ pub fn erode(base: &Grid, clearance: Clearance) -> Grid {
 }
 
 /// How far, in cells, [`start_point`] looks for a place where the agent fits.
-pub const MAX_EXIT_DISTANCE: u32 = 256;
+pub const MAX_EXIT_DISTANCE: u32 = 64;
 
 /// Where the path of an agent standing at `p` starts on `eroded`, the
-/// eroded grid of `base` for its clearance:
+/// eroded grid of `base` for `clearance`:
 ///
-/// - `p` itself where the agent fits (a valid start on `eroded`), or where
-///   `p` is not finite (the planner reports that);
-/// - where it does not fit but stands in free space on `base`: the nearest
-///   point where it fits that it can walk to in a straight line on `base`
-///   (so it never crosses a wall to get there), within
+/// - `p` itself where it is a valid start on `eroded`, or where `p` is not
+///   finite (the planner reports that);
+/// - where it is not but `p` lies in free space on `base`: the nearest point
+///   of `eroded` it can walk to in a straight line on `base` without coming
+///   closer to a wall than it is at `p` or than the clearance's radius,
+///   whichever is less (so an agent that fits where it stands keeps its
+///   radius on the way, and one too close to a wall gets no closer), within
 ///   [`MAX_EXIT_DISTANCE`] cells;
 /// - inside a blocked cell of `base` or off the grid: the nearest point
 ///   where it fits, as a point agent in a wall walks straight out;
@@ -278,7 +280,7 @@ pub const MAX_EXIT_DISTANCE: u32 = 256;
 /// An `eroded` grid without a free cell gives `Some(p)`: the planner reports
 /// [`PlanError::NoFreeCell`].
 #[must_use]
-pub fn start_point(base: &Grid, eroded: &Grid, p: DVec2) -> Option<DVec2> {
+pub fn start_point(base: &Grid, eroded: &Grid, clearance: Clearance, p: DVec2) -> Option<DVec2> {
     if !p.is_finite() || Endpoint::resolve(eroded, p).is_some() || eroded.free_count() == 0 {
         return Some(p);
     }
@@ -287,6 +289,8 @@ pub fn start_point(base: &Grid, eroded: &Grid, p: DVec2) -> Option<DVec2> {
     }
     let (w, h) = (i64::from(eroded.width()), i64::from(eroded.height()));
     let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    // The room the walk must keep.
+    let keep = wall_distance(base, p, clearance.reach()).min(clearance.radius());
     let mut best: Option<(f64, DVec2)> = None;
     let consider = |x: i64, y: i64, best: &mut Option<(f64, DVec2)>| {
         if !eroded.is_free_xy(x, y) {
@@ -298,7 +302,10 @@ pub fn start_point(base: &Grid, eroded: &Grid, p: DVec2) -> Option<DVec2> {
         );
         let q = owned_point(eroded, [x, y], clamped);
         let d = q.distance(p);
-        if best.is_none_or(|(bd, _)| d < bd) && line_of_sight(base, p, q) {
+        if best.is_none_or(|(bd, _)| d < bd)
+            && line_of_sight(base, p, q)
+            && keeps_distance(base, p, q, keep)
+        {
             *best = Some((d, q));
         }
     };
@@ -325,8 +332,97 @@ pub fn start_point(base: &Grid, eroded: &Grid, p: DVec2) -> Option<DVec2> {
     best.map(|(_, q)| q)
 }
 
+/// The distance from point `p` to the nearest blocked cell of `grid` or its
+/// outside, if below `within + 1` (else at least that).
+fn wall_distance(grid: &Grid, p: DVec2, within: u32) -> f64 {
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    let mut best = p.x.min(w - p.x).min(p.y).min(h - p.y);
+    let r = i64::from(within) + 1;
+    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    for y in cy - r..=cy + r {
+        for x in cx - r..=cx + r {
+            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                best = best.min(square_distance(p, x, y));
+            }
+        }
+    }
+    best
+}
+
+/// Distance from `p` to the closed square of cell `(x, y)`.
+fn square_distance(p: DVec2, x: i64, y: i64) -> f64 {
+    let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+    let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+    dx.hypot(dy)
+}
+
+/// Whether every point of segment `a-b` (visible on `grid`) is at least
+/// `keep` from every blocked cell of `grid` and from its outside (up to
+/// rounding).
+fn keeps_distance(grid: &Grid, a: DVec2, b: DVec2, keep: f64) -> bool {
+    const SLACK: f64 = 1e-9;
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    // The distance to the outside is smallest at an end.
+    if [a, b]
+        .iter()
+        .any(|p| p.x.min(w - p.x).min(p.y).min(h - p.y) < keep - SLACK)
+    {
+        return false;
+    }
+    let margin = keep.ceil() + 1.0;
+    let to_segment = |c: DVec2| {
+        let d = b - a;
+        let t = ((c - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
+        if t.is_finite() {
+            c.distance(a + d * t)
+        } else {
+            c.distance(a)
+        }
+    };
+    // Column by column, the cells within `margin` of the segment's part
+    // over that column.
+    let (left, right) = if a.x <= b.x { (a, b) } else { (b, a) };
+    let y_at = |x: f64| {
+        let x = x.clamp(left.x, right.x);
+        if right.x == left.x {
+            (left.y.min(right.y), left.y.max(right.y))
+        } else {
+            let y = left.y + (right.y - left.y) * (x - left.x) / (right.x - left.x);
+            (y, y)
+        }
+    };
+    let (x0, x1) = (
+        (left.x - margin).floor() as i64,
+        (right.x + margin).floor() as i64,
+    );
+    for x in x0..=x1 {
+        let (ya, yb) = (y_at(x as f64 - margin), y_at((x + 1) as f64 + margin));
+        let (y0, y1) = (
+            (ya.0.min(yb.0) - margin).floor() as i64,
+            (ya.1.max(yb.1) + margin).floor() as i64,
+        );
+        for y in y0..=y1 {
+            if !grid.contains_xy(x, y) || grid.is_free_xy(x, y) {
+                continue;
+            }
+            // The segment does not cross the square's interior (it is
+            // visible), so their distance is reached at a corner of one.
+            let corners = [(0, 0), (1, 0), (0, 1), (1, 1)]
+                .map(|(i, j)| to_segment(DVec2::new((x + i) as f64, (y + j) as f64)));
+            let d = corners.into_iter().fold(
+                square_distance(a, x, y).min(square_distance(b, x, y)),
+                f64::min,
+            );
+            if d < keep - SLACK {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// Plans for an agent of a clearance: on `eroded`, the eroded grid of `base`
-/// for that clearance, from [`start_point`] (the path then records the
+/// for `clearance`, from [`start_point`] (the path then records the
 /// requested start in [`Path::start_moved_from`], as for a start moved out
 /// of a wall).
 ///
@@ -340,12 +436,12 @@ pub fn start_point(base: &Grid, eroded: &Grid, p: DVec2) -> Option<DVec2> {
 /// use bevy_anyangle::prelude::*;
 ///
 /// let base = Grid::from_ascii(
-///     "##########
-///      #........#
-///      #........#
-///      #........#
-///      #........#
-///      ##########",
+///     "@@@@@@@@@@
+///      @........@
+///      @........@
+///      @........@
+///      @........@
+///      @@@@@@@@@@",
 /// )
 /// .unwrap();
 /// let eroded = erode(&base, Clearance::from_radius(0.5).unwrap());
@@ -354,6 +450,7 @@ pub fn start_point(base: &Grid, eroded: &Grid, p: DVec2) -> Option<DVec2> {
 ///     &mut Planner::new(),
 ///     &base,
 ///     &eroded,
+///     Clearance::from_radius(0.5).unwrap(),
 ///     start,
 ///     DVec2::new(7.0, 3.5),
 ///     &PlanOptions::default(),
@@ -366,27 +463,34 @@ pub fn plan_with_clearance(
     planner: &mut Planner,
     base: &Grid,
     eroded: &Grid,
+    clearance: Clearance,
     start: DVec2,
     goal: DVec2,
     options: &PlanOptions,
 ) -> Result<Path, PlanError> {
-    plan_inner(planner, base, eroded, start, goal, options, None, None)
+    plan_inner(
+        planner,
+        (base, eroded, clearance),
+        start,
+        goal,
+        options,
+        None,
+        None,
+    )
 }
 
 /// [`plan_with_clearance`] with an optional cancel flag and trace (for the
 /// plugin's search threads).
-#[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
 pub(crate) fn plan_inner(
     planner: &mut Planner,
-    base: &Grid,
-    eroded: &Grid,
+    (base, eroded, clearance): (&Grid, &Grid, Clearance),
     start: DVec2,
     goal: DVec2,
     options: &PlanOptions,
     cancel: Option<&std::sync::atomic::AtomicBool>,
     trace: Option<&mut crate::search::SearchTrace>,
 ) -> Result<Path, PlanError> {
-    let from = start_point(base, eroded, start).ok_or(PlanError::NoRoom)?;
+    let from = start_point(base, eroded, clearance, start).ok_or(PlanError::NoRoom)?;
     let mut path = planner.plan_inner(eroded, from, goal, options, cancel, trace)?;
     if from != start {
         path.start_moved_from = Some(start);
@@ -556,11 +660,13 @@ impl ErodedGrid {
     }
 
     /// The grid behind [`ErodedGrid::snapshot`].
+    #[cfg(feature = "plugin")]
     pub(crate) fn snapshot_ref(&self) -> &Arc<Grid> {
         &self.grid
     }
 
     /// Moves the eroded grid's logged edits into `out` (clearing its log).
+    #[cfg(feature = "plugin")]
     pub(crate) fn take_edits(&mut self, out: &mut Vec<GridEdit>) {
         let version = self.grid.version();
         if self.grid.edits_since(0).next().is_some() {

@@ -223,7 +223,17 @@ fn an_agent_that_does_not_fit_starts_at_the_nearest_place_in_sight_where_it_does
                 continue;
             }
             // Brute force: the clamped point of every free eroded cell that
-            // `p` sees on the base grid.
+            // `p` sees on the base grid and walks to without coming closer
+            // to a wall than `keep` (sampled: a candidate counts when it
+            // clears `keep` by more than the sampling step).
+            let within = i64::from(clearance.reach()) + 2;
+            let keep = clearance_at(&base, p, within).min(clearance.radius());
+            let walk_clearance = |q: DVec2| {
+                let steps = ((q.distance(p) * 256.0).ceil() as usize).max(1);
+                (0..=steps)
+                    .map(|i| clearance_at(&base, p.lerp(q, i as f64 / steps as f64), within))
+                    .fold(f64::INFINITY, f64::min)
+            };
             let mut best: Option<f64> = None;
             for y in 0..h {
                 for x in 0..w {
@@ -234,15 +244,17 @@ fn an_agent_that_does_not_fit_starts_at_the_nearest_place_in_sight_where_it_does
                         DVec2::new(x as f64, y as f64),
                         DVec2::new((x + 1) as f64, (y + 1) as f64),
                     );
-                    if bevy_anyangle::los::line_of_sight(&base, p, q) {
+                    if bevy_anyangle::los::line_of_sight(&base, p, q)
+                        && walk_clearance(q) >= keep + 1.0 / 256.0
+                    {
                         let d = q.distance(p);
                         best = Some(best.map_or(d, |b: f64| b.min(d)));
                     }
                 }
             }
-            let found = bevy_anyangle::clearance::start_point(&base, &eroded, p);
+            let found = bevy_anyangle::clearance::start_point(&base, &eroded, clearance, p);
             match (found, best) {
-                (Some(q), Some(d)) => {
+                (Some(q), best) => {
                     moved += 1;
                     assert!(
                         bevy_anyangle::los::line_of_sight(&base, p, q),
@@ -252,15 +264,21 @@ fn an_agent_that_does_not_fit_starts_at_the_nearest_place_in_sight_where_it_does
                         eroded.is_point_traversable(q),
                         "case {case}: {q} is not free"
                     );
-                    // (A double-corner vertex is nudged 1/1024 into its cell.)
                     assert!(
-                        q.distance(p) <= d + 2e-3,
-                        "case {case}: {q} is not the nearest ({d})"
+                        walk_clearance(q) >= keep - 1e-9,
+                        "case {case}: the walk {p} -> {q} comes closer to a wall than {keep}"
                     );
+                    // (A double-corner vertex is nudged 1/1024 into its cell.)
+                    if let Some(d) = best {
+                        assert!(
+                            q.distance(p) <= d + 2e-3,
+                            "case {case}: {q} is not the nearest ({d})"
+                        );
+                    }
                 }
                 (None, None) => cramped += 1,
-                (found, best) => {
-                    panic!("case {case} at {p}: found {found:?}, brute force {best:?}")
+                (None, Some(d)) => {
+                    panic!("case {case} at {p}: none found, brute force has one {d} away")
                 }
             }
         }

@@ -650,6 +650,19 @@ pub(crate) fn replan_on_grid_edits(
         // agent with a clearance, what they changed on its eroded grid.
         mine.clear();
         let clearance = state.clearance();
+        if *status == PathStatus::Failed(PathFailure::NoRoom) {
+            // An edit near an agent with no room where it stands (it is
+            // indexed by the cells that matter) may make room: try again.
+            if !state.queued {
+                planning.request(
+                    entity,
+                    &mut state,
+                    &mut status,
+                    PlanReason::RegionsConnected,
+                );
+            }
+            continue;
+        }
         let mut freed = freed_any;
         if clearance.is_none() {
             if group.last().is_some_and(|&(_, i)| i == u32::MAX) {
@@ -814,7 +827,7 @@ pub(crate) fn way_out(
     let exit = if clearance.is_none() {
         crate::search::nearest_valid_point(nav.grid(), agent, None)?
     } else {
-        crate::clearance::start_point(nav.grid(), nav.grid_for(clearance)?, agent)?
+        crate::clearance::start_point(nav.grid(), nav.grid_for(clearance)?, clearance, agent)?
     };
     Some(NavPath {
         waypoints: vec![nav.to_world(exit)],

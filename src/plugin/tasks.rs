@@ -54,7 +54,7 @@ use super::queue::JobQueue;
 use super::replan::{EditCheck, cut_at_blocked_segment, edit_impact, way_out};
 use super::settings::PathfindingSettings;
 use super::workers::{Job, Outcome, Priority, WorkerPool};
-use crate::clearance::Clearance;
+use crate::clearance::{Clearance, MAX_EXIT_DISTANCE};
 use crate::grid::{EditKind, Grid};
 use crate::los::line_of_sight;
 use crate::search::{Path, PlanError, Role};
@@ -356,7 +356,7 @@ impl Planning {
             status,
             PathStatus::Fallback
                 | PathStatus::Unreachable
-                | PathStatus::Failed(PathFailure::NoFreeCell | PathFailure::NoRoom)
+                | PathStatus::Failed(PathFailure::NoFreeCell)
         ) || path.fallback;
         if watch {
             self.watch_freed.insert(entity);
@@ -416,6 +416,18 @@ impl Planning {
                 .set(entity, [cell_box(here - near, here + near)]);
         } else {
             self.segments.remove(entity);
+        }
+    }
+
+    /// Has cells freed near an agent that does not fit where it stands
+    /// ([`PathFailure::NoRoom`]) plan it again: those within sight of a
+    /// place it may walk to ([`MAX_EXIT_DISTANCE`]), plus the reach of its
+    /// clearance.
+    pub(crate) fn watch_room(&mut self, entity: Entity, here: DVec2, clearance: Clearance) {
+        if here.is_finite() {
+            let near = DVec2::splat(f64::from(MAX_EXIT_DISTANCE + clearance.reach() + 1));
+            self.ellipses
+                .set(entity, [cell_box(here - near, here + near)]);
         }
     }
 
@@ -582,7 +594,7 @@ pub(crate) fn fail(
     planning.unindex(entity);
     if matches!(
         new_status,
-        PathStatus::Unreachable | PathStatus::Failed(PathFailure::NoFreeCell | PathFailure::NoRoom)
+        PathStatus::Unreachable | PathStatus::Failed(PathFailure::NoFreeCell)
     ) {
         planning.watch_freed.insert(entity);
     }
@@ -998,6 +1010,9 @@ pub(crate) fn apply_results(
                 } else if let Some(here) = here {
                     // Where it stands, so that a wall raised under it is seen.
                     planning.index_waiting(nav, done.entity, here, done.clearance);
+                    if matches!(error, PlanError::NoRoom) {
+                        planning.watch_room(done.entity, here, done.clearance);
+                    }
                 }
                 continue;
             }
@@ -1222,10 +1237,26 @@ fn staleness(
         }
         // The grid had no free cell, or none the agent could walk to; any
         // freed cell may give it one.
-        Err(PlanError::NoFreeCell | PlanError::NoRoom) => {
+        Err(PlanError::NoFreeCell) => {
             return edits
                 .iter()
                 .any(|e| e.kind != EditKind::Blocked)
+                .then_some(PlanReason::RegionsConnected);
+        }
+        // No room where the agent stands: any edit of the grid itself near it
+        // may open a way (a freed cell) or change how close to a wall it
+        // may come on the way (a blocked one).
+        Err(PlanError::NoRoom) => {
+            let near = f64::from(MAX_EXIT_DISTANCE + done.clearance.reach() + 1);
+            let Some(edits) = nav.edits_since(done.grid_version) else {
+                return Some(PlanReason::GridReplaced);
+            };
+            return edits
+                .iter()
+                .any(|e| {
+                    let (lo, hi) = (e.rect.min.as_dvec2(), e.rect.max.as_dvec2());
+                    (done.start - done.start.clamp(lo, hi)).abs().max_element() <= near
+                })
                 .then_some(PlanReason::RegionsConnected);
         }
         // The start may lie in a wall or off the grid; `closest` lies in

@@ -372,8 +372,7 @@ fn run(shared: &Shared, slot: &Slot) {
                 // where it fits.
                 Some(base) => crate::clearance::plan_inner(
                     &mut planner,
-                    base,
-                    &job.grid,
+                    (base, &job.grid, job.clearance),
                     job.start,
                     job.goal_grid,
                     &job.options,

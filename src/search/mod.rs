@@ -48,7 +48,6 @@ use thiserror::Error;
 use crate::geom::polyline_length;
 use crate::grid::Grid;
 pub(crate) use endpoint::Endpoint;
-#[cfg(feature = "plugin")]
 pub(crate) use endpoint::{nearest_valid_point, owned_point};
 pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};
 

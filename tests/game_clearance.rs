@@ -1,0 +1,483 @@
+//! Agents of several sizes driven the way a game drives them: hundreds of
+//! agents with radii from 0 to 2.4 cells walking at 60 frames a second,
+//! obstacles edited every frame near them, results held back, agents
+//! despawned mid-search and new ones spawned. Invariants at every frame:
+//!
+//! - every path the plugin applies names the current grid version, the
+//!   eroded grid it was planned on equals a fresh erosion of the current
+//!   grid, and every point of it (sampled every 1/64 cell) keeps the agent's
+//!   radius from every blocked cell and from the grid's edge;
+//! - every agent keeps its radius from every wall, except one that spawned
+//!   where it does not fit, or that an edit closed in on: it must fit again
+//!   within a bounded number of frames (or have been told
+//!   [`PathFailure::NoRoom`], standing where no place that fits it is in
+//!   sight);
+//! - the grid keeps an eroded grid for exactly the clearances in use.
+//!
+//! Once edits stop, every agent settles: at its goal, on a fallback path to
+//! a goal its eroded grid cannot reach, or `NoRoom`.
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+use bevy_anyangle::clearance::{Clearance, erode, start_point};
+use bevy_anyangle::grid::Grid;
+use bevy_anyangle::los::line_of_sight;
+use bevy_anyangle::plugin::{
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, NavPosition, PathFailed,
+    PathFailure, PathFollower, PathGoal, PathReady, PathRequest, PathStatus,
+    PathfindingDiagnostics, PathfindingSettings, Replanning, SteeringClock,
+};
+use bevy_anyangle::prelude::*;
+use bevy_app::{App, Update};
+use bevy_ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy_ecs::prelude::*;
+use bevy_math::Vec2;
+use common::generate::Rng;
+
+const FPS: f32 = 60.0;
+/// Agent radii, in world units (one cell is one unit).
+const RADII: [f32; 5] = [0.0, 0.45, 1.0, 1.6, 2.4];
+/// Slack for `f32` world positions, in cells.
+const TOLERANCE: f64 = 1e-3;
+/// Frames an agent may take to fit again after spawning where it does not
+/// or an edit closed in on it.
+const RECOVERY_FRAMES: usize = 400;
+
+/// Distance from grid point `p` to the nearest blocked cell or the grid's
+/// edge, looking `within` cells around it.
+fn clearance_at(grid: &Grid, p: DVec2, within: i64) -> f64 {
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    let mut best = p.x.min(w - p.x).min(p.y).min(h - p.y);
+    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    for y in cy - within..=cy + within {
+        for x in cx - within..=cx + within {
+            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+                let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+                best = best.min(dx.hypot(dy));
+            }
+        }
+    }
+    best
+}
+
+/// How far (cells) to look around a point for walls closer than `radius`.
+fn within(radius: f32) -> i64 {
+    radius.ceil() as i64 + 2
+}
+
+/// Paths applied in a frame that broke a rule, with why.
+#[derive(Resource, Default)]
+struct Violations(Vec<String>);
+
+/// Agents that got a new path this frame.
+#[derive(Resource, Default)]
+struct Applied(Vec<Entity>);
+
+/// Agents whose last search ended in [`PathFailure::NoRoom`].
+#[derive(Resource, Default)]
+struct NoRoom(EntityHashSet);
+
+/// After `Apply`: every path applied this frame is valid for its agent's
+/// size on the current grid.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+fn check_applied_paths(
+    nav: Res<NavGrid>,
+    mut applied: ResMut<Applied>,
+    agents: Query<(&NavPath, &PathRequest)>,
+    mut violations: ResMut<Violations>,
+    mut fresh: Local<HashMap<(u64, Clearance), Grid>>,
+) {
+    for e in applied.0.drain(..) {
+        let Ok((path, request)) = agents.get(e) else {
+            continue;
+        };
+        let clearance = nav.clearance_of(request.radius).unwrap();
+        if path.grid_version != nav.version() {
+            violations.0.push(format!(
+                "{e}: applied a path of version {} on version {}",
+                path.grid_version,
+                nav.version()
+            ));
+        }
+        let Some(kept) = nav.grid_for(clearance) else {
+            violations
+                .0
+                .push(format!("{e}: no eroded grid kept for {clearance:?}"));
+            continue;
+        };
+        let fresh = fresh
+            .entry((nav.version(), clearance))
+            .or_insert_with(|| erode(nav.grid(), clearance));
+        if kept != &*fresh {
+            violations.0.push(format!(
+                "{e}: the eroded grid for {clearance:?} differs from a fresh erosion at version {}",
+                nav.version()
+            ));
+        }
+        for w in path.grid_waypoints.windows(2) {
+            if !line_of_sight(fresh, w[0], w[1]) {
+                violations.0.push(format!(
+                    "{e}: segment {} - {} is not visible on its eroded grid",
+                    w[0], w[1]
+                ));
+            }
+            let steps = (w[0].distance(w[1]) * 64.0).ceil().max(1.0) as usize;
+            for i in 0..=steps {
+                let p = w[0].lerp(w[1], i as f64 / steps as f64);
+                let c = clearance_at(nav.grid(), p, within(request.radius));
+                if c < f64::from(request.radius) - 1e-9 {
+                    violations.0.push(format!(
+                        "{e} (radius {}): its path passes {p}, {c} from a wall",
+                        request.radius
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    fresh.retain(|&(v, _), _| v == nav.version());
+}
+
+struct Game {
+    app: App,
+    rng: Rng,
+    agents: Vec<Entity>,
+    /// Agents that do not fit where they stand, legitimately: since which
+    /// frame.
+    recovering: EntityHashMap<usize>,
+    clock: Instant,
+}
+
+impl Game {
+    fn new(map: &str, agents: usize, seed: u64) -> Game {
+        let path = format!("{}/data/maps/{map}", env!("CARGO_MANIFEST_DIR"));
+        let grid = Grid::from_movingai(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut app = App::new();
+        app.add_plugins(AnyAnglePlugin::default())
+            .insert_resource(NavGrid::new(grid, GridTransform::default()))
+            .insert_resource(SteeringClock::fixed(1.0 / FPS))
+            .init_resource::<Violations>()
+            .init_resource::<Applied>()
+            .init_resource::<NoRoom>()
+            .add_observer(
+                |ready: On<PathReady>,
+                 mut applied: ResMut<Applied>,
+                 mut cramped: ResMut<NoRoom>| {
+                    applied.0.push(ready.entity);
+                    cramped.0.remove(&ready.entity);
+                },
+            )
+            .add_observer(|failed: On<PathFailed>, mut cramped: ResMut<NoRoom>| {
+                if failed.status == PathStatus::Failed(PathFailure::NoRoom) {
+                    cramped.0.insert(failed.entity);
+                } else {
+                    cramped.0.remove(&failed.entity);
+                }
+            })
+            .add_systems(
+                Update,
+                check_applied_paths
+                    .after(AnyAngleSystems::Apply)
+                    .before(AnyAngleSystems::Steer),
+            );
+        app.finish();
+        app.cleanup();
+        let mut game = Game {
+            app,
+            rng: Rng::new(seed),
+            agents: Vec::new(),
+            recovering: EntityHashMap::default(),
+            clock: Instant::now(),
+        };
+        for _ in 0..agents {
+            game.spawn(0);
+        }
+        game
+    }
+
+    fn nav(&self) -> &NavGrid {
+        self.app.world().resource::<NavGrid>()
+    }
+
+    /// A random point of a free cell (world coordinates).
+    fn free_point(&mut self) -> Vec2 {
+        let grid = self.nav().grid().clone();
+        loop {
+            let x = self.rng.below(u64::from(grid.width())) as i64;
+            let y = self.rng.below(u64::from(grid.height())) as i64;
+            if grid.is_free_xy(x, y) {
+                let h = f64::from(grid.height());
+                return Vec2::new(
+                    (x as f64 + self.rng.unit()) as f32,
+                    (h - y as f64 - self.rng.unit()) as f32,
+                );
+            }
+        }
+    }
+
+    fn spawn(&mut self, frame: usize) {
+        let start = self.free_point();
+        let goal = self.free_point();
+        let radius = *self.rng.pick(&RADII);
+        let e = self
+            .app
+            .world_mut()
+            .spawn((
+                NavPosition(start),
+                PathRequest::to(goal).with_radius(radius),
+                PathFollower {
+                    speed: 6.0,
+                    ..PathFollower::default()
+                },
+            ))
+            .id();
+        self.agents.push(e);
+        if self.gap(e) < -TOLERANCE {
+            self.recovering.insert(e, frame);
+        }
+    }
+
+    fn radius(&self, e: Entity) -> f32 {
+        self.app.world().get::<PathRequest>(e).unwrap().radius
+    }
+
+    fn position(&self, e: Entity) -> DVec2 {
+        self.nav()
+            .to_grid(self.app.world().get::<NavPosition>(e).unwrap().0)
+    }
+
+    /// How much room agent `e` has beyond its radius (negative: too close
+    /// to a wall).
+    fn gap(&self, e: Entity) -> f64 {
+        let r = self.radius(e);
+        clearance_at(self.nav().grid(), self.position(e), within(r)) - f64::from(r)
+    }
+
+    /// Blocks or frees a few cells near where some agent is heading.
+    fn edit_near_an_agent(&mut self, frame: usize) {
+        let e = *self.rng.pick(&self.agents);
+        let path = self.app.world().get::<NavPath>(e).unwrap().clone();
+        let around = path
+            .next_waypoint()
+            .unwrap_or_else(|| self.app.world().get::<NavPosition>(e).unwrap().0);
+        let offset = Vec2::new(self.rng.range(-4, 4) as f32, self.rng.range(-4, 4) as f32);
+        let Some(cell) = self.nav().cell_at(around + offset) else {
+            return;
+        };
+        let free = self.rng.chance(0.4);
+        let size = UVec2::new(1 + self.rng.below(2) as u32, 1 + self.rng.below(2) as u32);
+        let grid_size = self.nav().grid().size();
+        let rect = URect::from_corners(cell, (cell + size).min(grid_size));
+        self.app
+            .world_mut()
+            .resource_mut::<NavGrid>()
+            .set_rect_free(rect, free)
+            .unwrap();
+        if !free {
+            let closed: Vec<Entity> = self
+                .agents
+                .iter()
+                .copied()
+                .filter(|&a| self.gap(a) < -TOLERANCE)
+                .collect();
+            for a in closed {
+                self.recovering.entry(a).or_insert(frame);
+            }
+        }
+    }
+
+    fn frame(&mut self, frame: usize, edits: usize) {
+        for _ in 0..edits {
+            self.edit_near_an_agent(frame);
+        }
+        let deadline = self.clock + Duration::from_secs_f32(1.0 / FPS);
+        self.app.update();
+        let violations = std::mem::take(&mut self.app.world_mut().resource_mut::<Violations>().0);
+        if let Some(wait) = deadline.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        self.clock = deadline.max(Instant::now());
+        assert!(violations.is_empty(), "frame {frame}: {violations:#?}");
+        for i in 0..self.agents.len() {
+            let e = self.agents[i];
+            let gap = self.gap(e);
+            if gap >= -TOLERANCE {
+                // Recovered once it has reached its path proper: on the way
+                // to the start it was moved to, it only promises to come no
+                // closer to a wall than where it set out.
+                let path = self.app.world().get::<NavPath>(e).unwrap();
+                if !(path.start_moved && path.next == 0) {
+                    self.recovering.remove(&e);
+                }
+                continue;
+            }
+            let world = self.app.world();
+            let status = world.get::<PathStatus>(e).unwrap();
+            let Some(&since) = self.recovering.get(&e) else {
+                panic!(
+                    "frame {frame}: {e} (radius {}) at {} is {} from a wall; {status:?} {:?}",
+                    self.radius(e),
+                    self.position(e),
+                    gap + f64::from(self.radius(e)),
+                    world.get::<NavPath>(e).unwrap(),
+                );
+            };
+            if world.resource::<NoRoom>().0.contains(&e) {
+                // Checked when the game settles; its time to get out starts
+                // when it is given a way.
+                self.recovering.insert(e, frame);
+                continue;
+            }
+            assert!(
+                frame - since <= RECOVERY_FRAMES,
+                "frame {frame}: {e} (radius {}) still does not fit at {}, since frame {since}: {status:?} {:?}",
+                self.radius(e),
+                self.position(e),
+                world.get::<NavPath>(e).unwrap(),
+            );
+        }
+    }
+
+    /// Despawns a few agents, preferring ones mid-search, and spawns others.
+    fn churn(&mut self, frame: usize) {
+        for _ in 0..5 {
+            let busy: Vec<usize> = (0..self.agents.len())
+                .filter(|&i| {
+                    let w = self.app.world();
+                    let e = self.agents[i];
+                    w.get::<PathStatus>(e).unwrap().is_busy() || w.get::<Replanning>(e).is_some()
+                })
+                .collect();
+            let i = if busy.is_empty() {
+                self.rng.below(self.agents.len() as u64) as usize
+            } else {
+                *self.rng.pick(&busy)
+            };
+            let e = self.agents.swap_remove(i);
+            self.recovering.remove(&e);
+            self.app.world_mut().despawn(e);
+            self.spawn(frame);
+        }
+    }
+}
+
+#[test]
+fn agents_of_several_sizes_keep_their_distance_from_walls_under_edits() {
+    let mut game = Game::new("den520d.map", 600, 0xC1EA_0001);
+    let frames = 480;
+    for frame in 0..frames {
+        game.app
+            .world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .paused = frame % 90 >= 70;
+        if frame % 10 == 5 {
+            game.churn(frame);
+        }
+        if frame % 200 == 100 {
+            let mut settings = game.app.world_mut().resource_mut::<PathfindingSettings>();
+            settings.algorithm = if settings.algorithm == Algorithm::Anya {
+                Algorithm::LazyTheta
+            } else {
+                Algorithm::Anya
+            };
+        }
+        game.frame(frame, 2);
+    }
+    game.app
+        .world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .paused = false;
+    let mut settled = false;
+    for frame in frames..frames + 1200 {
+        game.frame(frame, 0);
+        let d = *game.app.world().resource::<PathfindingDiagnostics>();
+        let world = game.app.world();
+        if d.in_flight == 0
+            && d.queued == 0
+            && game.agents.iter().all(|&e| {
+                !world.get::<PathStatus>(e).unwrap().is_busy()
+                    && world.get::<Replanning>(e).is_none()
+            })
+        {
+            settled = true;
+            break;
+        }
+    }
+    assert!(settled, "agents did not settle after edits stopped");
+
+    let nav = game.nav().clone();
+    let mut in_use = BTreeSet::new();
+    let mut tally: HashMap<String, usize> = HashMap::new();
+    for &e in &game.agents {
+        let world = game.app.world();
+        let request = *world.get::<PathRequest>(e).unwrap();
+        let clearance = nav.clearance_of(request.radius).unwrap();
+        if !clearance.is_none() {
+            in_use.insert(clearance);
+        }
+        let eroded = nav.grid_for(clearance).expect("kept while in use");
+        let status = world.get::<PathStatus>(e).unwrap().clone();
+        let path = world.get::<NavPath>(e).unwrap();
+        let PathGoal::Point(goal) = request.goal else {
+            unreachable!()
+        };
+        match &status {
+            PathStatus::Ready => assert_eq!(path.end(), Some(goal), "{e}: {path:?}"),
+            PathStatus::Fallback => {
+                let w = &path.grid_waypoints;
+                let inside = match w.len() {
+                    0 => game.position(e),
+                    1 => w[0],
+                    n => w[n - 2].lerp(w[n - 1], 0.5),
+                };
+                let truth = plan(
+                    eroded,
+                    inside,
+                    nav.to_grid(goal),
+                    &PlanOptions {
+                        fallback: FallbackPolicy::Fail,
+                        ..PlanOptions::with_algorithm(Algorithm::Anya)
+                    },
+                );
+                assert!(
+                    matches!(truth, Err(PlanError::Unreachable { .. })),
+                    "{e}: a fallback path to a goal its eroded grid reaches: {:?}",
+                    truth.map(|p| p.length)
+                );
+            }
+            PathStatus::Failed(PathFailure::NoRoom) => {
+                assert_eq!(
+                    start_point(nav.grid(), eroded, clearance, game.position(e)),
+                    None,
+                    "{e}: NoRoom, yet a place that fits it is in sight"
+                );
+            }
+            other => panic!(
+                "{e} (radius {}): {other:?} after the game settled",
+                request.radius
+            ),
+        }
+        *tally
+            .entry(format!(
+                "{:?} r{}",
+                std::mem::discriminant(&status),
+                request.radius
+            ))
+            .or_default() += 1;
+    }
+    let kept: BTreeSet<Clearance> = nav.clearances().collect();
+    assert_eq!(
+        kept, in_use,
+        "eroded grids kept for exactly the clearances in use"
+    );
+    let fallbacks = game
+        .agents
+        .iter()
+        .filter(|&&e| *game.app.world().get::<PathStatus>(e).unwrap() == PathStatus::Fallback)
+        .count();
+    assert!(fallbacks > 10, "only {fallbacks} fallbacks: {tally:?}");
+}

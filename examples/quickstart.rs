@@ -1,6 +1,8 @@
-//! Quickstart: six agents cross the `arena` map with the real plugin, in a
-//! headless app (no window).
+//! Quickstart: seven agents cross the `arena` map with the real plugin, in
+//! a headless app (no window).
 //!
+//! Six are points; the seventh, G, has a radius of 1.5 cells and keeps that
+//! far from every wall, taking the same trip as A (which hugs the walls).
 //! The agents get `PathRequest`s and walk with `PathFollower`. A second in,
 //! the map is edited: a wall goes up in the middle (agents whose paths cross
 //! it replan), an obstacle is removed (agents it gives a shortcut replan),
@@ -53,11 +55,15 @@ struct Track {
     trail: Vec<Vec2>,
 }
 
+/// The wide agent's radius, in cells (world units).
+const WIDE: f32 = 1.5;
+
 /// What `--help` prints.
 const HELP: &str = "\
-Six agents cross the bundled arena map with the real plugin, headless: paths,
-obstacle edits mid-run and who replans, an unreachable goal's fallback path.
-Prints a journal and an ASCII picture.
+Seven agents cross the bundled arena map with the real plugin, headless:
+paths, obstacle edits mid-run and who replans, an unreachable goal's fallback
+path, a wide agent (G, radius 1.5 cells) keeping off the walls. Prints a
+journal and an ASCII picture.
 
 Usage:
   cargo run --release --example quickstart [-- --out FILE]
@@ -101,21 +107,24 @@ fn main() -> std::process::ExitCode {
         .add_observer(on_failed);
 
     let trips = [
-        ('A', at(3.5, 5.5), at(45.5, 25.5)),
-        ('B', at(5.5, 25.5), at(44.5, 22.5)),
-        ('C', at(20.5, 40.5), at(28.5, 4.5)),
-        ('D', at(16.5, 44.5), at(16.5, 12.5)),
-        ('E', at(40.5, 5.5), at(8.5, 44.5)),
-        ('F', at(5.5, 44.5), at(42.5, 41.5)),
+        ('A', at(3.5, 5.5), at(45.5, 25.5), 0.0),
+        ('B', at(5.5, 25.5), at(44.5, 22.5), 0.0),
+        ('C', at(20.5, 40.5), at(28.5, 4.5), 0.0),
+        ('D', at(16.5, 44.5), at(16.5, 12.5), 0.0),
+        ('E', at(40.5, 5.5), at(8.5, 44.5), 0.0),
+        ('F', at(5.5, 44.5), at(42.5, 41.5), 0.0),
+        // A's trip for an agent 3 cells wide: its path keeps 1.5 cells from
+        // every wall (it plans on the grid eroded for that radius).
+        ('G', at(4.5, 6.5), at(44.5, 26.5), WIDE),
     ];
     let mut agents = Vec::new();
-    for (name, start, goal) in trips {
+    for (name, start, goal, radius) in trips {
         let id = app
             .world_mut()
             .spawn((
                 Label(name),
                 Transform::from_translation(start.extend(0.0)),
-                PathRequest::to(goal),
+                PathRequest::to(goal).with_radius(radius),
                 PathFollower {
                     speed: 8.0,
                     arrive_radius: 0.05,
@@ -407,7 +416,7 @@ fn ascii_picture(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Map after the edits (# wall, = blocked by an edit, : freed by an edit, a-f trails walked, A-F goals):"
+        "Map after the edits (# wall, = blocked by an edit, : freed by an edit, a-g trails walked, A-G goals; G is {WIDE} cells in radius):"
     );
     let _ = writeln!(out, "+{}+", "-".repeat(w));
     for row in rows {
@@ -426,8 +435,8 @@ fn svg_picture(
     freed: &[URect],
     room: &[URect],
 ) -> String {
-    const COLORS: [&str; 6] = [
-        "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
+    const COLORS: [&str; 7] = [
+        "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#e377c2",
     ];
     let g = nav.grid();
     let (w, h) = (g.width(), g.height());
@@ -477,6 +486,15 @@ fn svg_picture(
     for (i, &(name, _, goal)) in agents.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let track = &tracks[&name];
+        if name == 'G' {
+            // The ground the wide agent covered: its trail swept by its disc.
+            let _ = writeln!(
+                s,
+                r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="{}" stroke-linecap="round" stroke-linejoin="round" opacity="0.25"/>"#,
+                points(&track.trail),
+                2.0 * WIDE
+            );
+        }
         let _ = writeln!(
             s,
             r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="0.15" stroke-dasharray="0.4 0.3" opacity="0.6"/>"#,
@@ -505,7 +523,7 @@ fn svg_picture(
     }
     let _ = writeln!(
         s,
-        r#"<text x="0" y="{:.1}" font-size="0.9" font-family="sans-serif">dashed: first path; solid: walked; circles: goals; brown: blocked by edits; green: freed</text>"#,
+        r#"<text x="0" y="{:.1}" font-size="0.9" font-family="sans-serif">dashed: first path; solid: walked; circles: goals; brown: blocked by edits; green: freed; pink band: the ground wide agent G covered</text>"#,
         f64::from(h) + 0.8
     );
     s.push_str("</svg>\n");

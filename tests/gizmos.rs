@@ -6,7 +6,7 @@ use std::any::TypeId;
 use std::time::Duration;
 
 use bevy_anyangle::plugin::debug::{
-    AnyAngleDebugPlugin, DrawNavGizmos, LastSearch, NavGizmos, TraceSearch,
+    AnyAngleDebugPlugin, DrawClearance, DrawNavGizmos, LastSearch, NavGizmos, TraceSearch,
 };
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathReady, PathRequest,
@@ -366,4 +366,56 @@ fn only_marked_agents_are_drawn_when_asked_and_nothing_when_disabled() {
         .enabled = false;
     app.update();
     assert!(drawn(&app).is_empty());
+}
+
+#[test]
+fn the_cells_an_agents_radius_keeps_it_off_are_outlined() {
+    let mut app = app();
+    let wide = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(2.5, 3.0)),
+            PathRequest::to(Vec2::new(7.5, 3.0)).with_radius(0.5),
+        ))
+        .id();
+    settle(&mut app);
+    app.update();
+    let color = config(&mut app).clearance;
+    assert_eq!(count(&drawn(&app), color), 0, "no agent is marked");
+    app.world_mut().entity_mut(wide).insert(DrawClearance);
+    app.update();
+    let lines = drawn(&app);
+    // Radius 0.5 keeps the agent off the border cells and the cells around
+    // the block: row 0 whole (world y 5..6), and in row 1 (world y 4..5)
+    // cells 0, 3..7 and 9.
+    assert!(has_segment(
+        &lines,
+        Vec2::new(0.0, 6.0),
+        Vec2::new(10.0, 6.0),
+        color
+    ));
+    assert!(has_segment(
+        &lines,
+        Vec2::new(3.0, 5.0),
+        Vec2::new(7.0, 5.0),
+        color
+    ));
+    assert!(has_segment(
+        &lines,
+        Vec2::new(3.0, 4.0),
+        Vec2::new(7.0, 4.0),
+        color
+    ));
+    assert!(!has_segment(
+        &lines,
+        Vec2::new(1.0, 5.0),
+        Vec2::new(3.0, 5.0),
+        color
+    ));
+    // Those cells cut the grid in two for this agent: its goal beyond the
+    // block is out of reach, and its fallback path stops where its side
+    // ends, at x = 3.
+    let path = app.world().get::<NavPath>(wide).unwrap();
+    assert!(path.fallback, "{path:?}");
+    assert_eq!(path.end(), Some(Vec2::new(3.0, 3.0)), "{path:?}");
 }

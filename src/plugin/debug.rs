@@ -18,7 +18,10 @@
 //!   freed in their own colours;
 //! - for agents marked [`TraceSearch`], what their last search expanded:
 //!   points with links to their parents (Lazy Theta*, A*), or intervals with
-//!   links to their roots (Anya).
+//!   links to their roots (Anya);
+//! - for agents with a radius marked [`DrawClearance`], the free cells their
+//!   radius keeps them off (blocked on their eroded grid, see
+//!   [`crate::clearance`]), in [`NavGizmos::clearance`].
 //!
 //! Colours and switches live in the [`NavGizmos`] gizmo config group (line
 //! width and the on/off switch of all of it in Bevy's `GizmoConfigStore`).
@@ -78,9 +81,10 @@ use bevy_reflect::std_traits::ReflectDefault;
 use bevy_time::Time;
 use bevy_transform::components::GlobalTransform;
 
-use super::components::{NavPath, PathReady, PathStatus, PlanReason, Replanning};
+use super::components::{NavPath, PathReady, PathRequest, PathStatus, PlanReason, Replanning};
 use super::nav_grid::NavGrid;
 use super::position::{PositionData, position};
+use crate::clearance::Clearance;
 use crate::grid::{EditKind, GridEdit};
 use crate::search::{Algorithm, SearchTrace};
 
@@ -96,7 +100,13 @@ impl Plugin for AnyAngleDebugPlugin {
                 PostUpdate,
                 (
                     (track_edits, track_replans),
-                    (draw_blocked, draw_edits, draw_agents, draw_traces),
+                    (
+                        draw_blocked,
+                        draw_clearance,
+                        draw_edits,
+                        draw_agents,
+                        draw_traces,
+                    ),
                 )
                     .chain()
                     .in_set(NavGizmosSystems),
@@ -104,6 +114,7 @@ impl Plugin for AnyAngleDebugPlugin {
         #[cfg(feature = "reflect")]
         app.register_type::<NavGizmos>()
             .register_type::<DrawNavGizmos>()
+            .register_type::<DrawClearance>()
             .register_type::<TraceSearch>();
     }
 
@@ -167,6 +178,9 @@ pub struct NavGizmos {
     /// Radius of the rings marking agents and waypoints, in cells.
     /// Default 0.3.
     pub marker_radius: f32,
+    /// Outline colour of the free cells an agent marked [`DrawClearance`]
+    /// keeps off because of its radius.
+    pub clearance: Color,
 }
 
 impl Default for NavGizmos {
@@ -190,6 +204,7 @@ impl Default for NavGizmos {
             trace: Color::srgb(0.8, 0.6, 1.0),
             trace_links: Color::srgba(0.8, 0.6, 1.0, 0.3),
             marker_radius: 0.3,
+            clearance: Color::srgba(1.0, 0.7, 0.2, 0.7),
         }
     }
 }
@@ -211,6 +226,15 @@ impl NavGizmos {
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "reflect", derive(Reflect), reflect(Component, Default))]
 pub struct DrawNavGizmos;
+
+/// Marker: draw the free cells this agent's [`PathRequest::radius`] keeps
+/// it off: those blocked on its eroded grid (see [`crate::clearance`]), in
+/// [`NavGizmos::clearance`], as runs along each row. Only the cells cameras
+/// see are drawn, and none when they see more than
+/// [`NavGizmos::max_blocked_samples`] cells.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "reflect", derive(Reflect), reflect(Component, Default))]
+pub struct DrawClearance;
 
 /// Marker: record what this agent's searches expand, and draw the last one.
 ///
@@ -309,6 +333,63 @@ fn cell_rect(gizmos: &mut Gizmos<NavGizmos>, nav: &NavGrid, rect: URect, h: f32,
     let (a, b) = (rect.min.as_dvec2(), rect.max.as_dvec2());
     let corners = [a, DVec2::new(b.x, a.y), b, DVec2::new(a.x, b.y), a];
     gizmos.linestrip(corners.map(|c| lift(nav, c, h)), color);
+}
+
+/// Outlines, for each clearance of an agent marked [`DrawClearance`], the
+/// runs of cells free on the grid and blocked on its eroded grid.
+fn draw_clearance(
+    mut gizmos: Gizmos<NavGizmos>,
+    nav: Option<Res<NavGrid>>,
+    cameras: Query<(&Camera, &GlobalTransform)>,
+    agents: Query<&PathRequest, With<DrawClearance>>,
+) {
+    let Some(nav) = nav else { return };
+    if !gizmos.config.enabled || agents.is_empty() {
+        return;
+    }
+    let cfg: &NavGizmos = gizmos.config_ext;
+    let (height, budget, color) = (cfg.height, cfg.max_blocked_samples, cfg.clearance);
+    let view = visible_cells(&nav, &cameras, height);
+    if u64::from(view.width()) * u64::from(view.height()) > u64::from(budget) {
+        return;
+    }
+    let mut classes: Vec<Clearance> = agents
+        .iter()
+        .filter_map(|r| nav.clearance_of(r.radius).ok())
+        .filter(|c| !c.is_none())
+        .collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let grid = nav.grid();
+    for clearance in classes {
+        // (Kept from the agent's first search on.)
+        let Some(eroded) = nav.grid_for(clearance) else {
+            continue;
+        };
+        for y in view.min.y..view.max.y {
+            let mut run: Option<u32> = None;
+            for x in view.min.x..=view.max.x {
+                let kept_off = x < view.max.x && {
+                    let c = UVec2::new(x, y);
+                    grid.is_free(c) && !eroded.is_free(c)
+                };
+                match (kept_off, run) {
+                    (true, None) => run = Some(x),
+                    (false, Some(x0)) => {
+                        cell_rect(
+                            &mut gizmos,
+                            &nav,
+                            URect::new(x0, y, x, y + 1),
+                            height,
+                            color,
+                        );
+                        run = None;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
 }
 
 /// Notes the edits made since the last frame.

@@ -2209,3 +2209,214 @@ fn a_fallback_change_with_an_algorithm_change_still_replans_unreachable_agents()
     settle(&mut app);
     assert_eq!(status(&app, agent), PathStatus::Fallback);
 }
+
+/// A room 12 x 8 with a pillar, and a 2-cell-wide corridor out to a second
+/// room on the right: too narrow for any agent wider than a point.
+const ROOMS: &str = "@@@@@@@@@@@@@@@@@@@@@@
+                     @..........@@@@@.....@
+                     @..........@@@@@.....@
+                     @...@@.....@@@@@.....@
+                     @...@@...............@
+                     @....................@
+                     @..........@@@@@.....@
+                     @..........@@@@@.....@
+                     @@@@@@@@@@@@@@@@@@@@@@";
+
+#[test]
+fn a_wide_agent_keeps_its_radius_and_gets_fallback_where_it_does_not_fit() {
+    let nav = NavGrid::from_ascii(ROOMS, GridTransform::default()).unwrap();
+    let mut app = app_with(nav);
+    // World y is up: grid row y spans world [8 - y, 9 - y].
+    let world = |x: f32, y: f32| Vec2::new(x, 9.0 - y);
+    let wide = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(2.5, 6.5)),
+            PathRequest::to(world(1.5, 4.5)).with_radius(0.5),
+        ))
+        .id();
+    let through = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(2.5, 6.5)),
+            PathRequest::to(world(18.5, 5.0)).with_radius(0.5),
+        ))
+        .id();
+    let point = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(2.5, 6.5)),
+            PathRequest::to(world(18.5, 5.0)),
+        ))
+        .id();
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    let clearance = nav.clearance_of(0.5).unwrap();
+    assert_eq!(nav.clearances().collect::<Vec<_>>(), vec![clearance]);
+    let grid = nav.grid();
+    for (e, radius) in [(wide, 0.5), (through, 0.5), (point, 0.0)] {
+        let path = nav_path(&app, e);
+        for w in path.grid_waypoints.windows(2) {
+            for i in 0..=64 {
+                let p = w[0].lerp(w[1], f64::from(i) / 64.0);
+                let near = (-2..=2)
+                    .flat_map(|dy| (-2..=2).map(move |dx| (dx, dy)))
+                    .map(|(dx, dy)| (p.x.floor() as i64 + dx, p.y.floor() as i64 + dy))
+                    .filter(|&(x, y)| !grid.is_free_xy(x, y))
+                    .map(|(x, y)| {
+                        let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+                        let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+                        dx.hypot(dy)
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                assert!(near >= radius - 1e-9, "{e}: {p} is {near} from a wall");
+            }
+        }
+    }
+    // A goal half a cell from the wall is too close: the path ends at the
+    // closest point where the agent fits, half a cell further.
+    assert_eq!(status(&app, wide), PathStatus::Fallback);
+    assert_eq!(
+        nav_path(&app, wide).grid_waypoints.last(),
+        Some(&DVec2::new(2.0, 4.5))
+    );
+    // The corridor is 2 cells wide: the point agent goes through, the wide
+    // one stops short of it.
+    assert_eq!(status(&app, point), PathStatus::Ready);
+    assert_eq!(status(&app, through), PathStatus::Fallback);
+    assert!(nav_path(&app, through).grid_waypoints.last().unwrap().x <= 11.0);
+
+    // Closing the corridor changes nothing the wide agents see (their
+    // eroded grid is blocked there already): only the point agent replans.
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_rect_free(URect::new(12, 4, 15, 6), false)
+        .unwrap();
+    settle(&mut app);
+    let replanned: Vec<Entity> = app
+        .world()
+        .resource::<EventLog>()
+        .ready
+        .iter()
+        .map(|r| r.entity)
+        .collect();
+    assert_eq!(replanned, vec![point]);
+    assert_eq!(status(&app, point), PathStatus::Fallback);
+
+    // Widening the corridor to 3 cells opens it for the wide agent: it
+    // replans.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_rect_free(URect::new(11, 3, 16, 6), true)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(status(&app, through), PathStatus::Ready);
+    assert_eq!(status(&app, wide), PathStatus::Fallback, "still too close");
+}
+
+#[test]
+fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
+    let nav = NavGrid::new(Grid::new(24, 16).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    let world = |x: f32, y: f32| Vec2::new(x, 16.0 - y);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(6.5, 6.5)),
+            PathRequest::to(world(17.5, 8.5)).with_radius(0.5),
+        ))
+        .id();
+    let bad = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(6.5, 6.5)),
+            PathRequest::to(world(17.5, 8.5)).with_radius(f32::NAN),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    assert_eq!(
+        status(&app, bad),
+        PathStatus::Failed(PathFailure::BadRadius)
+    );
+    let small = app.world().resource::<NavGrid>().clearance_of(0.5).unwrap();
+    let big = app.world().resource::<NavGrid>().clearance_of(1.5).unwrap();
+    assert_eq!(
+        app.world()
+            .resource::<NavGrid>()
+            .clearances()
+            .collect::<Vec<_>>(),
+        vec![small]
+    );
+
+    // A new radius plans again, on the grid of its class; the old one goes.
+    app.world_mut()
+        .get_mut::<PathRequest>(agent)
+        .unwrap()
+        .radius = 1.5;
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    let kept: Vec<_> = app.world().resource::<NavGrid>().clearances().collect();
+    assert_eq!(kept, vec![big]);
+    let path = nav_path(&app, agent);
+    let eroded = app
+        .world()
+        .resource::<NavGrid>()
+        .grid_for(big)
+        .unwrap()
+        .clone();
+    for w in path.grid_waypoints.windows(2) {
+        assert!(line_of_sight(&eroded, w[0], w[1]), "{path:?}");
+    }
+
+    // Once the last wide agent is gone, its grid goes at the next search;
+    // one kept for good stays.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .keep_clearance(small);
+    app.world_mut().despawn(agent);
+    let other = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(6.5, 6.5)),
+            PathRequest::to(world(17.5, 8.5)),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, other), PathStatus::Ready);
+    let kept: Vec<_> = app.world().resource::<NavGrid>().clearances().collect();
+    assert_eq!(kept, vec![small]);
+}
+
+#[test]
+fn a_wide_agent_walled_in_by_an_edit_walks_to_the_nearest_place_it_fits_in_sight() {
+    let nav = NavGrid::from_ascii(ROOMS, GridTransform::default()).unwrap();
+    let mut app = app_with(nav);
+    let world = |x: f32, y: f32| Vec2::new(x, 9.0 - y);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(7.5, 5.5)),
+            PathRequest::to(world(7.5, 5.5)).with_radius(0.5),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    // A wall raised next to it: it no longer fits where it stands, and is
+    // given the way out at once (the nearest place it fits, in sight).
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(8, 5), false)
+        .unwrap();
+    app.update();
+    let path = nav_path(&app, agent);
+    assert!(path.start_moved, "{path:?}");
+    let exit = path.grid_waypoints[0];
+    let nav = app.world().resource::<NavGrid>();
+    let eroded = nav.grid_for(nav.clearance_of(0.5).unwrap()).unwrap();
+    assert!(eroded.is_point_traversable(exit), "{exit}");
+    assert!(line_of_sight(nav.grid(), DVec2::new(7.5, 5.5), exit));
+    assert!(DVec2::new(7.5, 5.5).distance(exit) <= 1.0 + 1e-9, "{exit}");
+    settle(&mut app);
+}

@@ -8,6 +8,7 @@
 //! | [`clearance`] | eroded grids: where an agent of a given radius fits |
 //! | [`geom`] | exact orientation predicates |
 //! | [`los`] | line of sight, exactly as `SPEC.md` defines it |
+//! | [`terrain`] | terrain types per cell, movement profiles, the cost of a segment across terrain |
 //! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors, search traces |
 //! | `plugin` | the Bevy plugin (feature `plugin`) |
 //!
@@ -34,6 +35,7 @@ pub mod los;
 #[cfg(feature = "plugin")]
 pub mod plugin;
 pub mod search;
+pub mod terrain;
 
 /// The most used types, for a glob import.
 pub mod prelude {

@@ -59,6 +59,7 @@ use chunks::Bands;
 use regions::Regions;
 
 pub use movingai::{MapParseError, MapParseErrorKind, Scenario, ScenarioEntry};
+pub(crate) use movingai::{ascii_rows, check_row, map_rows};
 
 use bevy_math::{DVec2, URect, UVec2};
 use thiserror::Error;

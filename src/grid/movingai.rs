@@ -222,6 +222,16 @@ fn check_size(line: usize, width: u64, height: u64) -> Result<(), MapParseError>
 }
 
 pub(super) fn parse_ascii(picture: &str) -> Result<Grid, MapParseError> {
+    let (width, rows) = ascii_rows(picture)?;
+    grid_from_rows(rows.into_iter(), width)
+}
+
+/// A map's width and its rows, each with its 1-based line number.
+pub(crate) type MapRows<'a> = (usize, Vec<(usize, &'a str)>);
+
+/// The width and the numbered rows of an ASCII picture (see
+/// [`Grid::from_ascii`]), its size checked (not its rows' lengths).
+pub(crate) fn ascii_rows(picture: &str) -> Result<MapRows<'_>, MapParseError> {
     let rows: Vec<(usize, &str)> = numbered_lines(picture)
         .into_iter()
         .map(|(n, l)| (n, l.trim()))
@@ -232,10 +242,17 @@ pub(super) fn parse_ascii(picture: &str) -> Result<Grid, MapParseError> {
     };
     let width = first.chars().count();
     check_size(first_line, width as u64, rows.len() as u64)?;
-    grid_from_rows(rows.into_iter(), width)
+    Ok((width, rows))
 }
 
 pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
+    let (width, rows) = map_rows(text)?;
+    grid_from_rows(rows.into_iter(), width)
+}
+
+/// The width and the numbered rows of a Moving AI `.map` file, its header
+/// checked.
+pub(crate) fn map_rows(text: &str) -> Result<MapRows<'_>, MapParseError> {
     let mut lines = numbered_lines(text).into_iter();
     let (mut width, mut height) = (None, None);
     let mut saw_type = false;
@@ -326,7 +343,28 @@ pub(super) fn parse_map(text: &str) -> Result<Grid, MapParseError> {
             },
         ));
     }
-    grid_from_rows(rows.into_iter(), width)
+    Ok((width, rows))
+}
+
+/// Checks that `row` (on line `line`) has `width` cells (characters).
+pub(crate) fn check_row(line: usize, row: &str, width: usize) -> Result<(), MapParseError> {
+    let found = if row.is_ascii() {
+        row.len()
+    } else {
+        row.chars().count()
+    };
+    if found == width {
+        Ok(())
+    } else {
+        Err(err_at(
+            line,
+            found.min(width) + 1,
+            MapParseErrorKind::RowLength {
+                expected: width,
+                found,
+            },
+        ))
+    }
 }
 
 /// One query of a Moving AI scenario file.

@@ -1,0 +1,623 @@
+//! Terrain types per cell, movement profiles, and the exact cost of a segment across them.
+//!
+//! A [`TerrainMap`] gives every cell a [`Terrain`] type, a small integer. The
+//! types of Moving AI maps have names ([`Terrain::GROUND`], `SWAMP`, `WATER`,
+//! `TREES`, `OUT_OF_BOUNDS`); a game may use any other value for its own.
+//!
+//! A [`Profile`] says how one kind of agent moves: for each terrain type, a
+//! cost multiplier (at least 1) or impassable. A soldier and a boat are two
+//! profiles of one map. [`TerrainMap::grid`] gives the free/blocked [`Grid`]
+//! of a profile (free where it may go), on which every planner runs as
+//! usual; [`segment_cost`] gives what a straight move costs under the
+//! profile, for planners that weigh terrain.
+//!
+//! ```
+//! use bevy_anyangle::prelude::*;
+//! use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap};
+//!
+//! let map = TerrainMap::from_ascii(
+//!     "....WWWW....
+//!      ....WWWW....
+//!      ............",
+//! )
+//! .unwrap();
+//! let soldier = Profile::default();
+//! let boat = Profile::impassable().with(Terrain::WATER, 1.0).unwrap();
+//! assert!(!map.grid(&soldier).is_free(UVec2::new(5, 0)));
+//! assert!(map.grid(&boat).is_free(UVec2::new(5, 0)));
+//! assert!(!map.grid(&boat).is_free(UVec2::new(0, 0)));
+//! ```
+//!
+//! # The cost of a segment
+//!
+//! The cost of segment `a-b` is the sum, over the cells it crosses, of the
+//! length of the segment inside the cell times the cell's cost. A part that
+//! runs along the edge between two cells takes the cheaper of the two (as
+//! in the Theta* paper's non-uniform costs), and a part through the interior
+//! of an impassable cell makes the segment impassable. With every passable
+//! cost 1 it is the segment's length.
+
+use bevy_math::{DVec2, URect, UVec2};
+use thiserror::Error;
+
+use crate::grid::{
+    BitPlane, Grid, GridError, MAX_DIMENSION, MapParseError, ascii_rows, check_row, map_rows,
+};
+
+/// The terrain type of a cell (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Terrain(pub u8);
+
+impl Terrain {
+    /// Passable ground: `.` and `G` in a Moving AI map.
+    pub const GROUND: Terrain = Terrain(0);
+    /// Swamp: `S` (passable for the default profile).
+    pub const SWAMP: Terrain = Terrain(1);
+    /// Water: `W`.
+    pub const WATER: Terrain = Terrain(2);
+    /// Trees: `T`.
+    pub const TREES: Terrain = Terrain(3);
+    /// Out of bounds, a wall: `@` and `O`, and every other character of a
+    /// map file.
+    pub const OUT_OF_BOUNDS: Terrain = Terrain(4);
+
+    /// The terrain a character of a Moving AI map stands for: `.` `G`
+    /// ground, `S` swamp, `W` water, `T` trees, anything else out of bounds.
+    #[must_use]
+    pub fn from_char(c: char) -> Terrain {
+        match c {
+            '.' | 'G' => Terrain::GROUND,
+            'S' => Terrain::SWAMP,
+            'W' => Terrain::WATER,
+            'T' => Terrain::TREES,
+            _ => Terrain::OUT_OF_BOUNDS,
+        }
+    }
+}
+
+/// Why a [`Profile`] cost was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Error)]
+pub enum ProfileError {
+    /// A cost multiplier is below 1, infinite or not a number.
+    #[error("terrain cost {0} is not a finite number >= 1")]
+    BadCost(f64),
+}
+
+/// How one kind of agent moves over terrain: per [`Terrain`] type, a cost
+/// multiplier `>= 1`, or impassable.
+///
+/// The default is the rule of Moving AI maps and of [`Grid::from_movingai`]:
+/// ground and swamp passable at cost 1, everything else impassable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    /// Cost per terrain type; `f64::INFINITY` is impassable.
+    costs: Box<[f64; 256]>,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        let mut costs = Box::new([f64::INFINITY; 256]);
+        costs[usize::from(Terrain::GROUND.0)] = 1.0;
+        costs[usize::from(Terrain::SWAMP.0)] = 1.0;
+        Profile { costs }
+    }
+}
+
+impl Profile {
+    /// A profile for which every terrain is impassable (to build on with
+    /// [`Profile::with`]).
+    #[must_use]
+    pub fn impassable() -> Self {
+        Profile {
+            costs: Box::new([f64::INFINITY; 256]),
+        }
+    }
+
+    /// This profile with `terrain` passable at `cost` (a multiplier of the
+    /// distance, at least 1).
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::BadCost`] if `cost` is below 1 or not finite.
+    pub fn with(mut self, terrain: Terrain, cost: f64) -> Result<Self, ProfileError> {
+        if !(cost.is_finite() && cost >= 1.0) {
+            return Err(ProfileError::BadCost(cost));
+        }
+        self.costs[usize::from(terrain.0)] = cost;
+        Ok(self)
+    }
+
+    /// This profile with `terrain` impassable.
+    #[must_use]
+    pub fn without(mut self, terrain: Terrain) -> Self {
+        self.costs[usize::from(terrain.0)] = f64::INFINITY;
+        self
+    }
+
+    /// The cost multiplier of `terrain`, `None` if impassable.
+    #[must_use]
+    #[inline]
+    pub fn cost(&self, terrain: Terrain) -> Option<f64> {
+        let c = self.costs[usize::from(terrain.0)];
+        c.is_finite().then_some(c)
+    }
+
+    /// Whether every passable terrain costs 1: then the cost of a path is
+    /// its length, and Anya's shortest paths on [`TerrainMap::grid`] are the
+    /// cheapest.
+    #[must_use]
+    pub fn is_uniform(&self) -> bool {
+        self.costs.iter().all(|&c| c == 1.0 || c.is_infinite())
+    }
+}
+
+/// A terrain type per cell (see the [module docs](self)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerrainMap {
+    width: u32,
+    height: u32,
+    /// Row by row.
+    cells: Vec<u8>,
+}
+
+impl TerrainMap {
+    /// A `width x height` map of `terrain` everywhere.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::BadSize`] if a side is 0 or above [`MAX_DIMENSION`],
+    /// [`GridError::OutOfMemory`] if the cells cannot be allocated.
+    pub fn new(width: u32, height: u32, terrain: Terrain) -> Result<Self, GridError> {
+        if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
+            return Err(GridError::BadSize { width, height });
+        }
+        let n = u64::from(width) * u64::from(height);
+        let mut cells = Vec::new();
+        if usize::try_from(n)
+            .ok()
+            .and_then(|n| cells.try_reserve_exact(n).ok())
+            .is_none()
+        {
+            return Err(GridError::OutOfMemory {
+                width,
+                height,
+                bytes: n,
+            });
+        }
+        cells.resize(cells.capacity(), terrain.0);
+        cells.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+        Ok(TerrainMap {
+            width,
+            height,
+            cells,
+        })
+    }
+
+    /// Parses a Moving AI `.map` file, keeping each cell's terrain (see
+    /// [`Terrain::from_char`]).
+    ///
+    /// # Errors
+    ///
+    /// A [`MapParseError`] naming the offending line, as
+    /// [`Grid::from_movingai`].
+    pub fn from_movingai(text: &str) -> Result<Self, MapParseError> {
+        let (width, rows) = map_rows(text)?;
+        Self::from_rows(&rows, width)
+    }
+
+    /// Builds a map from a picture, one text line per row, as
+    /// [`Grid::from_ascii`] (surrounding white space and empty lines
+    /// ignored), each character read by [`Terrain::from_char`].
+    ///
+    /// # Errors
+    ///
+    /// A [`MapParseError`] naming the line if the picture is empty, its rows
+    /// differ in length, or it is too large.
+    pub fn from_ascii(picture: &str) -> Result<Self, MapParseError> {
+        let (width, rows) = ascii_rows(picture)?;
+        Self::from_rows(&rows, width)
+    }
+
+    fn from_rows(rows: &[(usize, &str)], width: usize) -> Result<Self, MapParseError> {
+        let (w, h) = (width as u32, rows.len() as u32);
+        let mut map = TerrainMap::new(w, h, Terrain::OUT_OF_BOUNDS).map_err(|e| {
+            // Sizes were checked with the header; only memory can fail.
+            let bytes = match e {
+                GridError::OutOfMemory { bytes, .. } => bytes,
+                _ => u64::from(w) * u64::from(h),
+            };
+            MapParseError {
+                line: 1,
+                column: 1,
+                kind: crate::grid::MapParseErrorKind::TooLarge { bytes },
+            }
+        })?;
+        for (y, &(line, row)) in rows.iter().enumerate() {
+            check_row(line, row, width)?;
+            let at = y * width;
+            for (x, c) in row.chars().enumerate() {
+                map.cells[at + x] = Terrain::from_char(c).0;
+            }
+        }
+        Ok(map)
+    }
+
+    /// Width in cells.
+    #[must_use]
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in cells.
+    #[must_use]
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// The terrain of cell `(x, y)`, or `None` outside the map.
+    #[must_use]
+    #[inline]
+    pub fn get(&self, x: i64, y: i64) -> Option<Terrain> {
+        (x >= 0 && y >= 0 && x < i64::from(self.width) && y < i64::from(self.height))
+            .then(|| Terrain(self.cells[(y * i64::from(self.width) + x) as usize]))
+    }
+
+    /// Sets the terrain of every cell of `rect` (half-open, see
+    /// [`crate::grid`]); returns whether a cell changed.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the rectangle leaves the map.
+    pub fn set_rect(&mut self, rect: URect, terrain: Terrain) -> Result<bool, GridError> {
+        if rect.max.x > self.width || rect.max.y > self.height {
+            return Err(GridError::OutOfBounds {
+                x: rect.max.x.saturating_sub(1).max(rect.min.x),
+                y: rect.max.y.saturating_sub(1).max(rect.min.y),
+                width: self.width,
+                height: self.height,
+            });
+        }
+        let mut changed = false;
+        for y in rect.min.y..rect.max.y {
+            let at = (y * self.width) as usize;
+            for cell in &mut self.cells[at + rect.min.x as usize..at + rect.max.x as usize] {
+                changed |= *cell != terrain.0;
+                *cell = terrain.0;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Sets the terrain of one cell; returns whether it changed.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::OutOfBounds`] if the cell is not in the map.
+    pub fn set(&mut self, cell: UVec2, terrain: Terrain) -> Result<bool, GridError> {
+        self.set_rect(URect::from_corners(cell, cell + UVec2::ONE), terrain)
+    }
+
+    /// The grid of `profile`: a cell is free iff its terrain is passable.
+    #[must_use]
+    pub fn grid(&self, profile: &Profile) -> Grid {
+        let mut rows = BitPlane::new(self.height, self.width);
+        for y in 0..self.height {
+            let row = &self.cells[(y * self.width) as usize..((y + 1) * self.width) as usize];
+            let mut x = 0;
+            while x < row.len() {
+                if profile.cost(Terrain(row[x])).is_some() {
+                    let start = x;
+                    while x < row.len() && profile.cost(Terrain(row[x])).is_some() {
+                        x += 1;
+                    }
+                    rows.set_range(y, start as u32, x as u32, true);
+                } else {
+                    x += 1;
+                }
+            }
+        }
+        Grid::from_rows(self.width, self.height, rows)
+    }
+
+    /// The cost of cell `(x, y)` under `profile`; outside the map,
+    /// impassable.
+    #[inline]
+    fn cost(&self, profile: &Profile, x: i64, y: i64) -> Option<f64> {
+        self.get(x, y).and_then(|t| profile.cost(t))
+    }
+}
+
+/// The cost of the straight move from `a` to `b` (grid coordinates) under
+/// `profile`, as the [module docs](self#the-cost-of-a-segment) define it;
+/// `None` if it crosses the interior of an impassable cell, runs along an
+/// edge between two impassable cells, or leaves the map. (Squeezing between
+/// two impassable cells that touch at a corner is for the line of sight on
+/// [`TerrainMap::grid`] to refuse, as everywhere.)
+///
+/// Exact up to floating-point rounding of the lengths: the segment is cut
+/// at every grid line it crosses, and each piece is charged to the cell its
+/// midpoint lies in. Allocates nothing.
+///
+/// ```
+/// use bevy_anyangle::prelude::*;
+/// use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap, segment_cost};
+///
+/// let map = TerrainMap::from_ascii("..SS..").unwrap();
+/// let slow_swamp = Profile::default().with(Terrain::SWAMP, 3.0).unwrap();
+/// let cost = segment_cost(&map, &slow_swamp, DVec2::new(0.5, 0.5), DVec2::new(5.5, 0.5));
+/// assert_eq!(cost, Some(3.0 + 2.0 * 3.0));
+/// ```
+#[must_use]
+pub fn segment_cost(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> Option<f64> {
+    let (w, h) = (f64::from(map.width), f64::from(map.height));
+    let inside = |p: DVec2| p.is_finite() && (0.0..=w).contains(&p.x) && (0.0..=h).contains(&p.y);
+    if !inside(a) || !inside(b) {
+        return None;
+    }
+    let d = b - a;
+    let length = d.length();
+    if length == 0.0 {
+        return Some(0.0);
+    }
+    // Crossings of the vertical lines x = k, then of the horizontal ones,
+    // as parameters t in (0, 1), merged in increasing order.
+    let crossings = |from: f64, delta: f64| {
+        let (lo, hi) = if delta > 0.0 {
+            (from.floor() + 1.0, (from + delta).ceil() - 1.0)
+        } else if delta < 0.0 {
+            (from.ceil() - 1.0, (from + delta).floor() + 1.0)
+        } else {
+            (1.0, 0.0) // none
+        };
+        let count = if delta == 0.0 {
+            0
+        } else {
+            ((hi - lo) * delta.signum()).max(-1.0) as i64 + 1
+        };
+        let step = delta.signum();
+        (0..count).map(move |i| (lo + step * i as f64 - from) / delta)
+    };
+    let mut xs = crossings(a.x, d.x).peekable();
+    let mut ys = crossings(a.y, d.y).peekable();
+    let along_x = d.y == 0.0 && a.y.fract() == 0.0; // on a horizontal grid line
+    let along_y = d.x == 0.0 && a.x.fract() == 0.0; // on a vertical grid line
+    let mut total = 0.0;
+    let mut t0 = 0.0;
+    loop {
+        let t1 = match (xs.peek().copied(), ys.peek().copied()) {
+            (Some(tx), Some(ty)) => {
+                if tx <= ty {
+                    xs.next();
+                } else {
+                    ys.next();
+                }
+                tx.min(ty)
+            }
+            (Some(tx), None) => {
+                xs.next();
+                tx
+            }
+            (None, Some(ty)) => {
+                ys.next();
+                ty
+            }
+            (None, None) => 1.0,
+        };
+        if t1 > t0 {
+            let m = a + d * f64::midpoint(t0, t1);
+            let (cx, cy) = (m.x.floor() as i64, m.y.floor() as i64);
+            let cost = if along_x {
+                let y = a.y as i64;
+                min_cost(map.cost(profile, cx, y - 1), map.cost(profile, cx, y))
+            } else if along_y {
+                let x = a.x as i64;
+                min_cost(map.cost(profile, x - 1, cy), map.cost(profile, x, cy))
+            } else {
+                map.cost(profile, cx, cy)
+            }?;
+            total += (t1 - t0) * length * cost;
+        }
+        if t1 >= 1.0 {
+            return Some(total);
+        }
+        t0 = t1;
+    }
+}
+
+/// The cheaper of two costs (`None` is impassable).
+fn min_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cost by brute force: a million midpoints.
+    fn integrated(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> Option<f64> {
+        const STEPS: usize = 1 << 20;
+        let d = b - a;
+        let piece = d.length() / STEPS as f64;
+        let mut total = 0.0;
+        for i in 0..STEPS {
+            let m = a + d * ((i as f64 + 0.5) / STEPS as f64);
+            total += piece * map.cost(profile, m.x.floor() as i64, m.y.floor() as i64)?;
+        }
+        Some(total)
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    #[test]
+    fn segment_costs_match_numerical_integration() {
+        let mut rng = Rng(0xfeed_beef);
+        let profile = Profile::impassable()
+            .with(Terrain(0), 1.0)
+            .unwrap()
+            .with(Terrain(1), 2.5)
+            .unwrap()
+            .with(Terrain(2), 7.0)
+            .unwrap();
+        for case in 0..60 {
+            let (w, h) = (3 + rng.below(10) as u32, 3 + rng.below(10) as u32);
+            let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
+            for y in 0..h {
+                for x in 0..w {
+                    map.set(UVec2::new(x, y), Terrain(rng.below(3) as u8))
+                        .unwrap();
+                }
+            }
+            let point = |rng: &mut Rng| {
+                // Multiples of 1/8, so that some segments run along grid
+                // lines and through vertices.
+                DVec2::new(
+                    rng.below(u64::from(w) * 8 + 1) as f64 / 8.0,
+                    rng.below(u64::from(h) * 8 + 1) as f64 / 8.0,
+                )
+            };
+            let (a, b) = (point(&mut rng), point(&mut rng));
+            let exact = segment_cost(&map, &profile, a, b).unwrap();
+            let brute = integrated(&map, &profile, a, b).unwrap();
+            // (Along a grid line the brute force charges one side only.)
+            let on_line = (a.x == b.x && a.x.fract() == 0.0) || (a.y == b.y && a.y.fract() == 0.0);
+            if !on_line {
+                assert!(
+                    (exact - brute).abs() <= 1e-4 * (1.0 + brute),
+                    "case {case}: {a} -> {b}: {exact} vs {brute}"
+                );
+            }
+            assert!(exact >= a.distance(b) - 1e-12, "case {case}");
+            assert!(exact <= 7.0 * a.distance(b) + 1e-12, "case {case}");
+        }
+    }
+
+    #[test]
+    fn along_an_edge_the_cheaper_cell_counts_and_impassable_cells_stop_a_segment() {
+        let map = TerrainMap::from_ascii(
+            "SSSS
+             ....
+             .@@.",
+        )
+        .unwrap();
+        let swampy = Profile::default().with(Terrain::SWAMP, 4.0).unwrap();
+        // Along the edge between the swamp row and the ground row: ground.
+        let along = segment_cost(&map, &swampy, DVec2::new(0.0, 1.0), DVec2::new(4.0, 1.0));
+        assert_eq!(along, Some(4.0));
+        // Through the swamp row.
+        let through = segment_cost(&map, &swampy, DVec2::new(0.0, 0.5), DVec2::new(4.0, 0.5));
+        assert_eq!(through, Some(16.0));
+        // Along the top of the walls: the ground above pays.
+        let over = segment_cost(&map, &swampy, DVec2::new(1.0, 2.0), DVec2::new(3.0, 2.0));
+        assert_eq!(over, Some(2.0));
+        // Through a wall; along the map's bottom border below the walls.
+        assert_eq!(
+            segment_cost(&map, &swampy, DVec2::new(0.5, 2.5), DVec2::new(3.5, 2.5)),
+            None
+        );
+        assert_eq!(
+            segment_cost(&map, &swampy, DVec2::new(1.0, 3.0), DVec2::new(3.0, 3.0)),
+            None
+        );
+        // Off the map, and a point.
+        assert_eq!(
+            segment_cost(&map, &swampy, DVec2::new(-0.5, 1.5), DVec2::new(1.5, 1.5)),
+            None
+        );
+        assert_eq!(
+            segment_cost(&map, &swampy, DVec2::new(1.5, 1.5), DVec2::new(1.5, 1.5)),
+            Some(0.0)
+        );
+        // Uniform: the length.
+        let plain = Profile::default();
+        assert!(plain.is_uniform() && !swampy.is_uniform());
+        let c = segment_cost(&map, &plain, DVec2::new(0.0, 0.0), DVec2::new(4.0, 2.0)).unwrap();
+        assert!((c - 20f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn profiles_refuse_bad_costs() {
+        assert_eq!(
+            Profile::default().with(Terrain::WATER, 0.5),
+            Err(ProfileError::BadCost(0.5))
+        );
+        assert!(Profile::default().with(Terrain::WATER, f64::NAN).is_err());
+        assert!(
+            Profile::default()
+                .with(Terrain::WATER, f64::INFINITY)
+                .is_err()
+        );
+        let boat = Profile::impassable().with(Terrain::WATER, 1.0).unwrap();
+        assert_eq!(boat.cost(Terrain::WATER), Some(1.0));
+        assert_eq!(
+            boat.clone().without(Terrain::WATER).cost(Terrain::WATER),
+            None
+        );
+        assert_eq!(boat.cost(Terrain::GROUND), None);
+    }
+
+    #[test]
+    fn the_default_profile_gives_the_grid_of_the_map_parser() {
+        for name in [
+            "arena",
+            "den520d",
+            "AR0011SR",
+            "lak303d",
+            "brc202d",
+            "BigGameHunters",
+        ] {
+            let path = format!("{}/data/maps/{name}.map", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(path).unwrap();
+            let map = TerrainMap::from_movingai(&text).unwrap();
+            assert_eq!(
+                map.grid(&Profile::default()),
+                Grid::from_movingai(&text).unwrap(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn maps_parse_every_letter_and_refuse_what_the_grid_parser_refuses() {
+        let map = TerrainMap::from_ascii(".GSWT@O#").unwrap();
+        let got: Vec<Terrain> = (0..8).map(|x| map.get(x, 0).unwrap()).collect();
+        assert_eq!(
+            got,
+            [
+                Terrain::GROUND,
+                Terrain::GROUND,
+                Terrain::SWAMP,
+                Terrain::WATER,
+                Terrain::TREES,
+                Terrain::OUT_OF_BOUNDS,
+                Terrain::OUT_OF_BOUNDS,
+                Terrain::OUT_OF_BOUNDS
+            ]
+        );
+        assert_eq!(map.get(8, 0), None);
+        assert!(TerrainMap::from_ascii("..\n.").is_err());
+        assert!(TerrainMap::from_movingai("type octile\nheight 1\nwidth 3\nmap\n..").is_err());
+        assert!(TerrainMap::new(0, 3, Terrain::GROUND).is_err());
+        let mut m = TerrainMap::new(3, 3, Terrain::GROUND).unwrap();
+        assert_eq!(m.set_rect(URect::new(1, 1, 3, 3), Terrain::WATER), Ok(true));
+        assert_eq!(
+            m.set_rect(URect::new(1, 1, 3, 3), Terrain::WATER),
+            Ok(false)
+        );
+        assert!(m.set_rect(URect::new(1, 1, 4, 3), Terrain::WATER).is_err());
+    }
+}

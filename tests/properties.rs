@@ -483,6 +483,7 @@ fn hand_path(points: &[(f64, f64)], kind: PathKind, start_moved_from: Option<DVe
     Path {
         waypoints,
         length,
+        cost: length,
         kind,
         start_moved_from,
         stats: SearchStats::default(),

@@ -349,6 +349,7 @@ mod tests {
         Path {
             waypoints,
             length,
+            cost: length,
             kind,
             start_moved_from: None,
             stats: SearchStats::default(),

@@ -28,6 +28,7 @@
 
 mod anya;
 mod astar;
+mod costed;
 mod endpoint;
 mod heap;
 mod lazy_theta;
@@ -258,6 +259,9 @@ pub struct Path {
     pub waypoints: Vec<DVec2>,
     /// Euclidean length of the polyline.
     pub length: f64,
+    /// What the path costs: its length, or with terrain costs
+    /// ([`Planner::plan_with_costs`]) the sum of its segments' costs.
+    pub cost: f64,
     /// Whether the path reaches the goal or falls back.
     pub kind: PathKind,
     /// If the requested start was not a valid point, where it was: the path
@@ -331,6 +335,20 @@ pub enum PlanError {
     /// The cancel flag was raised while searching.
     #[error("the search was cancelled")]
     Cancelled,
+    /// [`Planner::plan_with_costs`] was asked for Anya with a profile whose
+    /// passable costs differ: Anya finds shortest paths, not cheapest ones.
+    /// Ask for Lazy Theta\* (Theta\* with costs) or A\* instead.
+    #[error("{0} does not plan with terrain costs (use Lazy Theta* or A*)")]
+    CostsNotSupported(Algorithm),
+    /// The terrain map and the grid given to [`Planner::plan_with_costs`]
+    /// differ in size.
+    #[error("the terrain map is {terrain:?} cells, the grid {grid:?}")]
+    TerrainSize {
+        /// The terrain map's width and height.
+        terrain: (u32, u32),
+        /// The grid's width and height.
+        grid: (u32, u32),
+    },
     /// An agent with a clearance stands where it does not fit, and no point
     /// where it fits can be reached from there in a straight line (see
     /// [`crate::clearance::start_point`]).
@@ -513,6 +531,73 @@ impl Planner {
         self.plan_inner(grid, start, goal, options, None, Some(trace))
     }
 
+    /// Plans over terrain with costs: the path from `start` to `goal` on
+    /// `grid`, which must be `terrain.grid(profile)` (the profile's free and
+    /// blocked cells; kept by the caller so that it is not rebuilt for each
+    /// query), whose [`Path::cost`] is the sum of its segments' costs under
+    /// `profile` (see [`crate::terrain::segment_cost`]).
+    ///
+    /// - With a uniform profile ([`Profile::is_uniform`](crate::terrain::Profile::is_uniform)),
+    ///   costs are lengths: every planner runs as [`Planner::plan`] does.
+    /// - Otherwise Lazy Theta\* runs Theta\* with costs (valid, near the
+    ///   cheapest) and A\* (with or without smoothing) the cheapest
+    ///   8-connected path, not smoothed; Anya is refused.
+    ///
+    /// Start, goal, fallback and budget rules are those of [`Planner::plan`]
+    /// (the fallback target is the closest point, not the cheapest).
+    ///
+    /// ```
+    /// use bevy_anyangle::prelude::*;
+    /// use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap};
+    ///
+    /// // A swamp across the middle, with a dry way round at the bottom.
+    /// let terrain = TerrainMap::from_ascii(
+    ///     "...SSS...
+    ///      ...SSS...
+    ///      ...SSS...
+    ///      .........",
+    /// )
+    /// .unwrap();
+    /// let slow = Profile::default().with(Terrain::SWAMP, 5.0).unwrap();
+    /// let grid = terrain.grid(&slow);
+    /// let options = PlanOptions::with_algorithm(Algorithm::LazyTheta);
+    /// let path = Planner::new()
+    ///     .plan_with_costs(&grid, &terrain, &slow, DVec2::new(0.5, 0.5), DVec2::new(8.5, 0.5), &options)
+    ///     .unwrap();
+    /// assert!(path.cost < 8.0 * 5.0, "round the swamp, not through it");
+    /// assert!(path.waypoints.iter().any(|p| p.y >= 3.0));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`], plus [`PlanError::CostsNotSupported`] for Anya
+    /// with a non-uniform profile and [`PlanError::TerrainSize`] if `grid`
+    /// and `terrain` differ in size.
+    pub fn plan_with_costs(
+        &mut self,
+        grid: &Grid,
+        terrain: &crate::terrain::TerrainMap,
+        profile: &crate::terrain::Profile,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        if (terrain.width(), terrain.height()) != (grid.width(), grid.height()) {
+            return Err(PlanError::TerrainSize {
+                terrain: (terrain.width(), terrain.height()),
+                grid: (grid.width(), grid.height()),
+            });
+        }
+        if profile.is_uniform() {
+            return self.plan(grid, start, goal, options);
+        }
+        if options.algorithm == Algorithm::Anya {
+            return Err(PlanError::CostsNotSupported(Algorithm::Anya));
+        }
+        let costs = costed::Costs { terrain, profile };
+        self.plan_core(grid, start, goal, options, None, None, Some(costs))
+    }
+
     /// The one planning routine: [`Planner::plan`] with an optional cancel
     /// flag and an optional trace.
     pub(crate) fn plan_inner(
@@ -522,7 +607,23 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
         cancel: Option<&AtomicBool>,
+        trace: Option<&mut SearchTrace>,
+    ) -> Result<Path, PlanError> {
+        self.plan_core(grid, start, goal, options, cancel, trace, None)
+    }
+
+    /// [`Planner::plan_inner`], with terrain costs when `costs` is given
+    /// (a non-uniform profile; Theta\* or A\*).
+    #[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
+    fn plan_core(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        cancel: Option<&AtomicBool>,
         mut trace: Option<&mut SearchTrace>,
+        costs: Option<costed::Costs<'_>>,
     ) -> Result<Path, PlanError> {
         if let Some(t) = trace.as_deref_mut() {
             t.reset(options.algorithm);
@@ -578,6 +679,10 @@ impl Planner {
         let outcome = if start_ep.p == goal_ep.p {
             waypoints.push(start_ep.p);
             Outcome::Found
+        } else if let Some(costs) = costs {
+            // (No straight-line shortcut: it need not be the cheapest.)
+            let any_angle = options.algorithm == Algorithm::LazyTheta;
+            costed::search(&mut ctx, costs, any_angle, &mut self.vertex, &mut waypoints)
         } else if options.algorithm.is_any_angle()
             && endpoint::visible(&mut ctx, &start_ep, &goal_ep)
         {
@@ -603,6 +708,7 @@ impl Planner {
         match outcome {
             Outcome::Found => Ok(Path {
                 length: polyline_length(&waypoints),
+                cost: costs.map_or_else(|| polyline_length(&waypoints), |c| c.polyline(&waypoints)),
                 waypoints,
                 kind,
                 start_moved_from,

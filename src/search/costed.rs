@@ -1,0 +1,112 @@
+//! Theta* and A* on terrain whose cells cost more than their length to cross.
+//!
+//! Both search the vertex graph of the profile's grid with the exact segment
+//! costs of [`crate::terrain::segment_cost`]; the heuristic is the straight
+//! distance to the goal (every cost multiplier is at least 1, so it never
+//! overestimates).
+//!
+//! - **A\*** moves along the 8 grid moves; a straight move runs along a cell
+//!   edge and pays the cheaper of its two cells, a diagonal one crosses one
+//!   cell. Its paths are the cheapest 8-connected ones.
+//! - **Theta\*** (Daniel, Nash, Koenig & Felner, JAIR 39, 2010, with the
+//!   non-uniform costs of its section on them): a node may take its
+//!   predecessor's parent as parent when that parent sees it, as in Lazy
+//!   Theta\*; with costs, a straight line is not always the cheaper way, so
+//!   both ways are costed at generation and the cheaper one kept (the lazy
+//!   variant's deferred check would have to cost the segment anyway). Its
+//!   paths are valid and near the cheapest, not always the cheapest.
+
+use bevy_math::DVec2;
+
+use super::vertex_graph::{Graph, Scratch};
+use super::{Outcome, SearchContext};
+use crate::terrain::{Profile, TerrainMap, segment_cost};
+
+/// The terrain and profile a search weighs.
+#[derive(Clone, Copy)]
+pub(crate) struct Costs<'a> {
+    pub terrain: &'a TerrainMap,
+    pub profile: &'a Profile,
+}
+
+impl Costs<'_> {
+    /// The cost of segment `a-b`, `None` if impassable.
+    #[inline]
+    pub(crate) fn segment(&self, a: DVec2, b: DVec2) -> Option<f64> {
+        segment_cost(self.terrain, self.profile, a, b)
+    }
+
+    /// The cost of a polyline (impassable legs count as infinite).
+    pub(crate) fn polyline(&self, points: &[DVec2]) -> f64 {
+        points
+            .windows(2)
+            .map(|w| self.segment(w[0], w[1]).unwrap_or(f64::INFINITY))
+            .sum()
+    }
+}
+
+/// The most edges a node has: 4 corners of up to 4 cells around a start or
+/// goal, plus the direct edge; 8 moves plus 4 onto specials for a vertex.
+const MAX_EDGES: usize = 32;
+
+/// Runs Theta\* (`any_angle`) or A\* with `costs` from `ctx.start` to
+/// `ctx.goal`; on success the path is in `out`, start first.
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    costs: Costs<'_>,
+    any_angle: bool,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+) -> Outcome {
+    let graph = Graph::new(ctx);
+    scratch.prepare(graph.id_bound());
+    let weight = ctx.options.weight();
+    let goal_point = ctx.goal.p;
+    let h = |p: DVec2| weight * p.distance(goal_point);
+
+    let start = graph.start;
+    scratch.relax(start, 0.0, start, || h(graph.point(start)));
+    ctx.stats.generated += 1;
+    ctx.stats.pushed += 1;
+
+    let mut edges = [(0u32, DVec2::ZERO); MAX_EDGES];
+    while let Some(n) = scratch.pop() {
+        if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
+            return outcome;
+        }
+        let state = scratch.get(n);
+        let (g_n, parent) = (state.g, state.parent);
+        let g_parent = scratch.get(parent).g;
+        let (here, parent_point) = (graph.point(n), graph.point(parent));
+        let mut count = 0;
+        graph.neighbours(n, |m, p, _| {
+            if count < MAX_EDGES {
+                edges[count] = (m, p);
+                count += 1;
+            }
+        });
+        for &(m, p) in &edges[..count] {
+            if scratch.get(m).closed {
+                continue;
+            }
+            // Path 1: from n.
+            let mut best = costs.segment(here, p).map(|c| (g_n + c, n));
+            // Path 2: straight from n's parent, if it sees m.
+            if any_angle
+                && parent != n
+                && graph.visible(ctx, parent, m)
+                && let Some(c) = costs.segment(parent_point, p)
+                && best.is_none_or(|(g, _)| g_parent + c < g)
+            {
+                best = Some((g_parent + c, parent));
+            }
+            if let Some((g, from)) = best
+                && scratch.relax(m, g, from, || h(p))
+            {
+                ctx.stats.generated += 1;
+                ctx.stats.pushed += 1;
+            }
+        }
+    }
+    Outcome::Exhausted
+}

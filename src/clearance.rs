@@ -476,11 +476,13 @@ pub fn plan_with_clearance(
         options,
         None,
         None,
+        None,
     )
 }
 
 /// [`plan_with_clearance`] with an optional cancel flag and trace (for the
 /// plugin's search threads).
+#[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
 pub(crate) fn plan_inner(
     planner: &mut Planner,
     (base, eroded, clearance): (&Grid, &Grid, Clearance),
@@ -489,9 +491,10 @@ pub(crate) fn plan_inner(
     options: &PlanOptions,
     cancel: Option<&std::sync::atomic::AtomicBool>,
     trace: Option<&mut crate::search::SearchTrace>,
+    costs: Option<crate::search::Costs<'_>>,
 ) -> Result<Path, PlanError> {
     let from = start_point(base, eroded, clearance, start).ok_or(PlanError::NoRoom)?;
-    let mut path = planner.plan_inner(eroded, from, goal, options, cancel, trace)?;
+    let mut path = planner.plan_core(eroded, from, goal, options, cancel, trace, costs)?;
     if from != start {
         path.start_moved_from = Some(start);
     }

@@ -1,7 +1,10 @@
-//! Agents of several sizes driven the way a game drives them: hundreds of
-//! agents with radii from 0 to 2.4 cells walking at 60 frames a second,
-//! obstacles edited every frame near them, results held back, agents
-//! despawned mid-search and new ones spawned. Invariants at every frame:
+//! Agents of several sizes and movement profiles driven the way a game
+//! drives them: hundreds of agents with radii from 0 to 2.4 cells, some
+//! crossing trees as ground (rangers) or at three times the cost
+//! (foresters, Theta\* with costs), walking at 60 frames a second,
+//! obstacles and trees edited every frame near them, results held back,
+//! agents despawned mid-search and new ones spawned. Each agent is checked
+//! on its own profile's grid. Invariants at every frame:
 //!
 //! - every path the plugin applies names the current grid version, the
 //!   eroded grid it was planned on equals a fresh erosion of the current
@@ -12,7 +15,8 @@
 //!   within a bounded number of frames (or have been told
 //!   [`PathFailure::NoRoom`], standing where no place that fits it is in
 //!   sight);
-//! - the grid keeps an eroded grid for exactly the clearances in use.
+//! - the grid keeps an eroded grid for exactly the (profile, clearance)
+//!   pairs in use.
 //!
 //! Once edits stop, every agent settles: at its goal, on a fallback path to
 //! a goal its eroded grid cannot reach, or `NoRoom`.
@@ -28,9 +32,10 @@ use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, NavPosition, PathFailed,
     PathFailure, PathFollower, PathGoal, PathReady, PathRequest, PathStatus,
-    PathfindingDiagnostics, PathfindingSettings, Replanning, SteeringClock,
+    PathfindingDiagnostics, PathfindingSettings, ProfileId, Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
+use bevy_anyangle::terrain::{Profile, Terrain};
 use bevy_app::{App, Update};
 use bevy_ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy_ecs::prelude::*;
@@ -89,13 +94,15 @@ fn check_applied_paths(
     mut applied: ResMut<Applied>,
     agents: Query<(&NavPath, &PathRequest)>,
     mut violations: ResMut<Violations>,
-    mut fresh: Local<HashMap<(u64, Clearance), Grid>>,
+    mut fresh: Local<HashMap<(u64, ProfileId, Clearance), Grid>>,
 ) {
     for e in applied.0.drain(..) {
         let Ok((path, request)) = agents.get(e) else {
             continue;
         };
         let clearance = nav.clearance_of(request.radius).unwrap();
+        let profile = request.profile;
+        let own = nav.grid_for(profile, Clearance::NONE).unwrap();
         if path.grid_version != nav.version() {
             violations.0.push(format!(
                 "{e}: applied a path of version {} on version {}",
@@ -103,15 +110,15 @@ fn check_applied_paths(
                 nav.version()
             ));
         }
-        let Some(kept) = nav.grid_for(clearance) else {
+        let Some(kept) = nav.grid_for(profile, clearance) else {
             violations
                 .0
                 .push(format!("{e}: no eroded grid kept for {clearance:?}"));
             continue;
         };
         let fresh = fresh
-            .entry((nav.version(), clearance))
-            .or_insert_with(|| erode(nav.grid(), clearance));
+            .entry((nav.version(), profile, clearance))
+            .or_insert_with(|| erode(own, clearance));
         if kept != &*fresh {
             violations.0.push(format!(
                 "{e}: the eroded grid for {clearance:?} differs from a fresh erosion at version {}",
@@ -128,7 +135,7 @@ fn check_applied_paths(
             let steps = (w[0].distance(w[1]) * 64.0).ceil().max(1.0) as usize;
             for i in 0..=steps {
                 let p = w[0].lerp(w[1], i as f64 / steps as f64);
-                let c = clearance_at(nav.grid(), p, within(request.radius));
+                let c = clearance_at(own, p, within(request.radius));
                 if c < f64::from(request.radius) - 1e-9 {
                     violations.0.push(format!(
                         "{e} (radius {}): its path passes {p}, {c} from a wall",
@@ -139,7 +146,7 @@ fn check_applied_paths(
             }
         }
     }
-    fresh.retain(|&(v, _), _| v == nav.version());
+    fresh.retain(|&(v, _, _), _| v == nav.version());
 }
 
 struct Game {
@@ -150,15 +157,26 @@ struct Game {
     /// frame.
     recovering: EntityHashMap<usize>,
     clock: Instant,
+    /// The profiles agents draw from.
+    profiles: [ProfileId; 3],
 }
 
 impl Game {
     fn new(map: &str, agents: usize, seed: u64) -> Game {
         let path = format!("{}/data/maps/{map}", env!("CARGO_MANIFEST_DIR"));
-        let grid = Grid::from_movingai(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut nav = NavGrid::from_movingai(&text, GridTransform::default()).unwrap();
+        // Rangers cross the trees as ground; foresters at three times the
+        // cost (Theta* with costs).
+        let ranger = nav
+            .add_profile(Profile::default().with(Terrain::TREES, 1.0).unwrap())
+            .unwrap();
+        let forester = nav
+            .add_profile(Profile::default().with(Terrain::TREES, 3.0).unwrap())
+            .unwrap();
         let mut app = App::new();
         app.add_plugins(AnyAnglePlugin::default())
-            .insert_resource(NavGrid::new(grid, GridTransform::default()))
+            .insert_resource(nav)
             .insert_resource(SteeringClock::fixed(1.0 / FPS))
             .init_resource::<Violations>()
             .init_resource::<Applied>()
@@ -192,6 +210,7 @@ impl Game {
             agents: Vec::new(),
             recovering: EntityHashMap::default(),
             clock: Instant::now(),
+            profiles: [ProfileId::DEFAULT, ranger, forester],
         };
         for _ in 0..agents {
             game.spawn(0);
@@ -223,12 +242,15 @@ impl Game {
         let start = self.free_point();
         let goal = self.free_point();
         let radius = *self.rng.pick(&RADII);
+        let profile = *self.rng.pick(&self.profiles);
         let e = self
             .app
             .world_mut()
             .spawn((
                 NavPosition(start),
-                PathRequest::to(goal).with_radius(radius),
+                PathRequest::to(goal)
+                    .with_radius(radius)
+                    .with_profile(profile),
                 PathFollower {
                     speed: 6.0,
                     ..PathFollower::default()
@@ -254,7 +276,9 @@ impl Game {
     /// to a wall).
     fn gap(&self, e: Entity) -> f64 {
         let r = self.radius(e);
-        clearance_at(self.nav().grid(), self.position(e), within(r)) - f64::from(r)
+        let profile = self.app.world().get::<PathRequest>(e).unwrap().profile;
+        let own = self.nav().grid_for(profile, Clearance::NONE).unwrap();
+        clearance_at(own, self.position(e), within(r)) - f64::from(r)
     }
 
     /// Blocks or frees a few cells near where some agent is heading.
@@ -269,14 +293,17 @@ impl Game {
             return;
         };
         let free = self.rng.chance(0.4);
+        let trees = !free && self.rng.chance(0.5);
         let size = UVec2::new(1 + self.rng.below(2) as u32, 1 + self.rng.below(2) as u32);
         let grid_size = self.nav().grid().size();
         let rect = URect::from_corners(cell, (cell + size).min(grid_size));
-        self.app
-            .world_mut()
-            .resource_mut::<NavGrid>()
-            .set_rect_free(rect, free)
-            .unwrap();
+        let mut nav = self.app.world_mut().resource_mut::<NavGrid>();
+        if trees {
+            // Blocked for soldiers, free for rangers and foresters.
+            nav.set_terrain(rect, Terrain::TREES).unwrap();
+        } else {
+            nav.set_rect_free(rect, free).unwrap();
+        }
         if !free {
             let closed: Vec<Entity> = self
                 .agents
@@ -366,7 +393,7 @@ impl Game {
 }
 
 #[test]
-fn agents_of_several_sizes_keep_their_distance_from_walls_under_edits() {
+fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edits() {
     let mut game = Game::new("den520d.map", 600, 0xC1EA_0001);
     let frames = 480;
     for frame in 0..frames {
@@ -417,9 +444,12 @@ fn agents_of_several_sizes_keep_their_distance_from_walls_under_edits() {
         let request = *world.get::<PathRequest>(e).unwrap();
         let clearance = nav.clearance_of(request.radius).unwrap();
         if !clearance.is_none() {
-            in_use.insert(clearance);
+            in_use.insert((request.profile, clearance));
         }
-        let eroded = nav.grid_for(clearance).expect("kept while in use");
+        let own = nav.grid_for(request.profile, Clearance::NONE).unwrap();
+        let eroded = nav
+            .grid_for(request.profile, clearance)
+            .expect("kept while in use");
         let status = world.get::<PathStatus>(e).unwrap().clone();
         let path = world.get::<NavPath>(e).unwrap();
         let PathGoal::Point(goal) = request.goal else {
@@ -451,7 +481,7 @@ fn agents_of_several_sizes_keep_their_distance_from_walls_under_edits() {
             }
             PathStatus::Failed(PathFailure::NoRoom) => {
                 assert_eq!(
-                    start_point(nav.grid(), eroded, clearance, game.position(e)),
+                    start_point(own, eroded, clearance, game.position(e)),
                     None,
                     "{e}: NoRoom, yet a place that fits it is in sight"
                 );
@@ -469,7 +499,34 @@ fn agents_of_several_sizes_keep_their_distance_from_walls_under_edits() {
             ))
             .or_default() += 1;
     }
-    let kept: BTreeSet<Clearance> = nav.clearances().collect();
+    // Rangers and foresters do use the woods (soldiers never could).
+    let terrain = nav.terrain().unwrap();
+    let through_trees = |path: &NavPath| {
+        path.grid_waypoints.windows(2).any(|w| {
+            (0..64).any(|i| {
+                let q = w[0].lerp(w[1], (f64::from(i) + 0.5) / 64.0);
+                terrain.get(q.x.floor() as i64, q.y.floor() as i64) == Some(Terrain::TREES)
+                    && q.fract().min_element() > 0.0
+            })
+        })
+    };
+    let woodsmen: Vec<ProfileId> = game
+        .agents
+        .iter()
+        .filter(|&&e| through_trees(game.app.world().get::<NavPath>(e).unwrap()))
+        .map(|&e| game.app.world().get::<PathRequest>(e).unwrap().profile)
+        .collect();
+    assert!(
+        !woodsmen.contains(&ProfileId::DEFAULT),
+        "a soldier's path crosses the trees"
+    );
+    for profile in &game.profiles[1..] {
+        assert!(
+            woodsmen.contains(profile),
+            "no {profile:?} path crosses the trees"
+        );
+    }
+    let kept: BTreeSet<(ProfileId, Clearance)> = nav.clearances().collect();
     assert_eq!(
         kept, in_use,
         "eroded grids kept for exactly the clearances in use"

@@ -16,7 +16,7 @@ use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathFailed, PathFailure,
     PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings,
-    PlanReason, Replanning, SteeringClock,
+    PlanReason, ProfileId, Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, TaskPoolPlugin};
@@ -2252,7 +2252,10 @@ fn a_wide_agent_keeps_its_radius_and_gets_fallback_where_it_does_not_fit() {
     settle(&mut app);
     let nav = app.world().resource::<NavGrid>().clone();
     let clearance = nav.clearance_of(0.5).unwrap();
-    assert_eq!(nav.clearances().collect::<Vec<_>>(), vec![clearance]);
+    assert_eq!(
+        nav.clearances().collect::<Vec<_>>(),
+        vec![(ProfileId::DEFAULT, clearance)]
+    );
     let grid = nav.grid();
     for (e, radius) in [(wide, 0.5), (through, 0.5), (point, 0.0)] {
         let path = nav_path(&app, e);
@@ -2347,7 +2350,7 @@ fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
             .resource::<NavGrid>()
             .clearances()
             .collect::<Vec<_>>(),
-        vec![small]
+        vec![(ProfileId::DEFAULT, small)]
     );
 
     // A new radius plans again, on the grid of its class; the old one goes.
@@ -2358,12 +2361,12 @@ fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
     settle(&mut app);
     assert_eq!(status(&app, agent), PathStatus::Ready);
     let kept: Vec<_> = app.world().resource::<NavGrid>().clearances().collect();
-    assert_eq!(kept, vec![big]);
+    assert_eq!(kept, vec![(ProfileId::DEFAULT, big)]);
     let path = nav_path(&app, agent);
     let eroded = app
         .world()
         .resource::<NavGrid>()
-        .grid_for(big)
+        .grid_for(ProfileId::DEFAULT, big)
         .unwrap()
         .clone();
     for w in path.grid_waypoints.windows(2) {
@@ -2374,7 +2377,7 @@ fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
     // one kept for good stays.
     app.world_mut()
         .resource_mut::<NavGrid>()
-        .keep_clearance(small);
+        .keep_clearance(ProfileId::DEFAULT, small);
     app.world_mut().despawn(agent);
     let other = app
         .world_mut()
@@ -2386,7 +2389,7 @@ fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
     settle(&mut app);
     assert_eq!(status(&app, other), PathStatus::Ready);
     let kept: Vec<_> = app.world().resource::<NavGrid>().clearances().collect();
-    assert_eq!(kept, vec![small]);
+    assert_eq!(kept, vec![(ProfileId::DEFAULT, small)]);
 }
 
 #[test]
@@ -2414,9 +2417,117 @@ fn a_wide_agent_walled_in_by_an_edit_walks_to_the_nearest_place_it_fits_in_sight
     assert!(path.start_moved, "{path:?}");
     let exit = path.grid_waypoints[0];
     let nav = app.world().resource::<NavGrid>();
-    let eroded = nav.grid_for(nav.clearance_of(0.5).unwrap()).unwrap();
+    let eroded = nav
+        .grid_for(ProfileId::DEFAULT, nav.clearance_of(0.5).unwrap())
+        .unwrap();
     assert!(eroded.is_point_traversable(exit), "{exit}");
     assert!(line_of_sight(nav.grid(), DVec2::new(7.5, 5.5), exit));
     assert!(DVec2::new(7.5, 5.5).distance(exit) <= 1.0 + 1e-9, "{exit}");
     settle(&mut app);
+}
+
+/// A lake in a field: row 0 and row 4 are dry, rows 1-3 water between
+/// columns 1 and 8.
+const LAKE: &str = "..........
+                    .WWWWWWWW.
+                    .WWWWWWWW.
+                    .WWWWWWWW.
+                    ..........";
+
+#[test]
+fn a_boat_and_a_soldier_take_different_routes_and_terrain_edits_replan_them() {
+    use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap};
+    let mut nav = NavGrid::from_terrain(
+        TerrainMap::from_ascii(LAKE).unwrap(),
+        GridTransform::default(),
+    );
+    let boat = nav
+        .add_profile(Profile::impassable().with(Terrain::WATER, 1.0).unwrap())
+        .unwrap();
+    let wader = nav
+        .add_profile(Profile::default().with(Terrain::WATER, 3.0).unwrap())
+        .unwrap();
+    let other = NavGrid::from_ascii(LAKE, GridTransform::default()).unwrap();
+    assert!(matches!(
+        other.clone().add_profile(Profile::default()),
+        Err(bevy_anyangle::plugin::NavGridError::NoTerrain)
+    ));
+    let mut app = app_with(nav);
+    // World y is up: grid row y spans world [4 - y, 5 - y].
+    let world = |x: f32, y: f32| Vec2::new(x, 5.0 - y);
+    let mut spawn =
+        |request: PathRequest, at: Vec2| app.world_mut().spawn((NavPosition(at), request)).id();
+    let soldier = spawn(PathRequest::to(world(9.5, 2.5)), world(0.5, 2.5));
+    let sailor = spawn(
+        PathRequest::to(world(8.5, 2.5)).with_profile(boat),
+        world(1.5, 2.5),
+    );
+    let wading = spawn(
+        PathRequest::to(world(9.5, 2.5)).with_profile(wader),
+        world(0.5, 2.5),
+    );
+    let stubborn = spawn(
+        PathRequest::to(world(9.5, 2.5))
+            .with_profile(wader)
+            .with_algorithm(Algorithm::Anya),
+        world(0.5, 2.5),
+    );
+    settle(&mut app);
+    // No part of the path inside a water cell (rows 1-3, columns 1-8).
+    let dry = |p: &NavPath| {
+        p.grid_waypoints.windows(2).all(|w| {
+            (0..256).all(|i| {
+                let q = w[0].lerp(w[1], (f64::from(i) + 0.5) / 256.0);
+                !((1.0..9.0).contains(&q.x) && (1.0..4.0).contains(&q.y))
+                    || q.x.fract() == 0.0
+                    || q.y.fract() == 0.0
+            })
+        })
+    };
+    // The soldier walks round the lake, the boat sails straight across.
+    assert_eq!(status(&app, soldier), PathStatus::Ready);
+    assert!(
+        dry(&nav_path(&app, soldier)),
+        "{:?}",
+        nav_path(&app, soldier)
+    );
+    assert_eq!(status(&app, sailor), PathStatus::Ready);
+    assert_eq!(nav_path(&app, sailor).grid_waypoints.len(), 2);
+    // Water costs the wader 3 a cell: round is cheaper than through.
+    assert_eq!(status(&app, wading), PathStatus::Ready);
+    assert!(dry(&nav_path(&app, wading)), "{:?}", nav_path(&app, wading));
+    // (No planner named: Theta* with costs, not Anya.)
+    assert_eq!(nav_path(&app, wading).algorithm, Some(Algorithm::LazyTheta));
+    assert_eq!(
+        status(&app, stubborn),
+        PathStatus::Failed(PathFailure::CostsNotSupported)
+    );
+
+    // A dam across the lake: land for the soldier, a wall for the boat,
+    // which replans and stops at the dam.
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_terrain(URect::new(5, 1, 6, 4), Terrain::GROUND)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(status(&app, sailor), PathStatus::Fallback);
+    assert!(nav_path(&app, sailor).grid_waypoints.last().unwrap().x <= 5.0);
+    let reasons = app.world().resource::<EventLog>().ready_reasons();
+    assert_eq!(reasons.get(&sailor), Some(&PlanReason::PathBlocked));
+
+    // A profile another grid registered is unknown here.
+    let mut app = app_with(other);
+    let lost = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(0.5, 0.5)),
+            PathRequest::to(world(9.5, 0.5)).with_profile(boat),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(
+        status(&app, lost),
+        PathStatus::Failed(PathFailure::UnknownProfile)
+    );
 }

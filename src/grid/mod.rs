@@ -572,6 +572,19 @@ impl Grid {
         Ok(changed)
     }
 
+    /// Counts an edit of `rect` that changed none of this grid's cells (a
+    /// terrain change another profile's grid sees): bumps the version and
+    /// logs the rectangle as [`EditKind::Mixed`].
+    #[cfg(feature = "plugin")]
+    pub(crate) fn touch(&mut self, rect: URect) {
+        self.version += 1;
+        self.log_edit(GridEdit {
+            version: self.version,
+            rect,
+            kind: EditKind::Mixed,
+        });
+    }
+
     fn log_edit(&mut self, edit: GridEdit) {
         if self.edits.len() >= EDIT_LOG_CAPACITY {
             let merged = self.edits.drain(..).fold(edit, |acc, e| GridEdit {

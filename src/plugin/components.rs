@@ -54,6 +54,7 @@ use bevy_math::{DVec2, Vec2};
 use bevy_reflect::std_traits::ReflectDefault;
 use thiserror::Error;
 
+use super::layers::ProfileId;
 use super::tasks::PlanState;
 use crate::search::Algorithm;
 
@@ -139,6 +140,13 @@ pub struct PathRequest {
     /// [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells fails the request
     /// with [`PathFailure::BadRadius`].
     pub radius: f32,
+    /// How the agent moves over terrain: a profile registered with
+    /// [`NavGrid::add_profile`](super::NavGrid::add_profile), by default
+    /// [`ProfileId::DEFAULT`] (ground and swamp passable). A profile whose
+    /// costs differ is planned with Lazy Theta\* (Theta\* with costs) when
+    /// no planner is named here, and fails with
+    /// [`PathFailure::CostsNotSupported`] when Anya is named.
+    pub profile: ProfileId,
 }
 
 impl PathRequest {
@@ -149,6 +157,7 @@ impl PathRequest {
             goal: PathGoal::Point(goal),
             algorithm: None,
             radius: 0.0,
+            profile: ProfileId::DEFAULT,
         }
     }
 
@@ -160,6 +169,7 @@ impl PathRequest {
             goal: PathGoal::Entity(target),
             algorithm: None,
             radius: 0.0,
+            profile: ProfileId::DEFAULT,
         }
     }
 
@@ -177,6 +187,13 @@ impl PathRequest {
     #[must_use]
     pub fn with_radius(self, radius: f32) -> Self {
         PathRequest { radius, ..self }
+    }
+
+    /// This request for an agent moving by `profile` (see
+    /// [`PathRequest::profile`]).
+    #[must_use]
+    pub fn with_profile(self, profile: ProfileId) -> Self {
+        PathRequest { profile, ..self }
     }
 }
 
@@ -300,6 +317,14 @@ pub enum PathFailure {
     /// when cells are freed.
     #[error("the agent does not fit where it stands and sees no place where it does")]
     NoRoom,
+    /// The request's [`PathRequest::profile`] is not registered with the
+    /// [`NavGrid`](super::NavGrid).
+    #[error("the request's movement profile is not registered with the grid")]
+    UnknownProfile,
+    /// The request names Anya for a profile whose costs differ: Anya finds
+    /// shortest paths, not cheapest ones.
+    #[error("Anya does not plan with terrain costs (name Lazy Theta* or A*, or no planner)")]
+    CostsNotSupported,
     /// The request's [`PathRequest::radius`] is negative, not finite, or
     /// above [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells.
     #[error("the agent's radius is negative, not finite, or too large for the grid")]

@@ -82,6 +82,7 @@ use bevy_time::Time;
 use bevy_transform::components::GlobalTransform;
 
 use super::components::{NavPath, PathReady, PathRequest, PathStatus, PlanReason, Replanning};
+use super::layers::ProfileId;
 use super::nav_grid::NavGrid;
 use super::position::{PositionData, position};
 use crate::clearance::Clearance;
@@ -353,17 +354,19 @@ fn draw_clearance(
     if u64::from(view.width()) * u64::from(view.height()) > u64::from(budget) {
         return;
     }
-    let mut classes: Vec<Clearance> = agents
+    let mut kinds: Vec<(ProfileId, Clearance)> = agents
         .iter()
-        .filter_map(|r| nav.clearance_of(r.radius).ok())
-        .filter(|c| !c.is_none())
+        .filter_map(|r| Some((r.profile, nav.clearance_of(r.radius).ok()?)))
+        .filter(|(_, c)| !c.is_none())
         .collect();
-    classes.sort_unstable();
-    classes.dedup();
-    let grid = nav.grid();
-    for clearance in classes {
+    kinds.sort_unstable();
+    kinds.dedup();
+    for (profile, clearance) in kinds {
         // (Kept from the agent's first search on.)
-        let Some(eroded) = nav.grid_for(clearance) else {
+        let (Some(grid), Some(eroded)) = (
+            nav.grid_for(profile, Clearance::NONE),
+            nav.grid_for(profile, clearance),
+        ) else {
             continue;
         };
         for y in view.min.y..view.max.y {

@@ -116,6 +116,7 @@ pub mod debug;
 #[cfg(feature = "diagnostic")]
 pub mod diagnostic;
 mod edit_index;
+pub mod layers;
 pub mod nav_grid;
 mod position;
 mod queue;
@@ -134,6 +135,7 @@ pub use components::{
     NavPath, NavPosition, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
     PlanReason, Replanning,
 };
+pub use layers::ProfileId;
 pub use nav_grid::{GridTransform, NavGrid, NavGridError, WorldPlane};
 pub use settings::PathfindingSettings;
 pub use steering::{ClockMode, PathFollower, SteeringClock};

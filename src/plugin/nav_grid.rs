@@ -68,9 +68,12 @@ use bevy_ecs::resource::Resource;
 use bevy_math::{DVec2, Rect, URect, UVec2, Vec2, Vec3};
 use thiserror::Error;
 
-use crate::clearance::{Clearance, ClearanceError, ErodedGrid};
+pub(crate) use super::layers::View;
+use super::layers::{Layers, ProfileId, ViewKey};
+use crate::clearance::{Clearance, ClearanceError};
 use crate::grid::{Grid, GridEdit, GridEditor, GridError, MAX_DIMENSION, MapParseError};
 use crate::los::line_of_sight;
+use crate::terrain::{Profile, Terrain, TerrainMap};
 
 /// How many edits [`NavGrid`] remembers for [`NavGrid::edits_since`] beyond
 /// those the plugin still needs (see [`NavGrid::edits_since`]).
@@ -109,6 +112,16 @@ pub enum NavGridError {
     /// The map text could not be parsed.
     #[error(transparent)]
     Parse(#[from] MapParseError),
+    /// Terrain or profiles were asked of a grid built without terrain (see
+    /// [`NavGrid::from_terrain`]).
+    #[error("the grid was built without terrain")]
+    NoTerrain,
+    /// 65,535 profiles are registered already.
+    #[error("too many movement profiles")]
+    TooManyProfiles,
+    /// A terrain edit left the grid.
+    #[error(transparent)]
+    Edit(#[from] GridError),
 }
 
 /// The plane of the world the grid lies in, and so which two coordinates of
@@ -320,54 +333,9 @@ pub struct NavGrid {
     /// Edits after this version are kept however many there are (the
     /// plugin still needs them).
     keep_after: Option<u64>,
-    /// The eroded grids of the clearances agents use (see
-    /// [`NavGrid::grid_for`]).
-    views: Vec<ClearanceView>,
-    /// Clearances kept for good ([`NavGrid::keep_clearance`]).
-    pinned: Vec<Clearance>,
-}
-
-/// The eroded grid of one clearance, with its own edit log.
-#[derive(Clone, Debug)]
-struct ClearanceView {
-    eroded: ErodedGrid,
-    /// The eroded grid's edits, each tagged with the version of the
-    /// [`NavGrid`] edit that made it (not the eroded grid's own version),
-    /// oldest first; complete after `since`.
-    log: Vec<GridEdit>,
-    /// The grid's version when the view was built.
-    since: u64,
-}
-
-/// The grid an agent of one clearance plans on, and its edits (see
-/// [`NavGrid::grid_for`]).
-#[derive(Clone, Copy)]
-pub(crate) struct View<'a> {
-    /// The (eroded) grid.
-    pub(crate) grid: &'a Grid,
-    snapshot: &'a Arc<Grid>,
-    log: &'a [GridEdit],
-    /// The oldest version `edits_since` answers for.
-    floor: u64,
-    version: u64,
-}
-
-impl<'a> View<'a> {
-    /// The changes to this grid made by the edits after `version` (a
-    /// [`NavGrid::version`]), oldest first; `None` if the log no longer
-    /// reaches back that far.
-    pub(crate) fn edits_since(&self, version: u64) -> Option<&'a [GridEdit]> {
-        if version < self.floor || version > self.version {
-            return None;
-        }
-        let first = self.log.partition_point(|e| e.version <= version);
-        Some(&self.log[first..])
-    }
-
-    /// A snapshot of the grid for a background search.
-    pub(crate) fn snapshot(&self) -> Arc<Grid> {
-        Arc::clone(self.snapshot)
-    }
+    /// The terrain, the profiles' grids and the eroded grids agents use
+    /// (see [`NavGrid::grid_for`]).
+    layers: Layers,
 }
 
 impl Clone for NavGrid {
@@ -380,8 +348,7 @@ impl Clone for NavGrid {
             log: self.log.clone(),
             log_floor: self.log_floor,
             keep_after: None,
-            views: self.views.clone(),
-            pinned: self.pinned.clone(),
+            layers: self.layers.clone(),
         }
     }
 }
@@ -389,7 +356,11 @@ impl Clone for NavGrid {
 impl NavGrid {
     /// Wraps `grid`, placed in the world by `transform`.
     #[must_use]
-    pub fn new(mut grid: Grid, transform: GridTransform) -> Self {
+    pub fn new(grid: Grid, transform: GridTransform) -> Self {
+        Self::with_layers(grid, transform, Layers::new(None))
+    }
+
+    fn with_layers(mut grid: Grid, transform: GridTransform, layers: Layers) -> Self {
         let version = grid.version();
         grid.clear_edits_through(version);
         NavGrid {
@@ -399,18 +370,31 @@ impl NavGrid {
             log: Vec::new(),
             log_floor: version,
             keep_after: None,
-            views: Vec::new(),
-            pinned: Vec::new(),
+            layers,
         }
     }
 
-    /// Parses a Moving AI `.map` file (see [`Grid::from_movingai`]).
+    /// A grid built from terrain: its own grid (the default profile's) is
+    /// free where the terrain is ground or swamp, and it keeps the terrain,
+    /// so that profiles can be added ([`NavGrid::add_profile`]) and terrain
+    /// edited ([`NavGrid::set_terrain`]).
+    #[must_use]
+    pub fn from_terrain(terrain: TerrainMap, transform: GridTransform) -> Self {
+        let grid = terrain.grid(&Profile::default());
+        Self::with_layers(grid, transform, Layers::new(Some(terrain)))
+    }
+
+    /// Parses a Moving AI `.map` file (see [`Grid::from_movingai`]), keeping
+    /// its terrain (see [`NavGrid::from_terrain`]).
     ///
     /// # Errors
     ///
     /// [`NavGridError::Parse`] naming the offending line.
     pub fn from_movingai(text: &str, transform: GridTransform) -> Result<Self, NavGridError> {
-        Ok(Self::new(Grid::from_movingai(text)?, transform))
+        Ok(Self::from_terrain(
+            TerrainMap::from_movingai(text)?,
+            transform,
+        ))
     }
 
     /// Builds the grid from an ASCII picture (see [`Grid::from_ascii`]); the
@@ -489,24 +473,32 @@ impl NavGrid {
 
     /// Applies `f` to the grid and moves the edits it made into the log.
     fn modify<R>(&mut self, f: impl FnOnce(&mut Grid) -> R) -> R {
+        self.apply(f, None)
+    }
+
+    /// [`NavGrid::modify`] after the terrain changed in `terrain_rect`: the
+    /// profile grids and eroded grids follow, and a change of a profile's
+    /// grid alone still counts as an edit (the `NavGrid`'s version goes up, its
+    /// log names the rectangle as [`EditKind::Mixed`](crate::grid::EditKind::Mixed)).
+    fn apply<R>(&mut self, f: impl FnOnce(&mut Grid) -> R, terrain_rect: Option<URect>) -> R {
         let before = self.grid.version();
         let grid = Arc::make_mut(&mut self.grid);
         let result = f(grid);
+        let mut main_rects: Vec<URect> = grid.edits_since(before).map(|e| e.rect).collect();
+        let terrain_rects = terrain_rect.as_slice();
+        let profiles_changed = self.layers.follow(grid, &main_rects, terrain_rects);
+        if profiles_changed
+            && grid.version() == before
+            && let Some(rect) = terrain_rect
+        {
+            grid.touch(rect);
+        }
         let after = grid.version();
         if after != before {
-            let first = self.log.len();
             self.log.extend(grid.edits_since(before).copied());
             grid.clear_edits_through(after);
-            let base = &*self.grid;
-            for view in &mut self.views {
-                view.eroded
-                    .update(base, self.log[first..].iter().map(|e| e.rect));
-                let from = view.log.len();
-                view.eroded.take_edits(&mut view.log);
-                for e in &mut view.log[from..] {
-                    e.version = after;
-                }
-            }
+            main_rects.truncate(main_rects.len());
+            self.layers.commit(&self.grid, &main_rects, after);
             if self.log.len() > EDIT_HISTORY {
                 // Drop the older half, but nothing the plugin still needs.
                 let mut drop = self.log.len() - EDIT_HISTORY / 2;
@@ -516,10 +508,7 @@ impl NavGrid {
                 if drop > 0 {
                     self.log_floor = self.log[drop - 1].version;
                     self.log.drain(..drop);
-                    for view in &mut self.views {
-                        let floor = self.log_floor;
-                        view.log.retain(|e| e.version > floor);
-                    }
+                    self.layers.trim(self.log_floor);
                 }
             }
         }
@@ -538,88 +527,127 @@ impl NavGrid {
         Clearance::from_radius(f64::from(radius) / f64::from(self.transform.cell_size))
     }
 
-    /// The grid agents of `clearance` plan on: the grid itself for
-    /// [`Clearance::NONE`], else its eroded grid (see
-    /// [`crate::clearance`]) if one is kept: the plugin keeps one for every
-    /// clearance its agents use, from the frame an agent asks for it to the
-    /// frame the last one is gone, and [`NavGrid::keep_clearance`] keeps one
-    /// for good.
+    /// The grid agents of `profile` and `clearance` plan on: the profile's
+    /// grid (for [`ProfileId::DEFAULT`] the `NavGrid`'s own) for
+    /// [`Clearance::NONE`], else its eroded grid (see [`crate::clearance`])
+    /// if one is kept: the plugin keeps one for every (profile, clearance)
+    /// its agents use, from the frame an agent asks for it to the frame the
+    /// last one is gone, and [`NavGrid::keep_clearance`] keeps one for good.
+    /// `None` for a profile not registered here.
     #[must_use]
-    pub fn grid_for(&self, clearance: Clearance) -> Option<&Grid> {
-        self.view(clearance).map(|v| v.grid)
+    pub fn grid_for(&self, profile: ProfileId, clearance: Clearance) -> Option<&Grid> {
+        self.view((profile, clearance)).map(|v| v.grid)
     }
 
-    /// The clearances whose eroded grids are kept, smallest first.
-    pub fn clearances(&self) -> impl Iterator<Item = Clearance> + '_ {
-        self.views.iter().map(|v| v.eroded.clearance())
+    /// The (profile, clearance) pairs whose eroded grids are kept.
+    pub fn clearances(&self) -> impl Iterator<Item = (ProfileId, Clearance)> + '_ {
+        self.layers.kept()
     }
 
-    /// Builds the eroded grid of `clearance` now (if it is not kept yet), for
-    /// a game that would rather pay for it while loading than in the frame
-    /// its first agent of that size appears: eroding costs about as much as
-    /// building the grid (half a millisecond for 256 x 256 cells, tens of
-    /// milliseconds for 2048 x 2048). It is kept until the grid is replaced
-    /// (a new `NavGrid`), even with no agent using it; keeping it up to date
-    /// costs each later edit a few microseconds.
-    pub fn keep_clearance(&mut self, clearance: Clearance) {
-        if clearance.is_none() || self.pinned.contains(&clearance) {
-            return;
-        }
-        if !self.views.iter().any(|v| v.eroded.clearance() == clearance) {
-            self.add_view(clearance);
-        }
-        self.pinned.push(clearance);
+    /// Builds the eroded grid of `profile` and `clearance` now (if it is not
+    /// kept yet), for a game that would rather pay for it while loading than
+    /// in the frame its first agent of that size appears: eroding costs
+    /// about as much as building the grid (half a millisecond for 256 x 256
+    /// cells, tens of milliseconds for 2048 x 2048). It is kept until the
+    /// grid is replaced (a new `NavGrid`), even with no agent using it;
+    /// keeping it up to date costs each later edit near it a few
+    /// microseconds. Does nothing for a profile not registered here.
+    pub fn keep_clearance(&mut self, profile: ProfileId, clearance: Clearance) {
+        let version = self.version();
+        self.layers.pin(&self.grid, (profile, clearance), version);
     }
 
-    /// The grid and edit log of `clearance`, if kept.
-    pub(crate) fn view(&self, clearance: Clearance) -> Option<View<'_>> {
-        if clearance.is_none() {
-            return Some(View {
-                grid: &self.grid,
-                snapshot: &self.grid,
-                log: &self.log,
-                floor: self.log_floor,
-                version: self.version(),
-            });
+    /// Registers a movement profile: agents naming it in
+    /// [`PathRequest::profile`](super::PathRequest::profile) plan on a grid
+    /// free where its terrain is passable (and, if its costs differ, with
+    /// those costs: Lazy Theta\* or A\*, see
+    /// [`Planner::plan_with_costs`](crate::search::Planner::plan_with_costs)).
+    /// An equal profile registered before keeps its id; the default profile
+    /// is [`ProfileId::DEFAULT`].
+    ///
+    /// ```
+    /// use bevy_anyangle::plugin::{GridTransform, NavGrid};
+    /// use bevy_anyangle::prelude::*;
+    /// use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap};
+    ///
+    /// let terrain = TerrainMap::from_ascii("..WW..").unwrap();
+    /// let mut nav = NavGrid::from_terrain(terrain, GridTransform::default());
+    /// let boat = nav
+    ///     .add_profile(Profile::impassable().with(Terrain::WATER, 1.0).unwrap())
+    ///     .unwrap();
+    /// let water = nav.grid_for(boat, Clearance::NONE).unwrap();
+    /// assert!(water.is_free(UVec2::new(2, 0)) && !water.is_free(UVec2::new(0, 0)));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`NavGridError::NoTerrain`] for a grid built without terrain
+    /// ([`NavGrid::new`], [`NavGrid::from_ascii`]);
+    /// [`NavGridError::TooManyProfiles`] past 65,535 profiles.
+    pub fn add_profile(&mut self, profile: Profile) -> Result<ProfileId, NavGridError> {
+        if self.layers.terrain.is_none() {
+            return Err(NavGridError::NoTerrain);
         }
-        let view = self
-            .views
-            .iter()
-            .find(|v| v.eroded.clearance() == clearance)?;
-        Some(View {
-            grid: view.eroded.grid(),
-            snapshot: view.eroded.snapshot_ref(),
-            log: &view.log,
-            floor: self.log_floor.max(view.since),
-            version: self.version(),
-        })
+        let version = self.version();
+        self.layers
+            .add_profile(profile, version)
+            .ok_or(NavGridError::TooManyProfiles)
+    }
+
+    /// The profile registered as `id`.
+    #[must_use]
+    pub fn profile(&self, id: ProfileId) -> Option<&Profile> {
+        self.layers.profile(id)
+    }
+
+    /// The terrain, for a grid built from terrain.
+    #[must_use]
+    pub fn terrain(&self) -> Option<&TerrainMap> {
+        self.layers.terrain.as_ref()
+    }
+
+    /// Sets the terrain of every cell of `rect` (half-open, in cells); the
+    /// `NavGrid`'s own grid and every profile's follow, and the agents whose
+    /// grids changed on their path replan. Returns whether a cell changed.
+    /// (Cell edits such as [`NavGrid::set_cell_free`] change the terrain
+    /// too: a freed cell becomes ground, a blocked one out of bounds, unless
+    /// its terrain already says so.)
+    ///
+    /// A change of cost alone (road to swamp for an agent that may cross
+    /// both) changes no grid and replans no agent.
+    ///
+    /// # Errors
+    ///
+    /// [`NavGridError::NoTerrain`] for a grid built without terrain,
+    /// [`NavGridError::Edit`] for a rectangle that leaves the grid.
+    pub fn set_terrain(&mut self, rect: URect, terrain: Terrain) -> Result<bool, NavGridError> {
+        let Some(map) = self.layers.terrain.as_mut() else {
+            return Err(NavGridError::NoTerrain);
+        };
+        if !map.set_rect(rect, terrain)? {
+            return Ok(false);
+        }
+        let free = Profile::default().cost(terrain).is_some();
+        self.apply(|g| g.set_rect_free(rect, free), Some(rect))?;
+        Ok(true)
+    }
+
+    /// The grid, changes and base of `key`, if kept.
+    pub(crate) fn view(&self, key: ViewKey) -> Option<View<'_>> {
+        self.layers
+            .view(&self.grid, &self.log, self.log_floor, self.version(), key)
+    }
+
+    /// A snapshot of the terrain, for a search with costs.
+    pub(crate) fn terrain_snapshot(&mut self) -> Option<Arc<TerrainMap>> {
+        self.layers.terrain_snapshot()
     }
 
     /// Keeps exactly the eroded grids of `used` (and those kept for good),
     /// building the missing ones.
-    pub(crate) fn keep_views(&mut self, used: impl Iterator<Item = Clearance> + Clone) {
-        let pinned = &self.pinned;
-        self.views.retain(|v| {
-            let c = v.eroded.clearance();
-            used.clone().any(|u| u == c) || pinned.contains(&c)
-        });
-        for c in used {
-            if !c.is_none() && !self.views.iter().any(|v| v.eroded.clearance() == c) {
-                self.add_view(c);
-            }
-        }
-    }
-
-    fn add_view(&mut self, clearance: Clearance) {
-        let view = ClearanceView {
-            eroded: ErodedGrid::new(&self.grid, clearance),
-            log: Vec::new(),
-            since: self.version(),
-        };
-        let at = self
-            .views
-            .partition_point(|v| v.eroded.clearance() < clearance);
-        self.views.insert(at, view);
+    pub(crate) fn keep_views(&mut self, used: impl Iterator<Item = ViewKey> + Clone) {
+        let version = self.version();
+        self.layers.keep(&self.grid, used, version);
     }
 
     /// Sets one cell free or blocked; returns whether it changed.

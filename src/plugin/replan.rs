@@ -43,6 +43,7 @@ use bevy_math::{DVec2, URect, Vec2};
 
 use super::components::{NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PlanReason};
 use super::cost::Meter;
+use super::layers::{ProfileId, ViewKey};
 use super::nav_grid::NavGrid;
 use super::position::{PositionChanged, PositionData, plane_of, position};
 use super::settings::PathfindingSettings;
@@ -590,7 +591,7 @@ pub(crate) fn replan_on_grid_edits(
             &nav,
             margin,
             agents.iter().map(|(e, state, status, path, pos)| {
-                (e, path, status, position(pos, plane), state.clearance())
+                (e, path, status, position(pos, plane), state.key().1)
             }),
         );
         for (entity, mut state, mut status, _, _) in &mut agents {
@@ -649,7 +650,7 @@ pub(crate) fn replan_on_grid_edits(
         // The edits near this agent (all of them for a watcher); for an
         // agent with a clearance, what they changed on its eroded grid.
         mine.clear();
-        let clearance = state.clearance();
+        let key = state.key();
         if *status == PathStatus::Failed(PathFailure::NoRoom) {
             // An edit near an agent with no room where it stands (it is
             // indexed by the cells that matter) may make room: try again.
@@ -664,14 +665,14 @@ pub(crate) fn replan_on_grid_edits(
             continue;
         }
         let mut freed = freed_any;
-        if clearance.is_none() {
+        if key == (ProfileId::DEFAULT, Clearance::NONE) {
             if group.last().is_some_and(|&(_, i)| i == u32::MAX) {
                 mine.extend_from_slice(edits);
             } else {
                 mine.extend(group.iter().map(|&(_, i)| edits[i as usize]));
             }
         } else {
-            match nav.view(clearance).and_then(|v| v.edits_since(since)) {
+            match nav.view(key).and_then(|v| v.edits_since(since)) {
                 Some(changed) => {
                     mine.extend_from_slice(changed);
                     freed = changed.iter().any(|e| e.kind != EditKind::Blocked);
@@ -729,7 +730,7 @@ fn check_agent(
         return;
     }
     // The grid the agent plans on: eroded for its clearance.
-    let Some(grid) = nav.grid_for(state.clearance()) else {
+    let Some(grid) = nav.view(state.key()).map(|v| v.grid) else {
         return;
     };
     // An agent whose cell was blocked under it walks out first (and one
@@ -752,7 +753,7 @@ fn check_agent(
             _ => false,
         };
         if walled && let Some(agent) = agent {
-            walk_out(nav, state.clearance(), path, agent);
+            walk_out(nav, state.key(), path, agent);
         }
         if in_wall && state.reason != PlanReason::StartBlocked {
             planning.request(entity, state, status, PlanReason::StartBlocked);
@@ -767,7 +768,7 @@ fn check_agent(
     // Whatever its status (a failed search included), an agent walled in
     // is planned again, to get the way out at least.
     if walled {
-        walk_out(nav, state.clearance(), path, agent);
+        walk_out(nav, state.key(), path, agent);
         planning.request(entity, state, status, PlanReason::StartBlocked);
         return;
     }
@@ -802,9 +803,9 @@ fn check_agent(
 /// at once, so that it does not wait in the wall for its new search (which
 /// starts with the same way out). Leaves the path alone if the grid has no
 /// walkable point.
-fn walk_out(nav: &NavGrid, clearance: Clearance, path: &mut Mut<NavPath>, agent: DVec2) {
+fn walk_out(nav: &NavGrid, key: ViewKey, path: &mut Mut<NavPath>, agent: DVec2) {
     let old = &**path;
-    if let Some(way_out) = way_out(nav, clearance, agent, old.algorithm, old.goal, old.fallback) {
+    if let Some(way_out) = way_out(nav, key, agent, old.algorithm, old.goal, old.fallback) {
         **path = way_out;
     }
 }
@@ -816,7 +817,7 @@ fn walk_out(nav: &NavGrid, clearance: Clearance, path: &mut Mut<NavPath>, agent:
 /// [`start_point`](crate::clearance::start_point) picks, `None` if none.
 pub(crate) fn way_out(
     nav: &NavGrid,
-    clearance: Clearance,
+    key: ViewKey,
     agent: DVec2,
     algorithm: Option<Algorithm>,
     goal: Vec2,
@@ -824,10 +825,11 @@ pub(crate) fn way_out(
 ) -> Option<NavPath> {
     // For a clearance, the nearest place where it fits that it reaches in
     // a straight line without crossing a wall.
-    let exit = if clearance.is_none() {
-        crate::search::nearest_valid_point(nav.grid(), agent, None)?
+    let view = nav.view(key)?;
+    let exit = if key.1.is_none() {
+        crate::search::nearest_valid_point(view.grid, agent, None)?
     } else {
-        crate::clearance::start_point(nav.grid(), nav.grid_for(clearance)?, clearance, agent)?
+        crate::clearance::start_point(view.base(), view.grid, key.1, agent)?
     };
     Some(NavPath {
         waypoints: vec![nav.to_world(exit)],

@@ -48,6 +48,7 @@ use super::components::{
 };
 use super::cost::Meter;
 use super::edit_index::EditIndex;
+use super::layers::{ProfileId, ViewKey};
 use super::nav_grid::{NavGrid, View};
 use super::position::{PositionData, Positions, position};
 use super::queue::JobQueue;
@@ -57,7 +58,7 @@ use super::workers::{Job, Outcome, Priority, WorkerPool};
 use crate::clearance::{Clearance, MAX_EXIT_DISTANCE};
 use crate::grid::{EditKind, Grid};
 use crate::los::line_of_sight;
-use crate::search::{Path, PlanError, Role};
+use crate::search::{Algorithm, Path, PlanError, Role};
 
 /// A cancel flag that is raised when dropped: dropping an agent's state (or
 /// replacing its search) cancels the search.
@@ -96,10 +97,10 @@ pub(crate) struct PlanState {
     /// Whether the agent carries the [`Replanning`] marker (or a command
     /// adding it is on its way).
     pub(crate) replanning: bool,
-    /// The clearance its last search was sent with, which its path keeps
-    /// (and under which it is counted in [`Planning::clearances`]); `None`
-    /// before its first search.
-    pub(crate) clearance: Option<Clearance>,
+    /// The profile and clearance its last search was sent with, whose grid
+    /// its path was planned on (and under which it is counted in
+    /// [`Planning::clearances`]); `None` before its first search.
+    pub(crate) key: Option<ViewKey>,
 }
 
 impl PlanState {
@@ -108,9 +109,9 @@ impl PlanState {
         self.priority.is_some()
     }
 
-    /// The clearance of the grid its path was planned on.
-    pub(crate) fn clearance(&self) -> Clearance {
-        self.clearance.unwrap_or(Clearance::NONE)
+    /// The profile and clearance of the grid its path was planned on.
+    pub(crate) fn key(&self) -> ViewKey {
+        self.key.unwrap_or((ProfileId::DEFAULT, Clearance::NONE))
     }
 }
 
@@ -207,7 +208,7 @@ pub(crate) struct Planning {
     pub(crate) scratch_edits: Vec<crate::grid::GridEdit>,
     /// How many agents use each clearance ([`PlanState::clearance`]): the
     /// [`NavGrid`] keeps an eroded grid for each.
-    clearances: BTreeMap<Clearance, u32>,
+    clearances: BTreeMap<ViewKey, u32>,
     /// Whether `clearances` gained or lost a key since the grid was told.
     clearances_changed: bool,
 }
@@ -236,11 +237,11 @@ impl Planning {
     }
 
     /// Counts the agent under clearance `new` (`None`: under none).
-    pub(crate) fn count_clearance(&mut self, state: &mut PlanState, new: Option<Clearance>) {
-        if state.clearance == new {
+    pub(crate) fn count_clearance(&mut self, state: &mut PlanState, new: Option<ViewKey>) {
+        if state.key == new {
             return;
         }
-        if let Some(old) = state.clearance
+        if let Some(old) = state.key
             && let Some(n) = self.clearances.get_mut(&old)
         {
             *n -= 1;
@@ -254,13 +255,13 @@ impl Planning {
             self.clearances_changed |= *n == 0;
             *n += 1;
         }
-        state.clearance = new;
+        state.key = new;
     }
 
     /// Has `nav` keep the eroded grids of the clearances in use (and drop
     /// the others) if that set changed, or if `nav` lacks one.
     fn sync_clearances(&mut self, nav: &mut NavGrid) {
-        let missing = || self.clearances.keys().any(|&c| nav.grid_for(c).is_none());
+        let missing = || self.clearances.keys().any(|&k| nav.view(k).is_none());
         if self.clearances_changed || missing() {
             nav.keep_views(self.clearances.keys().copied());
             self.clearances_changed = false;
@@ -748,12 +749,49 @@ fn send_search(
         );
         return;
     };
-    planning.count_clearance(&mut state, Some(clearance));
-    planning.sync_clearances(nav);
-    // (The grid keeps the eroded grid of every clearance counted.)
-    let Some(grid) = nav.view(clearance).map(|v| v.snapshot()) else {
+    let Some(profile) = nav.profile(request.profile) else {
         let reason = state.reason;
-        let failure = PathFailure::Internal(format!("no eroded grid for {clearance:?}"));
+        fail(
+            commands,
+            planning,
+            entity,
+            &mut state,
+            reason,
+            &mut status,
+            &mut path,
+            PathStatus::Failed(PathFailure::UnknownProfile),
+        );
+        return;
+    };
+    // A profile whose costs differ: Theta* (or A*) with those costs; Anya
+    // only when no planner is named for the agent.
+    let costed = (!profile.is_uniform()).then(|| profile.clone());
+    let algorithm = match (request.algorithm, &costed) {
+        (Some(Algorithm::Anya), Some(_)) => {
+            let reason = state.reason;
+            fail(
+                commands,
+                planning,
+                entity,
+                &mut state,
+                reason,
+                &mut status,
+                &mut path,
+                PathStatus::Failed(PathFailure::CostsNotSupported),
+            );
+            return;
+        }
+        (Some(a), _) => a,
+        (None, Some(_)) if settings.algorithm == Algorithm::Anya => Algorithm::LazyTheta,
+        (None, _) => settings.algorithm,
+    };
+    let key = (request.profile, clearance);
+    planning.count_clearance(&mut state, Some(key));
+    planning.sync_clearances(nav);
+    // (The grid keeps the grid of every profile and clearance counted.)
+    let Some((grid, base)) = nav.view(key).map(|v| (v.snapshot(), v.base_snapshot())) else {
+        let reason = state.reason;
+        let failure = PathFailure::Internal(format!("no grid for {key:?}"));
         fail(
             commands,
             planning,
@@ -766,7 +804,7 @@ fn send_search(
         );
         return;
     };
-    let algorithm = request.algorithm.unwrap_or(settings.algorithm);
+    let costs = costed.and_then(|p| Some((nav.terrain_snapshot()?, p)));
     let cancel = Arc::new(AtomicBool::new(false));
     *planning
         .versions_in_flight
@@ -778,9 +816,10 @@ fn send_search(
             ticket: state.ticket,
             layout_id: nav.layout_id(),
             grid_version: nav.version(),
-            clearance,
+            key,
             grid,
-            base: (!clearance.is_none()).then(|| nav.snapshot()),
+            base: (!clearance.is_none()).then_some(base),
+            costs,
             start: nav.to_grid(start),
             goal_grid: nav.to_grid(goal),
             goal,
@@ -907,7 +946,7 @@ pub(crate) fn apply_results(
         // The grid (eroded for the agent's clearance) the search ran on,
         // as it is now.
         let Some(view) = nav
-            .view(done.clearance)
+            .view(done.key)
             .filter(|_| nav.layout_id() == done.layout_id)
         else {
             diagnostics.results_discarded += 1;
@@ -987,14 +1026,8 @@ pub(crate) fn apply_results(
                 // the way out alone.
                 if let Some(here) = here
                     && !view.grid.is_point_traversable(here)
-                    && let Some(way_out) = way_out(
-                        nav,
-                        done.clearance,
-                        here,
-                        Some(done.algorithm),
-                        done.goal,
-                        false,
-                    )
+                    && let Some(way_out) =
+                        way_out(nav, done.key, here, Some(done.algorithm), done.goal, false)
                 {
                     *path = way_out;
                     let margin = index_margin(nav, &settings);
@@ -1005,13 +1038,13 @@ pub(crate) fn apply_results(
                         &status,
                         margin,
                         Some(here),
-                        done.clearance,
+                        done.key.1,
                     );
                 } else if let Some(here) = here {
                     // Where it stands, so that a wall raised under it is seen.
-                    planning.index_waiting(nav, done.entity, here, done.clearance);
+                    planning.index_waiting(nav, done.entity, here, done.key.1);
                     if matches!(error, PlanError::NoRoom) {
-                        planning.watch_room(done.entity, here, done.clearance);
+                        planning.watch_room(done.entity, here, done.key.1);
                     }
                 }
                 continue;
@@ -1073,15 +1106,7 @@ pub(crate) fn apply_results(
         status.set_if_neq(new_status);
         planning.settle(done.entity, &mut state);
         let margin = index_margin(nav, &settings);
-        planning.index(
-            nav,
-            done.entity,
-            &path,
-            &status,
-            margin,
-            here,
-            done.clearance,
-        );
+        planning.index(nav, done.entity, &path, &status, margin, here, done.key.1);
         let ready = PathReady {
             entity: done.entity,
             reason,
@@ -1247,7 +1272,7 @@ fn staleness(
         // may open a way (a freed cell) or change how close to a wall it
         // may come on the way (a blocked one).
         Err(PlanError::NoRoom) => {
-            let near = f64::from(MAX_EXIT_DISTANCE + done.clearance.reach() + 1);
+            let near = f64::from(MAX_EXIT_DISTANCE + done.key.1.reach() + 1);
             let Some(edits) = nav.edits_since(done.grid_version) else {
                 return Some(PlanReason::GridReplaced);
             };

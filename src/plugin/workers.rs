@@ -26,11 +26,17 @@ use bevy_math::{DVec2, Vec2};
 use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex};
 
+#[cfg(test)]
+use super::layers::ProfileId;
+use super::layers::ViewKey;
+#[cfg(test)]
 use crate::clearance::Clearance;
 use crate::grid::Grid;
+use crate::search::Costs;
 #[cfg(feature = "debug-gizmos")]
 use crate::search::SearchTrace;
 use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner};
+use crate::terrain::{Profile, TerrainMap};
 
 /// How soon a search counts as long, and a stand-in thread takes over its
 /// share of the short ones.
@@ -73,12 +79,15 @@ pub(crate) struct Job {
     pub layout_id: u64,
     /// The [`NavGrid`](super::NavGrid) version `grid` belongs to.
     pub grid_version: u64,
-    /// The clearance `grid` is eroded for.
-    pub clearance: Clearance,
-    /// The grid the agent plans on (eroded for its clearance).
+    /// The profile and clearance `grid` is for.
+    pub key: ViewKey,
+    /// The grid the agent plans on (its profile's, eroded for its
+    /// clearance).
     pub grid: Arc<Grid>,
-    /// For a clearance: the grid `grid` is eroded from.
+    /// For a clearance: the profile's grid `grid` is eroded from.
     pub base: Option<Arc<Grid>>,
+    /// For a profile whose costs differ: the terrain and the profile.
+    pub costs: Option<(Arc<TerrainMap>, Profile)>,
     /// Start and goal in grid coordinates.
     pub start: DVec2,
     pub goal_grid: DVec2,
@@ -101,8 +110,8 @@ pub(crate) struct Outcome {
     /// The [`NavGrid`](super::NavGrid) version of the grid the search ran
     /// on.
     pub grid_version: u64,
-    /// The clearance of the grid the search ran on.
-    pub clearance: Clearance,
+    /// The profile and clearance of the grid the search ran on.
+    pub key: ViewKey,
     pub start: DVec2,
     pub algorithm: Algorithm,
     pub goal: Vec2,
@@ -367,25 +376,31 @@ fn run(shared: &Shared, slot: &Slot) {
             let traced = trace.as_mut().map(|t| &mut *t.0);
             #[cfg(not(feature = "debug-gizmos"))]
             let traced = None;
+            let costs = job
+                .costs
+                .as_ref()
+                .map(|(terrain, profile)| Costs { terrain, profile });
             let result = match &job.base {
                 // An agent with a clearance: on its eroded grid, starting
                 // where it fits.
                 Some(base) => crate::clearance::plan_inner(
                     &mut planner,
-                    (base, &job.grid, job.clearance),
+                    (base, &job.grid, job.key.1),
                     job.start,
                     job.goal_grid,
                     &job.options,
                     Some(&job.cancel),
                     traced,
+                    costs,
                 ),
-                None => planner.plan_inner(
+                None => planner.plan_core(
                     &job.grid,
                     job.start,
                     job.goal_grid,
                     &job.options,
                     Some(&job.cancel),
                     traced,
+                    costs,
                 ),
             };
             slot.started.store(0, Ordering::Release);
@@ -408,7 +423,7 @@ fn run(shared: &Shared, slot: &Slot) {
             ticket: job.ticket,
             layout_id: job.layout_id,
             grid_version: job.grid_version,
-            clearance: job.clearance,
+            key: job.key,
             start: job.start,
             algorithm: job.algorithm,
             goal: job.goal,
@@ -452,9 +467,10 @@ mod tests {
             ticket: u64::from(entity),
             layout_id: 1,
             grid_version: grid.version(),
-            clearance: Clearance::NONE,
+            key: (ProfileId::DEFAULT, Clearance::NONE),
             grid: Arc::clone(grid),
             base: None,
+            costs: None,
             start: DVec2::new(0.5, 0.5),
             goal_grid: DVec2::new(f64::from(grid.width()) - 0.5, 0.5),
             goal: Vec2::ZERO,

@@ -48,6 +48,7 @@ use thiserror::Error;
 
 use crate::geom::polyline_length;
 use crate::grid::Grid;
+pub(crate) use costed::Costs;
 pub(crate) use endpoint::Endpoint;
 pub(crate) use endpoint::{nearest_valid_point, owned_point};
 pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};
@@ -615,7 +616,7 @@ impl Planner {
     /// [`Planner::plan_inner`], with terrain costs when `costs` is given
     /// (a non-uniform profile; Theta\* or A\*).
     #[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
-    fn plan_core(
+    pub(crate) fn plan_core(
         &mut self,
         grid: &Grid,
         start: DVec2,

@@ -794,6 +794,7 @@ fn changed_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
     use bevy_math::UVec2;
 
     /// The definition, cell by cell: free iff free and no blocked cell or
@@ -820,20 +821,6 @@ mod tests {
             .flat_map(|y| (0..i64::from(grid.width())).map(move |x| (x, y)))
             .map(|(x, y)| grid.is_free_xy(x, y))
             .collect()
-    }
-
-    /// A small deterministic generator.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u32) -> u32 {
-            (self.next() % u64::from(n)) as u32
-        }
     }
 
     fn random_grid(rng: &mut Rng, width: u32, height: u32, percent: u32) -> Grid {

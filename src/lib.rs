@@ -36,6 +36,8 @@ pub mod los;
 pub mod plugin;
 pub mod search;
 pub mod terrain;
+#[cfg(test)]
+mod test_rng;
 
 /// The most used types, for a glob import.
 pub mod prelude {

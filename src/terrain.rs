@@ -436,6 +436,7 @@ fn min_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     /// The cost by brute force: a million midpoints.
     fn integrated(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> Option<f64> {
@@ -450,19 +451,6 @@ mod tests {
         Some(total)
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
     #[test]
     fn segment_costs_match_numerical_integration() {
         let mut rng = Rng(0xfeed_beef);
@@ -474,7 +462,7 @@ mod tests {
             .with(Terrain(2), 7.0)
             .unwrap();
         for case in 0..60 {
-            let (w, h) = (3 + rng.below(10) as u32, 3 + rng.below(10) as u32);
+            let (w, h) = (3 + rng.below(10), 3 + rng.below(10));
             let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
             for y in 0..h {
                 for x in 0..w {
@@ -486,8 +474,8 @@ mod tests {
                 // Multiples of 1/8, so that some segments run along grid
                 // lines and through vertices.
                 DVec2::new(
-                    rng.below(u64::from(w) * 8 + 1) as f64 / 8.0,
-                    rng.below(u64::from(h) * 8 + 1) as f64 / 8.0,
+                    f64::from(rng.below(w * 8 + 1)) / 8.0,
+                    f64::from(rng.below(h * 8 + 1)) / 8.0,
                 )
             };
             let (a, b) = (point(&mut rng), point(&mut rng));

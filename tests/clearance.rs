@@ -14,35 +14,12 @@ use bevy_anyangle::prelude::*;
 use common::Reference;
 use common::generate::{Family, PointKind, Rng, grid_of, point};
 use common::harness::{Optimality, Tally, check_query};
+use common::wall_distance;
 
 /// Radii, in cells, the runs draw from.
 const RADII: [f64; 8] = [0.2, 0.5, 1.0, 1.2, 1.5, 2.2, 3.0, 4.5];
 /// Samples per cell of path length.
 const SAMPLES_PER_CELL: f64 = 64.0;
-
-/// Distance from `p` to the closed unit square of cell `(x, y)`.
-fn to_cell(p: DVec2, x: i64, y: i64) -> f64 {
-    let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
-    let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
-    dx.hypot(dy)
-}
-
-/// Distance from `p` (inside the grid) to the nearest blocked cell or the
-/// grid's outside, looking `within` cells around it (`f64::INFINITY` if
-/// nothing is that close).
-fn clearance_at(grid: &Grid, p: DVec2, within: i64) -> f64 {
-    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
-    let mut best = p.x.min(w - p.x).min(p.y).min(h - p.y);
-    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
-    for y in cy - within..=cy + within {
-        for x in cx - within..=cx + within {
-            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
-                best = best.min(to_cell(p, x, y));
-            }
-        }
-    }
-    best
-}
 
 /// The smallest clearance along `path`, sampled.
 fn path_clearance(grid: &Grid, path: &Path, within: i64) -> (f64, DVec2) {
@@ -52,14 +29,14 @@ fn path_clearance(grid: &Grid, path: &Path, within: i64) -> (f64, DVec2) {
         let steps = ((a.distance(b) * SAMPLES_PER_CELL).ceil() as usize).max(1);
         for i in 0..=steps {
             let p = a.lerp(b, i as f64 / steps as f64);
-            let c = clearance_at(grid, p, within);
+            let c = wall_distance(grid, p, within);
             if c < worst.0 {
                 worst = (c, p);
             }
         }
     }
     if path.waypoints.len() == 1 {
-        worst = (clearance_at(grid, path.start(), within), path.start());
+        worst = (wall_distance(grid, path.start(), within), path.start());
     }
     worst
 }
@@ -227,11 +204,11 @@ fn an_agent_that_does_not_fit_starts_at_the_nearest_place_in_sight_where_it_does
             // to a wall than `keep` (sampled: a candidate counts when it
             // clears `keep` by more than the sampling step).
             let within = i64::from(clearance.reach()) + 2;
-            let keep = clearance_at(&base, p, within).min(clearance.radius());
+            let keep = wall_distance(&base, p, within).min(clearance.radius());
             let walk_clearance = |q: DVec2| {
                 let steps = ((q.distance(p) * 256.0).ceil() as usize).max(1);
                 (0..=steps)
-                    .map(|i| clearance_at(&base, p.lerp(q, i as f64 / steps as f64), within))
+                    .map(|i| wall_distance(&base, p.lerp(q, i as f64 / steps as f64), within))
                     .fold(f64::INFINITY, f64::min)
             };
             let mut best: Option<f64> = None;

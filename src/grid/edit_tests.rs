@@ -6,23 +6,7 @@ use std::collections::HashMap;
 use bevy_math::{URect, UVec2};
 
 use super::{Grid, RegionId};
-
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A number in `0..n`.
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next() % u64::from(n)) as u32
-    }
-}
+use crate::test_rng::Rng;
 
 /// The grid's picture, as `Grid::from_ascii` reads it.
 fn picture(g: &Grid) -> String {

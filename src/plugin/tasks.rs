@@ -59,6 +59,7 @@ use crate::clearance::{Clearance, MAX_EXIT_DISTANCE};
 use crate::grid::{EditKind, Grid};
 use crate::los::line_of_sight;
 use crate::search::{Algorithm, Path, PlanError, Role};
+use crate::terrain::Profile;
 
 /// A cancel flag that is raised when dropped: dropping an agent's state (or
 /// replacing its search) cancels the search.
@@ -718,8 +719,15 @@ fn send_search(
     state.queued = false;
     let plane = nav.transform().plane();
     let target_of = |e: Entity| positions.current(e, plane);
-    let (start, goal) = match endpoints(request, positions.current(entity, plane), target_of) {
-        Ok(points) => points,
+    let here = positions.current(entity, plane);
+    let Search {
+        start,
+        goal,
+        key,
+        algorithm,
+        costed,
+    } = match prepare(request, here, target_of, nav, settings) {
+        Ok(search) => search,
         Err(failure) => {
             let reason = state.reason;
             fail(
@@ -735,57 +743,6 @@ fn send_search(
             return;
         }
     };
-    let Ok(clearance) = nav.clearance_of(request.radius) else {
-        let reason = state.reason;
-        fail(
-            commands,
-            planning,
-            entity,
-            &mut state,
-            reason,
-            &mut status,
-            &mut path,
-            PathStatus::Failed(PathFailure::BadRadius),
-        );
-        return;
-    };
-    let Some(profile) = nav.profile(request.profile) else {
-        let reason = state.reason;
-        fail(
-            commands,
-            planning,
-            entity,
-            &mut state,
-            reason,
-            &mut status,
-            &mut path,
-            PathStatus::Failed(PathFailure::UnknownProfile),
-        );
-        return;
-    };
-    // A profile whose costs differ: Theta* (or A*) with those costs; Anya
-    // only when no planner is named for the agent.
-    let costed = (!profile.is_uniform()).then(|| profile.clone());
-    let algorithm = match (request.algorithm, &costed) {
-        (Some(Algorithm::Anya), Some(_)) => {
-            let reason = state.reason;
-            fail(
-                commands,
-                planning,
-                entity,
-                &mut state,
-                reason,
-                &mut status,
-                &mut path,
-                PathStatus::Failed(PathFailure::CostsNotSupported),
-            );
-            return;
-        }
-        (Some(a), _) => a,
-        (None, Some(_)) if settings.algorithm == Algorithm::Anya => Algorithm::LazyTheta,
-        (None, _) => settings.algorithm,
-    };
-    let key = (request.profile, clearance);
     planning.count_clearance(&mut state, Some(key));
     planning.sync_clearances(nav);
     // (The grid keeps the grid of every profile and clearance counted.)
@@ -818,7 +775,7 @@ fn send_search(
             grid_version: nav.version(),
             key,
             grid,
-            base: (!clearance.is_none()).then_some(base),
+            base: (!key.1.is_none()).then_some(base),
             costs,
             start: nav.to_grid(start),
             goal_grid: nav.to_grid(goal),
@@ -839,6 +796,50 @@ fn send_search(
         *status = PathStatus::Computing;
     }
     diagnostics.searches_started += 1;
+}
+
+/// What a search is sent with, besides the grid.
+struct Search {
+    start: Vec2,
+    goal: Vec2,
+    key: ViewKey,
+    algorithm: Algorithm,
+    /// The profile, if its costs differ.
+    costed: Option<Profile>,
+}
+
+/// What a request is searched with, or why it cannot be: its endpoints, the
+/// grid its profile and radius plan on, and the planner. A profile whose
+/// costs differ is planned by Theta* (or A*) with those costs; Anya only
+/// when no planner is named for the agent, else the request fails.
+fn prepare(
+    request: &PathRequest,
+    here: Option<Vec2>,
+    target: impl Fn(Entity) -> Option<Vec2>,
+    nav: &NavGrid,
+    settings: &PathfindingSettings,
+) -> Result<Search, PathFailure> {
+    let (start, goal) = endpoints(request, here, target)?;
+    let clearance = nav
+        .clearance_of(request.radius)
+        .map_err(|_| PathFailure::BadRadius)?;
+    let profile = nav
+        .profile(request.profile)
+        .ok_or(PathFailure::UnknownProfile)?;
+    let costed = (!profile.is_uniform()).then(|| profile.clone());
+    let algorithm = match (request.algorithm, &costed) {
+        (Some(Algorithm::Anya), Some(_)) => return Err(PathFailure::CostsNotSupported),
+        (Some(a), _) => a,
+        (None, Some(_)) if settings.algorithm == Algorithm::Anya => Algorithm::LazyTheta,
+        (None, _) => settings.algorithm,
+    };
+    Ok(Search {
+        start,
+        goal,
+        key: (request.profile, clearance),
+        algorithm,
+        costed,
+    })
 }
 
 /// The world start and goal of a request, or why there are none.

@@ -25,6 +25,7 @@
 
 pub mod generate;
 pub mod harness;
+pub mod lattice;
 pub mod strategies;
 
 use std::cell::OnceCell;
@@ -1123,4 +1124,24 @@ impl Ord for Key {
             .total_cmp(&self.0)
             .then_with(|| other.1.cmp(&self.1))
     }
+}
+
+/// Distance from grid point `p` to the nearest blocked cell of `grid` or to
+/// its outside, looking `within` cells around `p` (farther walls are not
+/// seen).
+#[must_use]
+pub fn wall_distance(grid: &Grid, p: DVec2, within: i64) -> f64 {
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    let mut best = p.x.min(w - p.x).min(p.y).min(h - p.y);
+    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    for y in cy - within..=cy + within {
+        for x in cx - within..=cx + within {
+            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+                let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+                best = best.min(dx.hypot(dy));
+            }
+        }
+    }
+    best
 }

@@ -9,12 +9,14 @@
 //!   edge and pays the cheaper of its two cells, a diagonal one crosses one
 //!   cell. Its paths are the cheapest 8-connected ones.
 //! - **Theta\*** (Daniel, Nash, Koenig & Felner, JAIR 39, 2010, with the
-//!   non-uniform costs of its section on them): a node may take its
-//!   predecessor's parent as parent when that parent sees it, as in Lazy
-//!   Theta\*; with costs, a straight line is not always the cheaper way, so
-//!   both ways are costed at generation and the cheaper one kept (the lazy
-//!   variant's deferred check would have to cost the segment anyway). Its
-//!   paths are valid and near the cheapest, not always the cheapest.
+//!   non-uniform costs of its section on them), checked lazily: a node is
+//!   queued with its cost by one grid move from the node that reached it
+//!   (path 1, cheap: one or two cells), and when it is popped it takes its
+//!   parent's parent as parent instead if that parent sees it and the
+//!   straight segment costs less (path 2). With costs a straight segment is
+//!   not always cheaper, so it is costed, once per node popped rather than
+//!   for every neighbour of every expansion. Its paths are valid and near
+//!   the cheapest, not always the cheapest.
 
 use bevy_math::DVec2;
 
@@ -71,13 +73,29 @@ pub(crate) fn search(
 
     let mut edges = [(0u32, DVec2::ZERO); MAX_EDGES];
     while let Some(n) = scratch.pop() {
+        // Path 2, checked when the node is popped: straight from its
+        // parent's parent, if that sees it and costs less (the node was
+        // queued with its cost from its parent, an upper bound).
+        if any_angle && n != start {
+            let state = scratch.get(n);
+            let grand = scratch.get(state.parent).parent;
+            if grand != state.parent
+                && graph.visible(ctx, grand, n)
+                && let Some(c) = costs.segment(graph.point(grand), graph.point(n))
+            {
+                let g = scratch.get(grand).g + c;
+                if g < state.g {
+                    let s = scratch.get_mut(n);
+                    s.g = g;
+                    s.parent = grand;
+                }
+            }
+        }
         if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
             return outcome;
         }
-        let state = scratch.get(n);
-        let (g_n, parent) = (state.g, state.parent);
-        let g_parent = scratch.get(parent).g;
-        let (here, parent_point) = (graph.point(n), graph.point(parent));
+        let g_n = scratch.get(n).g;
+        let here = graph.point(n);
         let mut count = 0;
         graph.neighbours(n, |m, p, _| {
             if count < MAX_EDGES {
@@ -85,23 +103,14 @@ pub(crate) fn search(
                 count += 1;
             }
         });
+        // Path 1: from n, one grid move (or a move within a start or goal's
+        // cell), cheap to cost.
         for &(m, p) in &edges[..count] {
             if scratch.get(m).closed {
                 continue;
             }
-            // Path 1: from n.
-            let mut best = costs.segment(here, p).map(|c| (g_n + c, n));
-            // Path 2: straight from n's parent, if it sees m.
-            if any_angle
-                && parent != n
-                && graph.visible(ctx, parent, m)
-                && let Some(c) = costs.segment(parent_point, p)
-                && best.is_none_or(|(g, _)| g_parent + c < g)
-            {
-                best = Some((g_parent + c, parent));
-            }
-            if let Some((g, from)) = best
-                && scratch.relax(m, g, from, || h(p))
+            if let Some(c) = costs.segment(here, p)
+                && scratch.relax(m, g_n + c, n, || h(p))
             {
                 ctx.stats.generated += 1;
                 ctx.stats.pushed += 1;

@@ -2516,6 +2516,16 @@ fn a_boat_and_a_soldier_take_different_routes_and_terrain_edits_replan_them() {
     let reasons = app.world().resource::<EventLog>().ready_reasons();
     assert_eq!(reasons.get(&sailor), Some(&PlanReason::PathBlocked));
 
+    // A new profile is a new request: planned again.
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .get_mut::<PathRequest>(soldier)
+        .unwrap()
+        .profile = wader;
+    settle(&mut app);
+    let reasons = app.world().resource::<EventLog>().ready_reasons();
+    assert_eq!(reasons.get(&soldier), Some(&PlanReason::NewRequest));
+
     // A profile another grid registered is unknown here.
     let mut app = app_with(other);
     let lost = app

@@ -100,7 +100,7 @@ pub enum PathGoal {
 /// An agent wider than a point gives its [`PathRequest::radius`]: it then
 /// plans on the grid eroded for that radius (see [`crate::clearance`]), so
 /// every point of its path keeps at least that distance from every wall.
-/// Changing the radius plans again as a new goal does.
+/// Changing the radius or the profile plans again as a new goal does.
 ///
 /// Removing it cancels the search; a finished plan (path and
 /// status) stays in place, while an agent still waiting for one ends with

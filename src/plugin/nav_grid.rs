@@ -484,7 +484,7 @@ impl NavGrid {
         let before = self.grid.version();
         let grid = Arc::make_mut(&mut self.grid);
         let result = f(grid);
-        let mut main_rects: Vec<URect> = grid.edits_since(before).map(|e| e.rect).collect();
+        let main_rects: Vec<URect> = grid.edits_since(before).map(|e| e.rect).collect();
         let terrain_rects = terrain_rect.as_slice();
         let profiles_changed = self.layers.follow(grid, &main_rects, terrain_rects);
         if profiles_changed
@@ -497,7 +497,6 @@ impl NavGrid {
         if after != before {
             self.log.extend(grid.edits_since(before).copied());
             grid.clear_edits_through(after);
-            main_rects.truncate(main_rects.len());
             self.layers.commit(&self.grid, &main_rects, after);
             if self.log.len() > EDIT_HISTORY {
                 // Drop the older half, but nothing the plugin still needs.

@@ -396,7 +396,11 @@ pub(crate) fn replan_changed_requests(
     for (entity, request, mut state, mut status, mut path, follows, pos) in &mut agents {
         match state.request.replace(*request) {
             Some(old) if old == *request => continue,
-            Some(old) if old.goal == request.goal && old.radius == request.radius => {
+            Some(old)
+                if old.goal == request.goal
+                    && old.radius == request.radius
+                    && old.profile == request.profile =>
+            {
                 let before = old.algorithm.unwrap_or(default);
                 let after = request.algorithm.unwrap_or(default);
                 if before != after && algorithm_switch(&state, &status, &path) {

@@ -668,15 +668,10 @@ impl ErodedGrid {
         &self.grid
     }
 
-    /// Moves the eroded grid's logged edits into `out` (clearing its log).
+    /// The eroded grid itself, for the plugin to move its logged edits out.
     #[cfg(feature = "plugin")]
-    pub(crate) fn take_edits(&mut self, out: &mut Vec<GridEdit>) {
-        let version = self.grid.version();
-        if self.grid.edits_since(0).next().is_some() {
-            let grid = Arc::make_mut(&mut self.grid);
-            out.extend(grid.edits_since(0).copied());
-            grid.clear_edits_through(version);
-        }
+    pub(crate) fn grid_mut(&mut self) -> &mut Arc<Grid> {
+        &mut self.grid
     }
 
     /// The version of the base grid it was last brought up to date with.

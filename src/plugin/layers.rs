@@ -123,11 +123,11 @@ impl<'a> View<'a> {
     }
 }
 
-/// Moves a grid's logged edits into `out`, tagged with `version`; returns
-/// their rectangles' count.
-fn take_edits(grid: &mut Arc<Grid>, out: &mut Vec<GridEdit>, version: u64) -> usize {
+/// Moves a grid's logged edits into `out`, tagged with `version` (the
+/// `NavGrid`'s, not the grid's own).
+fn take_edits(grid: &mut Arc<Grid>, out: &mut Vec<GridEdit>, version: u64) {
     if grid.edits_since(0).next().is_none() {
-        return 0;
+        return;
     }
     let grid = Arc::make_mut(grid);
     let from = out.len();
@@ -136,7 +136,6 @@ fn take_edits(grid: &mut Arc<Grid>, out: &mut Vec<GridEdit>, version: u64) -> us
     for e in &mut out[from..] {
         e.version = version;
     }
-    out.len() - from
 }
 
 impl Layers {
@@ -232,7 +231,9 @@ impl Layers {
         for layer in &mut self.profiles {
             layer.changed.clear();
             let mut runs: Vec<(URect, bool)> = Vec::new();
-            for rect in main_rects.iter().chain(terrain_rects) {
+            // (A terrain edit's rectangle is often the grid's edit too.)
+            let extra = terrain_rects.iter().filter(|r| !main_rects.contains(r));
+            for rect in main_rects.iter().chain(extra) {
                 for y in rect.min.y..rect.max.y {
                     let mut run: Option<(u32, bool)> = None;
                     for x in rect.min.x..=rect.max.x {
@@ -288,12 +289,7 @@ impl Layers {
                 continue;
             }
             view.eroded.update(base, rects.iter().copied());
-            let from = view.log.len();
-            view.eroded.take_edits(&mut view.log);
-            // (Taken with the eroded grid's own versions.)
-            for e in &mut view.log[from..] {
-                e.version = version;
-            }
+            take_edits(view.eroded.grid_mut(), &mut view.log, version);
         }
     }
 

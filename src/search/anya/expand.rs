@@ -35,9 +35,9 @@ use super::node::{Ep, Kind, Node, orient, small_int};
 use super::scan;
 use super::{RootState, Roots, Scratch};
 use crate::grid::Grid;
-use crate::search::SearchStats;
 use crate::search::endpoint::Endpoint;
 use crate::search::heap::OpenEntry;
+use crate::search::{SearchStats, SearchTrace};
 
 /// The directions a new root sends successors into.
 #[derive(Clone, Copy, Debug)]
@@ -157,6 +157,8 @@ pub(super) struct Anya<'a> {
     pub scratch: &'a mut Scratch,
     /// Counters of the query.
     pub stats: &'a mut SearchStats,
+    /// Where to record the intervals expanded, if anywhere.
+    pub trace: Option<&'a mut SearchTrace>,
     /// Whether the pieces being emitted turn at once: a node's projected
     /// pieces (and its flat continuation) hand their corners to
     /// [`Scratch::turns`], and the new roots' successors are made in the same
@@ -371,7 +373,7 @@ impl Anya<'_> {
                 self.push_goal(root, c, g);
             }
             if let Some((lo, hi, zero, span)) = cut {
-                self.split(root, c, g, ny, dir, [lo, hi], zero, span);
+                self.split_onward(root, c, g, ny, dir, [lo, hi], zero, span);
             }
             return;
         }
@@ -435,7 +437,7 @@ impl Anya<'_> {
             return;
         }
         let span = (lo.int_above(c, ny), hi.int_below(c, ny));
-        self.split(
+        self.split_onward(
             root,
             c,
             g,
@@ -520,6 +522,33 @@ impl Anya<'_> {
         let zero = !less(lo, hi);
         let span = (lo.1.div_euclid(lo.2) + 1, (hi.1 - 1).div_euclid(hi.2));
         Some((true, Some((lo.0, hi.0, zero, span))))
+    }
+
+    /// [`Anya::split`], then, when that leaves a single piece with nothing
+    /// to turn at, its projection at once (see [`Anya::project`]).
+    #[expect(clippy::too_many_arguments, reason = "one cone's full description")]
+    fn split_onward(
+        &mut self,
+        root: u32,
+        r: DVec2,
+        g: f64,
+        ny: i64,
+        dir: i8,
+        ends: [Ep; 2],
+        zero: bool,
+        span: (i64, i64),
+    ) {
+        let before = self.scratch.succ.len();
+        self.split(root, r, g, ny, dir, ends, zero, span);
+        if let [only] = self.scratch.succ[before..]
+            && !only.turn_a
+            && !only.turn_b
+        {
+            self.scratch.succ.pop();
+            self.stats.generated += 1;
+            self.record(&only);
+            self.project(&only, dir);
+        }
     }
 
     /// Splits the visible interval `[lo, hi]` of line `ny` (reached from root
@@ -753,8 +782,40 @@ impl Anya<'_> {
     }
 
     /// Observable successors of a cone node: its interval projected onto the
-    /// next line, clipped to the free run below (or above) it.
+    /// next line, clipped to the free run below (or above) it. A projection
+    /// that leaves a single piece with nothing to turn at (the paper's
+    /// intermediate pruning, applied to each projection as the paper's code
+    /// does) is projected again at once instead of being queued.
     fn project(&mut self, n: &Node, dir: i8) {
+        let mut current = *n;
+        loop {
+            let before = self.scratch.succ.len();
+            self.project_once(&current, dir);
+            match self.scratch.succ[before..] {
+                [only] if !only.turn_a && !only.turn_b => {
+                    self.scratch.succ.pop();
+                    self.stats.generated += 1;
+                    self.record(&only);
+                    current = only;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Counts an expansion of `n` and records it in the trace.
+    #[inline]
+    pub(super) fn record(&mut self, n: &Node) {
+        self.stats.expanded += 1;
+        if let Some(trace) = self.trace.as_deref_mut() {
+            let y = n.y as f64;
+            let (left, right) = (n.a.x(n.r, y), n.b.x(n.r, y));
+            trace.interval(n.y as u32, left, right, n.r);
+        }
+    }
+
+    /// One projection of cone node `n` (see [`Anya::project`]).
+    fn project_once(&mut self, n: &Node, dir: i8) {
         let (r, y) = (n.r, n.y);
         let ny = y + i64::from(dir);
         let cy = if dir > 0 { y } else { y - 1 };

@@ -131,6 +131,58 @@ fn min_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
     }
 }
 
+/// Where a cone edge crosses successive grid lines: `q + rem / den`, with
+/// `0 <= rem < den`, and the exact step to the next line.
+#[derive(Clone, Copy, Debug)]
+struct Crossing {
+    q: i64,
+    rem: i64,
+    den: i64,
+    step_q: i64,
+    step_rem: i64,
+}
+
+impl Crossing {
+    /// The crossing `n / den` and the step `s / den` per line (`den > 0`).
+    fn new(n: i64, s: i64, den: i64) -> Self {
+        Crossing {
+            q: n.div_euclid(den),
+            rem: n.rem_euclid(den),
+            den,
+            step_q: s.div_euclid(den),
+            step_rem: s.rem_euclid(den),
+        }
+    }
+
+    /// The crossing with the next line.
+    #[inline]
+    fn stepped(self) -> Self {
+        let mut c = self;
+        c.q += self.step_q;
+        c.rem += self.step_rem;
+        if c.rem >= c.den {
+            c.rem -= c.den;
+            c.q += 1;
+        }
+        c
+    }
+
+    #[inline]
+    fn floor(self) -> i64 {
+        self.q
+    }
+
+    #[inline]
+    fn ceil(self) -> i64 {
+        self.q + i64::from(self.rem != 0)
+    }
+
+    /// Approximately, for traces.
+    fn x(self) -> f64 {
+        self.q as f64 + self.rem as f64 / self.den as f64
+    }
+}
+
 /// A turn at corner `v` found while expanding a node, made once the
 /// expansion is done (see [`Anya::eager`]).
 #[derive(Clone, Copy, Debug)]
@@ -789,6 +841,13 @@ impl Anya<'_> {
     fn project(&mut self, n: &Node, dir: i8) {
         let mut current = *n;
         loop {
+            // Ends on vertices are mostly where a run clipped the interval:
+            // rarely open space.
+            if matches!((current.a, current.b), (Ep::Line(_), Ep::Line(_)))
+                && let Some(landed) = self.cross_open_rows(&current, dir)
+            {
+                current = landed;
+            }
             let before = self.scratch.succ.len();
             self.project_once(&current, dir);
             match self.scratch.succ[before..] {
@@ -801,6 +860,82 @@ impl Anya<'_> {
                 _ => return,
             }
         }
+    }
+
+    /// Crosses at once the lines cone node `n` would be projected onto one
+    /// by one as a lone piece with nothing to turn at because every cell
+    /// around its interval is free: the cells of each cell row crossed,
+    /// from one cell left of the interval to one right of it, and the same
+    /// beyond each line. There the projection is never clipped nor split,
+    /// no end is a corner, and the cells beyond are free, so each step
+    /// would be intermediate pruning; lines the goal lies on or next to are
+    /// left to the step-by-step projection. The crossings are exact
+    /// fractions moved by integer steps, no division per line. Returns the
+    /// node on the last line crossed, if any (integer roots and endpoint
+    /// points only, the usual case).
+    fn cross_open_rows(&mut self, n: &Node, dir: i8) -> Option<Node> {
+        let (rx, ry) = (small_int(n.r.x)?, small_int(n.r.y)?);
+        let y = n.y;
+        let d = i64::from(dir);
+        let edge = |e: Ep| -> Option<Crossing> {
+            let (_, n0, den) = e.project_int(rx, ry, y, y)?;
+            let (_, n1, _) = e.project_int(rx, ry, y, y + d)?;
+            Some(Crossing::new(n0, n1 - n0, den))
+        };
+        let (mut ea, mut eb) = (edge(n.a)?, edge(n.b)?);
+        let height = i64::from(self.grid.height());
+        let (mut pf, mut pc) = (ea.floor(), eb.ceil());
+        let mut at = y;
+        let (mut la, mut lb) = (ea, eb);
+        loop {
+            let ny = at + d;
+            let cy = if dir > 0 { at } else { ny };
+            let far = if dir > 0 { ny } else { ny - 1 };
+            if ny <= 0
+                || ny >= height
+                || self.goal_line == Some(ny)
+                || self.goal_cell_row == Some(cy)
+            {
+                break;
+            }
+            let (na, nb) = (ea.stepped(), eb.stepped());
+            let (fl, ch) = (na.floor(), nb.ceil());
+            if !scan::all_free(self.grid, cy, pf.min(fl) - 1, pc.max(ch))
+                || !scan::all_free(self.grid, far, fl - 1, ch)
+            {
+                break;
+            }
+            // Counted and traced as the steps it stands for.
+            self.stats.expanded += 1;
+            self.stats.generated += 1;
+            if let Some(trace) = self.trace.as_deref_mut() {
+                trace.interval(ny as u32, na.x(), nb.x(), n.r);
+            }
+            (ea, eb) = (na, nb);
+            (la, lb) = (na, nb);
+            (pf, pc) = (fl, ch);
+            at = ny;
+        }
+        if at == y {
+            return None;
+        }
+        let end = |e: Ep, c: Crossing| {
+            if c.rem == 0 {
+                Ep::Int(c.q)
+            } else {
+                e.as_line(n.r, y)
+            }
+        };
+        Some(Node {
+            y: at,
+            a: end(n.a, la),
+            b: end(n.b, lb),
+            a_floor: la.floor(),
+            turn_a: false,
+            turn_b: false,
+            onward: true,
+            ..*n
+        })
     }
 
     /// Counts an expansion of `n` and records it in the trace.

@@ -73,6 +73,10 @@
 //!   already made.
 //! - **Cul-de-sac pruning** is the paper's: a piece with blocked cells beyond
 //!   it and no turn is dropped.
+//! - **Open space.** Where every cell around a lone projected piece is free,
+//!   the lines it would be projected onto one by one are crossed with exact
+//!   integer steps and no scan of the cells' runs ([`expand`]); each line
+//!   still counts as an expand call, so `expanded` does not depend on it.
 //!
 //! Memory: the root history (best `g` and parent per vertex) is stamped with
 //! a generation, so nothing is cleared per query, and paged (see

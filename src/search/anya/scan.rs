@@ -83,6 +83,24 @@ pub(super) fn next_transition(grid: &Grid, cy: i64, from: i64, to: i64) -> Optio
     None
 }
 
+/// Whether cells `from..=to` of cell row `cy` are all free (`false` when
+/// the range leaves the grid; needs `from <= to`).
+pub(super) fn all_free(grid: &Grid, cy: i64, from: i64, to: i64) -> bool {
+    if from < 0 || to >= i64::from(grid.width()) || cy < 0 || cy >= i64::from(grid.height()) {
+        return false;
+    }
+    let row = grid.row_words(cy);
+    let (first, last) = ((from + 1) as usize, (to + 1) as usize);
+    let (wf, wl) = (first / 64, last / 64);
+    let low = u64::MAX << (first % 64);
+    let high = u64::MAX >> (63 - last % 64);
+    if wf == wl {
+        let m = low & high;
+        return row[wf] & m == m;
+    }
+    row[wf] & low == low && row[wf + 1..wl].iter().all(|&w| w == u64::MAX) && row[wl] & high == high
+}
+
 /// The four flag words of a grid line at word `w`: cells above (`u`) and
 /// below (`d`) each vertex's right, and the same for its left (`ul`, `dl`).
 #[inline]

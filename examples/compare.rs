@@ -4,11 +4,15 @@
 //! mean / median / p95 time, expansions, length against Anya's optimum,
 //! unreachable and fallback answers, and the crate's targets checked on this
 //! run's ratios — and `compare.svg`, the speed-up over A* against query
-//! difficulty in the manner of Figure 16 of the Anya paper.
+//! difficulty in the manner of Figure 16 of the Anya paper. With
+//! `--export-queries DIR` it writes each map's scenario queries for another
+//! implementation to run, and with `--reference FILE` it compares Anya with
+//! that implementation's results on them.
 //!
 //! ```text
 //! cargo run --release --example compare -- [--maps DIR] [--out DIR] [--quick]
-//!     [--points corners|centres] [--only NAME,...] [--reps N]
+//!     [--sample N] [--points corners|centres] [--only NAME,...] [--reps N]
+//!     [--export-queries DIR] [--reference FILE]
 //! ```
 //!
 //! Progress goes to stderr, the table also to stdout. Exit status: 0 on
@@ -23,6 +27,8 @@ mod baseline;
 mod measure;
 #[path = "compare/plot.rs"]
 mod plot;
+#[path = "compare/reference.rs"]
+mod reference;
 #[path = "compare/report.rs"]
 mod report;
 
@@ -85,6 +91,12 @@ fn command_line(args: &Args) -> String {
     if args.reps != 1 {
         let _ = write!(c, " --reps {}", args.reps);
     }
+    if let Some(dir) = &args.export_queries {
+        let _ = write!(c, " --export-queries {}", dir.display());
+    }
+    if let Some(file) = &args.reference {
+        let _ = write!(c, " --reference {}", file.display());
+    }
     if c.ends_with(" --") {
         c.truncate(c.len() - 3);
     }
@@ -96,16 +108,23 @@ fn run(args: &Args) -> Result<(), String> {
         eprintln!("warning: a debug build; timings mean little (use --release)");
     }
     let maps = measure::find_maps(&args.maps, &args.only)?;
-    // Fail on an unwritable output before spending minutes measuring.
-    if let Some(out) = &args.out {
-        std::fs::create_dir_all(out)
-            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    // Fail on a malformed reference or an unwritable output before spending
+    // minutes measuring.
+    let reference = args.reference.as_deref().map(reference::read).transpose()?;
+    for dir in [&args.out, &args.export_queries].into_iter().flatten() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let clock = Instant::now();
     let mut records = Vec::with_capacity(maps.len());
     for (k, files) in maps.iter().enumerate() {
         eprintln!("[{}/{}] {}", k + 1, maps.len(), files.map.display());
-        records.push(measure::measure_map(files, args)?);
+        let record = measure::measure_map(files, args)?;
+        if let Some(dir) = &args.export_queries {
+            let path = reference::write_export(dir, &record)?;
+            eprintln!("  wrote {}", path.display());
+        }
+        records.push(record);
     }
     let info = RunInfo {
         command: command_line(args),
@@ -114,6 +133,7 @@ fn run(args: &Args) -> Result<(), String> {
         reps: args.reps,
         points: args.points.name(),
         seconds: clock.elapsed().as_secs_f64(),
+        reference,
     };
     if let Some(dir) = &args.out {
         let md = report::markdown(&records, &info);
@@ -157,6 +177,17 @@ mod tests {
             command_line(&args(&["--sample", "200", "--write-docs"])),
             "cargo run --release --example compare -- --write-docs --sample 200"
         );
+        assert_eq!(
+            command_line(&args(&[
+                "--reference=ref.txt",
+                "--sample",
+                "20",
+                "--export-queries",
+                "/tmp/q"
+            ])),
+            "cargo run --release --example compare -- --sample 20 --export-queries /tmp/q \
+             --reference ref.txt"
+        );
     }
 
     #[test]
@@ -165,6 +196,8 @@ mod tests {
         assert!(e.contains("/nonexistent/maps"), "{e}");
         let e = run(&args(&["--only", "no_such_map"])).expect_err("no such map");
         assert!(e.contains("no_such_map"), "{e}");
+        let e = run(&args(&["--reference", "/nonexistent/ref.txt"])).expect_err("no such file");
+        assert!(e.contains("/nonexistent/ref.txt"), "{e}");
     }
 
     #[test]
@@ -181,6 +214,13 @@ mod tests {
         write("bad.map.scen", "version 1\n");
         let e = run(&args(&["--maps", &maps, "--out", &out])).expect_err("a malformed map");
         assert!(e.contains("bad.map"), "{e}");
+        // A malformed reference file, refused before any measuring.
+        write("bad.map", "type octile\nheight 2\nwidth 2\nmap\n..\n..\n");
+        write("ref.txt", "# map n mean_us mean_pops\nbad.map 1 2.5\n");
+        let reference = dir.join("ref.txt").to_string_lossy().into_owned();
+        let e = run(&args(&["--maps", &maps, "--reference", &reference]))
+            .expect_err("a malformed reference");
+        assert!(e.contains("ref.txt:2"), "{e}");
         // A good map with a scenario query off the map.
         write("bad.map", "type octile\nheight 2\nwidth 2\nmap\n..\n..\n");
         write(
@@ -194,10 +234,33 @@ mod tests {
             "bad.map.scen",
             "version 1\n0\tbad.map\t2\t2\t0\t0\t1\t1\t1.41\n",
         );
-        run(&args(&["--maps", &maps, "--out", &out])).expect("a valid tiny map");
+        write("ref.txt", "bad.map 1 2.5 3\n");
+        let queries = dir.join("q").to_string_lossy().into_owned();
+        run(&args(&[
+            "--maps",
+            &maps,
+            "--out",
+            &out,
+            "--export-queries",
+            &queries,
+            "--reference",
+            &reference,
+        ]))
+        .expect("a valid tiny map");
         for f in ["compare.md", "compare.svg"] {
             assert!(dir.join("out").join(f).is_file(), "{f} written");
         }
+        assert_eq!(
+            std::fs::read_to_string(dir.join("q").join("bad.map.queries")).expect("exported"),
+            "0 0 1 1\n"
+        );
+        let md = std::fs::read_to_string(dir.join("out").join("compare.md")).expect("written");
+        assert!(
+            md.contains("## Against the authors' implementation"),
+            "{md}"
+        );
+        assert!(md.contains("--reference "), "{md}");
+        std::fs::remove_dir_all(dir.join("q")).expect("the queries folder");
         // Without --out nothing is written.
         std::fs::remove_dir_all(dir.join("out")).expect("the output folder");
         let before = std::fs::read_dir(&dir).expect("the folder").count();

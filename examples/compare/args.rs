@@ -32,6 +32,15 @@ Options:
                     pathfinding-crate baseline runs on corners only
   --only NAMES      only these maps (comma-separated names without .map)
   --reps N          time each query N times and keep the fastest (default: 1)
+  --export-queries DIR
+                    write DIR/NAME.map.queries per map (created if missing):
+                    the scenario queries this run uses, in order, one
+                    `sx sy gx gy` line each, the points passed to the planners
+                    (integers with --points corners); no crafted queries
+  --reference FILE  compare Anya with the authors' results on the exported
+                    queries: one `NAME.map n mean_us mean_pops` line per map
+                    (blank lines and `#` comments ignored); adds a section
+                    to the report and two targets
   -h, --help        print this help
 
 Progress goes to stderr, the summary to stdout.
@@ -86,6 +95,10 @@ pub struct Args {
     pub only: Vec<String>,
     /// Timings per query (the fastest is kept).
     pub reps: u32,
+    /// Where to write each map's scenario queries (`None`: nowhere).
+    pub export_queries: Option<PathBuf>,
+    /// The reference results to compare Anya with (`None`: none).
+    pub reference: Option<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -161,6 +174,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
     }
     let (mut maps, mut out, mut quick, mut points, mut only, mut reps, mut sample) =
         (None, None, None, None, None, None, None);
+    let (mut export_queries, mut reference) = (None, None);
     let mut rest = raw.into_iter();
     while let Some(arg) = rest.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -188,6 +202,8 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
             "--only" => "--only",
             "--reps" => "--reps",
             "--sample" => "--sample",
+            "--export-queries" => "--export-queries",
+            "--reference" => "--reference",
             _ => return Err(ArgError::Unknown(arg)),
         };
         let value = match inline {
@@ -205,6 +221,8 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
         match option {
             "--maps" => once(&mut maps, option, PathBuf::from(&value))?,
             "--out" => once(&mut out, option, PathBuf::from(&value))?,
+            "--export-queries" => once(&mut export_queries, option, PathBuf::from(&value))?,
+            "--reference" => once(&mut reference, option, PathBuf::from(&value))?,
             "--points" => {
                 let p = match value.as_str() {
                     "corners" => Points::Corners,
@@ -251,6 +269,8 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
         points: points.unwrap_or(Points::Corners),
         only: only.unwrap_or_default(),
         reps: reps.unwrap_or(1),
+        export_queries,
+        reference,
     }))
 }
 
@@ -274,6 +294,7 @@ mod tests {
         assert!(a.only.is_empty());
         assert_eq!(a.reps, 1);
         assert_eq!(a.sample, None);
+        assert_eq!((a.export_queries, a.reference), (None, None));
     }
 
     #[test]
@@ -287,6 +308,9 @@ mod tests {
             "centers",
             "--only",
             "arena.map, den520d",
+            "--export-queries",
+            "q",
+            "--reference=r.txt",
         ]) else {
             panic!("a valid command line");
         };
@@ -298,6 +322,8 @@ mod tests {
         assert_eq!(a.sample, Some(QUICK_SAMPLE));
         assert_eq!(a.points, Points::Centres);
         assert_eq!(a.only, ["arena", "den520d"]);
+        assert_eq!(a.export_queries, Some(PathBuf::from("q")));
+        assert_eq!(a.reference, Some(PathBuf::from("r.txt")));
     }
 
     #[test]
@@ -329,6 +355,14 @@ mod tests {
             Err(ArgError::BadValue { .. })
         ));
         assert_eq!(run(&["x", "--help"]), Ok(Command::Help));
+        assert_eq!(
+            run(&["--reference"]),
+            Err(ArgError::MissingValue("--reference"))
+        );
+        assert_eq!(
+            run(&["--export-queries", "a", "--export-queries=b"]),
+            Err(ArgError::Repeated("--export-queries"))
+        );
         assert_eq!(
             run(&["--write-docs", "--out", "x"]),
             Err(ArgError::Repeated("--out"))

@@ -89,8 +89,11 @@ pub enum Outcome {
 pub struct Run {
     /// Wall-clock time of the call, microseconds (the fastest repetition).
     pub time_us: f64,
-    /// Nodes expanded, when the solver reports it.
+    /// Nodes expanded (expand calls), when the solver reports it.
     pub expanded: Option<u64>,
+    /// Open-list pops (stale entries and the goal included), when the
+    /// solver reports them.
+    pub popped: Option<u64>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -159,6 +162,21 @@ impl MapRecord {
     /// Whether this is one of [`GAME_MAPS`].
     pub fn is_game_map(&self) -> bool {
         GAME_MAPS.contains(&self.name.as_str())
+    }
+
+    /// Whether this is a maze (`maze512-1-0` and the like).
+    pub fn is_maze(&self) -> bool {
+        self.name.starts_with("maze")
+    }
+
+    /// Whether this is a random map (`random512-10-0` and the like).
+    pub fn is_random(&self) -> bool {
+        self.name.starts_with("random")
+    }
+
+    /// The map's file name (`find_maps` only takes `NAME.map` files).
+    pub fn file_name(&self) -> String {
+        format!("{}.map", self.name)
     }
 }
 
@@ -299,21 +317,19 @@ impl Solvers {
                 let result = self.planners[i].plan(grid, start, goal, &options);
                 let time_us = clock.elapsed().as_secs_f64() * 1e6;
                 let result = black_box(result);
-                let (expanded, outcome) = match result {
-                    Ok(p) if p.start_moved_from.is_some() => {
-                        (Some(p.stats.expanded), Outcome::InvalidStart)
+                let (stats, outcome) = match result {
+                    Ok(p) if p.start_moved_from.is_some() => (Some(p.stats), Outcome::InvalidStart),
+                    Ok(p) if p.is_fallback() => {
+                        (Some(p.stats), Outcome::Fallback { length: p.length })
                     }
-                    Ok(p) if p.is_fallback() => (
-                        Some(p.stats.expanded),
-                        Outcome::Fallback { length: p.length },
-                    ),
-                    Ok(p) => (Some(p.stats.expanded), Outcome::Found { length: p.length }),
+                    Ok(p) => (Some(p.stats), Outcome::Found { length: p.length }),
                     Err(PlanError::Unreachable { .. }) => (None, Outcome::Unreachable),
                     Err(e) => (None, Outcome::Failed(e.to_string())),
                 };
                 Run {
                     time_us,
-                    expanded,
+                    expanded: stats.as_ref().map(|s| s.expanded),
+                    popped: stats.as_ref().map(|s| s.popped),
                     outcome,
                 }
             }
@@ -329,6 +345,7 @@ impl Solvers {
                         Run {
                             time_us,
                             expanded: Some(found.expanded),
+                            popped: None,
                             outcome: match found.cost {
                                 Some(c) => Outcome::Found { length: c.value() },
                                 None => Outcome::Unreachable,
@@ -338,6 +355,7 @@ impl Solvers {
                     _ => Run {
                         time_us: 0.0,
                         expanded: None,
+                        popped: None,
                         outcome: Outcome::Skipped,
                     },
                 }

@@ -4,8 +4,10 @@
 use std::fmt::Write as _;
 
 use crate::measure::{
-    ANYA, ASTAR, BASELINE, LAZY_THETA, MapRecord, Outcome, Query, Run, SOLVERS, Unreachability,
+    ANYA, ASTAR, BASELINE, GAME_MAPS, LAZY_THETA, MapRecord, Outcome, Query, Run, SOLVERS,
+    Unreachability,
 };
+use crate::reference::{Reference, ReferenceRow};
 
 /// Relative tolerance for "the same length".
 const SAME_LENGTH: f64 = 1e-9;
@@ -25,6 +27,8 @@ pub struct RunInfo {
     pub points: &'static str,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
+    /// The authors' results to compare Anya with (`--reference`).
+    pub reference: Option<Reference>,
 }
 
 /// Mean of a slice (`None` when empty).
@@ -71,6 +75,8 @@ pub struct Summary {
     pub p95_us: Option<f64>,
     /// Mean expansions.
     pub mean_expanded: Option<f64>,
+    /// Mean open-list pops.
+    pub mean_popped: Option<f64>,
     /// Mean over the common queries of `length / Anya's length - 1`, in %.
     pub excess_pct: Option<f64>,
     /// Queries (scenario and crafted) answered "unreachable" with
@@ -90,6 +96,11 @@ pub fn summarise(map: &MapRecord, i: usize) -> Summary {
     let expanded: Vec<f64> = common
         .iter()
         .filter_map(|q| q.runs[i].expanded)
+        .map(|e| e as f64)
+        .collect();
+    let popped: Vec<f64> = common
+        .iter()
+        .filter_map(|q| q.runs[i].popped)
         .map(|e| e as f64)
         .collect();
     let excess: Vec<f64> = common
@@ -130,6 +141,9 @@ pub fn summarise(map: &MapRecord, i: usize) -> Summary {
         p95_us: quantile(&times, 0.95),
         mean_expanded: (expanded.len() == times.len())
             .then(|| mean(&expanded))
+            .flatten(),
+        mean_popped: (popped.len() == times.len())
+            .then(|| mean(&popped))
             .flatten(),
         excess_pct: mean(&excess),
         unreachable: (unreachable_us.len(), mean(&unreachable_us)),
@@ -231,8 +245,24 @@ pub struct Verdict {
     pub map: String,
     /// The measured value, formatted.
     pub value: String,
-    /// Whether the target is met (`None`: could not be measured).
+    /// Whether the target is met (`None`: could not be measured, or not
+    /// judged on this map).
     pub met: Option<bool>,
+    /// Whether the target speaks about this map (shown for comparison
+    /// otherwise).
+    pub judged: bool,
+}
+
+impl Verdict {
+    /// The `met?` cell.
+    fn met_cell(&self) -> &'static str {
+        match (self.judged, self.met) {
+            (false, _) => "not judged",
+            (true, Some(true)) => "yes",
+            (true, Some(false)) => "**no**",
+            (true, None) => "n/a",
+        }
+    }
 }
 
 /// A target and its verdicts.
@@ -247,15 +277,31 @@ pub struct Target {
 }
 
 impl Target {
-    /// Met on every map where it could be measured (and measured somewhere).
+    /// Met on every judged map where it could be measured (and measured
+    /// somewhere).
     pub fn met(&self) -> bool {
-        self.verdicts.iter().any(|v| v.met.is_some())
-            && self.verdicts.iter().all(|v| v.met != Some(false))
+        self.status() == Some(true)
+    }
+
+    /// `None` when measured on no judged map, else whether it is met on
+    /// every judged map where it was measured.
+    pub fn status(&self) -> Option<bool> {
+        let judged = || self.verdicts.iter().filter(|v| v.judged);
+        judged()
+            .any(|v| v.met.is_some())
+            .then(|| judged().all(|v| v.met != Some(false)))
     }
 }
 
-/// The four targets, checked on this run's numbers.
-pub fn targets(maps: &[MapRecord]) -> Vec<Target> {
+/// Whether the map named `name` is a game map or the maze, the maps the
+/// speed targets against A* and the reference are judged on.
+fn game_or_maze(name: &str) -> bool {
+    GAME_MAPS.contains(&name) || name.starts_with("maze")
+}
+
+/// The targets, checked on this run's numbers: five always, two more with
+/// a reference.
+pub fn targets(maps: &[MapRecord], reference: Option<&Reference>) -> Vec<Target> {
     let verdict = |m: &MapRecord,
                    value: Option<f64>,
                    fmt: &dyn Fn(f64) -> String,
@@ -264,28 +310,59 @@ pub fn targets(maps: &[MapRecord]) -> Vec<Target> {
             map: m.name.clone(),
             value: value.map_or_else(|| "n/a".to_owned(), fmt),
             met: value.map(ok),
+            judged: true,
         }
+    };
+    let not_judged = |v: Verdict| Verdict {
+        met: None,
+        judged: false,
+        ..v
     };
     let ratio = |x: f64| format!("{x:.2}");
     let speedup = |x: f64| format!("{x:.1}x");
 
     let t1 = Target {
-        claim: "Anya's mean time is below our grid A*'s on every game map",
-        measure: "mean Anya µs / mean A* µs over the common queries (met if < 1)",
+        claim: "Anya's mean time is at most 0.2x grid A*'s on every game map and at most 0.5x on the maze",
+        measure: "mean Anya µs / mean A* µs over the common queries (met if <= 0.2 on a game map, <= 0.5 on the maze; the other maps are shown but not judged)",
         verdicts: maps
             .iter()
-            .filter(|m| m.is_game_map())
-            .map(|m| verdict(m, time_ratio(&common(m), ANYA, ASTAR), &ratio, &|x| x < 1.0))
+            .map(|m| {
+                let bound = if m.is_game_map() {
+                    0.2
+                } else if m.is_maze() {
+                    0.5
+                } else {
+                    f64::NAN
+                };
+                let v = verdict(m, time_ratio(&common(m), ANYA, ASTAR), &ratio, &|x| {
+                    x <= bound
+                });
+                if bound.is_nan() { not_judged(v) } else { v }
+            })
             .collect(),
     };
     let t2 = Target {
-        claim: "Anya is at least 5x faster than A* on the 10 % hardest queries of every map",
-        measure: "total A* µs / total Anya µs over the tenth of the common queries with the most A* expansions (met if >= 5)",
+        claim: "Anya is at least 5x faster than A* on the 10 % hardest queries of every game map",
+        measure: "total A* µs / total Anya µs over the tenth of the common queries with the most A* expansions (met if >= 5; judged on game maps only, the others are shown but not judged)",
         verdicts: maps
             .iter()
             .map(|m| {
                 let hard = hardest_tenth(&common(m));
-                verdict(m, time_ratio(&hard, ASTAR, ANYA), &speedup, &|x| x >= 5.0)
+                let v = verdict(m, time_ratio(&hard, ASTAR, ANYA), &speedup, &|x| x >= 5.0);
+                if m.is_game_map() { v } else { not_judged(v) }
+            })
+            .collect(),
+    };
+    let t_random = Target {
+        claim: "On the random512 maps Anya is no slower than A*",
+        measure: "mean Anya µs / mean A* µs over the common queries of each random map (met if <= 1)",
+        verdicts: maps
+            .iter()
+            .filter(|m| m.is_random())
+            .map(|m| {
+                verdict(m, time_ratio(&common(m), ANYA, ASTAR), &ratio, &|x| {
+                    x <= 1.0
+                })
             })
             .collect(),
     };
@@ -310,6 +387,7 @@ pub fn targets(maps: &[MapRecord]) -> Vec<Target> {
                     map: m.name.clone(),
                     value,
                     met,
+                    judged: true,
                 }
             })
             .collect(),
@@ -344,11 +422,221 @@ pub fn targets(maps: &[MapRecord]) -> Vec<Target> {
                         us(median)
                     ),
                     met: median.map(|med| all_unreachable && slowest < med),
+                    judged: true,
                 }
             })
             .collect(),
     };
-    vec![t1, t2, t3, t4]
+    let mut all = vec![t1, t2, t_random, t3, t4];
+    if let Some(reference) = reference {
+        let rows = against_reference(maps, reference);
+        let judge = |c: &Comparison, value: Option<f64>, fmt: &dyn Fn(f64) -> String| Verdict {
+            map: c.row.map.clone(),
+            value: match (value, c.anya.is_some(), c.same_queries()) {
+                (Some(x), ..) => fmt(x),
+                (None, false, _) => "not in this run".to_owned(),
+                (None, true, false) => "n/a (different queries)".to_owned(),
+                (None, true, true) => "n/a".to_owned(),
+            },
+            met: None,
+            judged: true,
+        };
+        all.push(Target {
+            claim: "Anya pops no more nodes than the reference (mean per query)",
+            measure: "Anya's mean pops / the reference's mean pops, on every map of the reference file (met if <= 1)",
+            verdicts: rows
+                .iter()
+                .map(|c| {
+                    let r = c.pops_ratio();
+                    Verdict {
+                        met: r.map(|x| x <= 1.0),
+                        ..judge(c, r, &ratio)
+                    }
+                })
+                .collect(),
+        });
+        all.push(Target {
+            claim: "Anya is at least 5x faster than the reference on game maps and on the maze",
+            measure: "the reference's mean µs / Anya's mean µs (met if >= 5; judged on game maps and the maze, the other maps of the reference file are shown but not judged)",
+            verdicts: rows
+                .iter()
+                .map(|c| {
+                    let r = c.time_ratio();
+                    let v = Verdict {
+                        met: r.map(|x| x >= 5.0),
+                        ..judge(c, r, &speedup)
+                    };
+                    if game_or_maze(&c.row.map) { v } else { not_judged(v) }
+                })
+                .collect(),
+        });
+    }
+    all
+}
+
+/// Anya's figures on one map for the comparison with the reference: over
+/// every scenario query of the run that Anya answered with a path.
+#[derive(Clone, Debug)]
+pub struct AnyaFigures {
+    /// Scenario queries run (and exported).
+    pub exported: usize,
+    /// Those Anya answered with a path.
+    pub found: usize,
+    /// Mean time on those, µs.
+    pub mean_us: Option<f64>,
+    /// Mean open-list pops.
+    pub mean_pops: Option<f64>,
+    /// Mean expand calls.
+    pub mean_expanded: Option<f64>,
+}
+
+/// One line of the reference file beside Anya's figures on that map.
+#[derive(Clone, Debug)]
+pub struct Comparison<'a> {
+    /// The reference's line.
+    pub row: &'a ReferenceRow,
+    /// Anya's figures (`None`: the map is not in this run).
+    pub anya: Option<AnyaFigures>,
+}
+
+impl Comparison<'_> {
+    /// Whether the reference ran as many queries as this run exported.
+    pub fn same_queries(&self) -> bool {
+        self.anya.as_ref().is_some_and(|a| a.exported == self.row.n)
+    }
+
+    /// The reference's mean time over Anya's, on the same queries.
+    pub fn time_ratio(&self) -> Option<f64> {
+        let a = self.anya.as_ref()?.mean_us?;
+        (self.same_queries() && a > 0.0).then(|| self.row.mean_us / a)
+    }
+
+    /// Anya's mean pops over the reference's, on the same queries.
+    pub fn pops_ratio(&self) -> Option<f64> {
+        let a = self.anya.as_ref()?.mean_pops?;
+        self.same_queries().then(|| a / self.row.mean_pops)
+    }
+
+    /// The `queries` cell: the count, or why the sets differ.
+    fn queries_cell(&self) -> String {
+        match &self.anya {
+            None => format!("not in this run (reference: {})", self.row.n),
+            Some(a) if a.exported != self.row.n => format!(
+                "**{} in the reference, {} exported: not compared**",
+                self.row.n, a.exported
+            ),
+            Some(a) if a.found != a.exported => {
+                format!("{} ({} answered by Anya)", a.exported, a.found)
+            }
+            Some(a) => a.exported.to_string(),
+        }
+    }
+}
+
+/// Each line of `reference`, in its order, beside Anya's figures on that map.
+pub fn against_reference<'a>(maps: &[MapRecord], reference: &'a Reference) -> Vec<Comparison<'a>> {
+    reference
+        .rows
+        .iter()
+        .map(|row| Comparison {
+            row,
+            anya: maps.iter().find(|m| m.name == row.map).map(|m| {
+                let found: Vec<&Run> = m
+                    .queries
+                    .iter()
+                    .map(|q| &q.runs[ANYA])
+                    .filter(|r| r.found_length().is_some())
+                    .collect();
+                let of = |f: &dyn Fn(&Run) -> Option<f64>| {
+                    let xs: Vec<f64> = found.iter().filter_map(|r| f(r)).collect();
+                    (xs.len() == found.len()).then(|| mean(&xs)).flatten()
+                };
+                AnyaFigures {
+                    exported: m.queries.len(),
+                    found: found.len(),
+                    mean_us: of(&|r| Some(r.time_us)),
+                    mean_pops: of(&|r| r.popped.map(|p| p as f64)),
+                    mean_expanded: of(&|r| r.expanded.map(|e| e as f64)),
+                }
+            }),
+        })
+        .collect()
+}
+
+/// The cells of the comparison table, one row per reference line (the
+/// header first).
+fn reference_cells(maps: &[MapRecord], reference: &Reference) -> Vec<[String; 9]> {
+    let mut rows = vec![
+        [
+            "map",
+            "queries",
+            "Anya mean µs",
+            "Anya mean pops",
+            "Anya mean expand calls",
+            "reference mean µs",
+            "reference mean pops",
+            "reference µs / Anya µs",
+            "Anya pops / reference pops",
+        ]
+        .map(str::to_owned),
+    ];
+    for c in against_reference(maps, reference) {
+        let a = c.anya.as_ref();
+        rows.push([
+            c.row.map.clone(),
+            c.queries_cell(),
+            us(a.and_then(|a| a.mean_us)),
+            cell(a.and_then(|a| a.mean_pops), 1),
+            cell(a.and_then(|a| a.mean_expanded), 1),
+            us(Some(c.row.mean_us)),
+            cell(Some(c.row.mean_pops), 1),
+            cell(c.time_ratio(), 2),
+            cell(c.pops_ratio(), 2),
+        ]);
+    }
+    rows
+}
+
+/// The section comparing Anya with the authors' implementation.
+fn reference_section(maps: &[MapRecord], info: &RunInfo, reference: &Reference) -> String {
+    let mut s = String::from("## Against the authors' implementation\n\n");
+    let _ = writeln!(
+        s,
+        "The authors' Java implementation of Anya against this crate's `anya`, on the same \
+         queries: each map's scenario queries of this run, exported with `--export-queries` \
+         (`NAME.map.queries`, one `sx sy gx gy` line per query, the points given to the \
+         planners). Anya's figures are over every scenario query of the map in this run that \
+         it answered with a path (not only the common queries of the other tables), a query's \
+         time the fastest of {} run{}; `pops` are open-list pops, stale entries and the goal \
+         included; `expand calls` count each in-place intermediate-pruning step too. The \
+         reference's figures are read from `{}`, one line per map: the queries it ran, its \
+         mean µs and mean pops per query. The reference was run with \
+         `scripts/reference/run.sh` on the queries this run exported (`--export-queries`); see \
+         that script for its JVM flags and warm-up.\n",
+        info.reps,
+        if info.reps == 1 { "" } else { "s" },
+        reference.file,
+    );
+    let cells = reference_cells(maps, reference);
+    for (k, row) in cells.iter().enumerate() {
+        let _ = writeln!(s, "| {} |", row.join(" | "));
+        if k == 0 {
+            s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        }
+    }
+    let comparisons = against_reference(maps, reference);
+    if comparisons
+        .iter()
+        .any(|c| c.anya.is_some() && !c.same_queries())
+    {
+        s.push_str(
+            "\nWhere the reference ran another number of queries than this run exported, the \
+             two ran different query sets and are not compared (rerun the reference on this \
+             run's `--export-queries` files).\n",
+        );
+    }
+    s.push('\n');
+    s
 }
 
 /// The per-map tables: one row per solver.
@@ -377,13 +665,13 @@ pub fn map_tables(maps: &[MapRecord]) -> String {
             kinds(Unreachability::Outside),
         );
         s.push_str(
-            "| solver | mean µs | median µs | p95 µs | vs A* | mean expansions | length vs Anya | unreachable (n · µs) | fallback (n · µs) | other |\n",
+            "| solver | mean µs | median µs | p95 µs | vs A* | mean expansions | mean pops | length vs Anya | unreachable (n · µs) | fallback (n · µs) | other |\n",
         );
-        s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (i, solver) in SOLVERS.iter().enumerate() {
             let x = summarise(m, i);
             if !x.ran {
-                let _ = writeln!(s, "| {} | not run | | | | | | | | |", solver.name());
+                let _ = writeln!(s, "| {} | not run | | | | | | | | | |", solver.name());
                 continue;
             }
             let vs = time_ratio(&common, i, ASTAR)
@@ -395,13 +683,14 @@ pub fn map_tables(maps: &[MapRecord]) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 solver.name(),
                 us(x.mean_us),
                 us(x.median_us),
                 us(x.p95_us),
                 vs,
                 cell(x.mean_expanded, 0),
+                cell(x.mean_popped, 0),
                 excess,
                 count_us(x.unreachable),
                 count_us(x.fallback),
@@ -531,6 +820,10 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
          `a + b·√2` costs: what people use today. It needs vertices, so it runs on `corners` only.\n\
          - Times are over the queries every solver answered with a path (*common* queries); \
          `vs A*` is total time over total A* time on them (below 1 is faster).\n\
+         - `mean expansions` counts expand calls (for `anya`, each in-place \
+         intermediate-pruning step too; for `pathfinding`, calls of its successor function); \
+         `mean pops` counts open-list pops, stale entries and the goal included (`pathfinding` \
+         does not report them). Both are means over the common queries.\n\
          - `length vs Anya` is the mean over those queries of `length / Anya's length − 1`. \
          Anya is optimal, so it is the reference; 8-connected A* paths are typically a few per cent longer.\n\
          - `unreachable`: queries answered \"unreachable\" with `FallbackPolicy::Fail` (the \
@@ -561,14 +854,18 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
         );
     }
 
-    let targets = targets(maps);
+    let targets = targets(maps, info.reference.as_ref());
     s.push_str("## Targets\n\n| target | met? |\n|---|---|\n");
     for t in &targets {
         let _ = writeln!(
             s,
             "| {} | {} |",
             t.claim,
-            if t.met() { "yes" } else { "**no**" }
+            match t.status() {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "not measured",
+            }
         );
     }
     s.push('\n');
@@ -576,19 +873,12 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
         let _ = writeln!(s, "### {}\n\nMeasured as {}.\n", t.claim, t.measure);
         s.push_str("| map | measured | met? |\n|---|--:|---|\n");
         for v in &t.verdicts {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} |",
-                v.map,
-                v.value,
-                match v.met {
-                    Some(true) => "yes",
-                    Some(false) => "**no**",
-                    None => "n/a",
-                }
-            );
+            let _ = writeln!(s, "| {} | {} | {} |", v.map, v.value, v.met_cell());
         }
         s.push('\n');
+    }
+    if let Some(reference) = &info.reference {
+        s.push_str(&reference_section(maps, info, reference));
     }
 
     s.push_str(PLUGIN_SECTION);
@@ -670,8 +960,39 @@ pub fn brief(maps: &[MapRecord], info: &RunInfo) -> String {
         }
         s.push('\n');
     }
+    if let Some(reference) = &info.reference {
+        s.push_str("\nAgainst the authors' implementation (Anya over every scenario query it answered):\n\n");
+        let cells: Vec<Vec<String>> = reference_cells(maps, reference)
+            .iter()
+            .map(|r| r.iter().map(|c| c.replace("**", "")).collect())
+            .collect();
+        let widths: Vec<usize> = (0..cells[0].len())
+            .map(|j| {
+                cells
+                    .iter()
+                    .map(|r| r[j].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for row in &cells {
+            let line: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(j, (c, &w))| {
+                    if j == 0 {
+                        format!("{c:<w$}")
+                    } else {
+                        format!("{c:>w$}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "{}", line.join("  ").trim_end());
+        }
+    }
     s.push_str("\nTargets:\n");
-    for t in targets(maps) {
+    for t in targets(maps, info.reference.as_ref()) {
         let missed: Vec<&str> = t
             .verdicts
             .iter()
@@ -680,7 +1001,7 @@ pub fn brief(maps: &[MapRecord], info: &RunInfo) -> String {
             .collect();
         let verdict = if t.met() {
             "met".to_owned()
-        } else if missed.is_empty() {
+        } else if t.status().is_none() {
             "not measured".to_owned()
         } else {
             format!("missed on {}", missed.join(", "))

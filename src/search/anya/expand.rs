@@ -181,6 +181,62 @@ impl Crossing {
     fn x(self) -> f64 {
         self.q as f64 + self.rem as f64 / self.den as f64
     }
+
+    /// Exact comparison.
+    #[inline]
+    fn cmp(self, other: Crossing) -> Ordering {
+        // rem < den <= 2^25 for coordinates up to 2^24: no overflow.
+        self.q
+            .cmp(&other.q)
+            .then_with(|| (self.rem * other.den).cmp(&(other.rem * self.den)))
+    }
+}
+
+/// One edge of a cone followed line by line (see [`Anya::follow_lone`]):
+/// where it crosses the current line, and a vertex of it other than the
+/// root.
+#[derive(Clone, Copy, Debug)]
+struct Edge {
+    at: Crossing,
+    o: [i64; 2],
+}
+
+impl Edge {
+    /// The edge through integer root `(rx, ry)` and vertex `o`, crossing
+    /// line `y`, stepping `dir` lines at a time (`o` off the root's row).
+    #[inline]
+    fn through(rx: i64, ry: i64, o: [i64; 2], y: i64, dir: i8) -> Self {
+        let den = o[1] - ry;
+        let n = rx * den + (o[0] - rx) * (y - ry);
+        let s = (o[0] - rx) * i64::from(dir);
+        let at = if den < 0 {
+            Crossing::new(-n, -s, -den)
+        } else {
+            Crossing::new(n, s, den)
+        };
+        Edge { at, o }
+    }
+
+    /// Endpoint `e` of a node on line `y`, if its point is a vertex.
+    #[inline]
+    fn of(e: Ep, y: i64, rx: i64, ry: i64, dir: i8) -> Option<Self> {
+        let o = match e {
+            Ep::Int(k) => [k, y],
+            Ep::Line(p) => [small_int(p.x)?, small_int(p.y)?],
+            Ep::Root => return None,
+        };
+        Some(Edge::through(rx, ry, o, y, dir))
+    }
+
+    /// The endpoint in canonical form.
+    #[inline]
+    fn ep(self) -> Ep {
+        if self.at.rem == 0 {
+            Ep::Int(self.at.q)
+        } else {
+            Ep::Line(DVec2::new(self.o[0] as f64, self.o[1] as f64))
+        }
+    }
 }
 
 /// A turn at corner `v` found while expanding a node, made once the
@@ -841,13 +897,10 @@ impl Anya<'_> {
     fn project(&mut self, n: &Node, dir: i8) {
         let mut current = *n;
         loop {
-            // Ends on vertices are mostly where a run clipped the interval:
-            // rarely open space.
-            if matches!((current.a, current.b), (Ep::Line(_), Ep::Line(_)))
-                && let Some(landed) = self.cross_open_rows(&current, dir)
-            {
-                current = landed;
-            }
+            let Some(next) = self.follow_lone(&current, dir) else {
+                return;
+            };
+            current = next;
             let before = self.scratch.succ.len();
             self.project_once(&current, dir);
             match self.scratch.succ[before..] {
@@ -862,75 +915,120 @@ impl Anya<'_> {
         }
     }
 
-    /// Crosses at once the lines cone node `n` would be projected onto one
-    /// by one as a lone piece with nothing to turn at because every cell
-    /// around its interval is free: the cells of each cell row crossed,
-    /// from one cell left of the interval to one right of it, and the same
-    /// beyond each line. There the projection is never clipped nor split,
-    /// no end is a corner, and the cells beyond are free, so each step
-    /// would be intermediate pruning; lines the goal lies on or next to are
-    /// left to the step-by-step projection. The crossings are exact
-    /// fractions moved by integer steps, no division per line. Returns the
-    /// node on the last line crossed, if any (integer roots and endpoint
-    /// points only, the usual case).
-    fn cross_open_rows(&mut self, n: &Node, dir: i8) -> Option<Node> {
-        let (rx, ry) = (small_int(n.r.x)?, small_int(n.r.y)?);
-        let y = n.y;
+    /// Projects cone node `n` line after line while each projection leaves a
+    /// lone piece that intermediate pruning would take at once, the usual
+    /// case, without building nodes: each edge of the cone is an exact
+    /// fraction moved by an integer step per line (a division only where a
+    /// run clips the interval and the edge changes). Gives the node on the
+    /// line where the general projection must take over (the next
+    /// projection splits, has nothing beyond it, is a single point, turns
+    /// outside an eager expansion, or sweeps the goal's lines), or `None`
+    /// when the projection there is empty. Integer roots and endpoint
+    /// points only (the usual case): otherwise `n` itself.
+    fn follow_lone(&mut self, n: &Node, dir: i8) -> Option<Node> {
+        let (Some(rx), Some(ry)) = (small_int(n.r.x), small_int(n.r.y)) else {
+            return Some(*n);
+        };
+        let (Some(mut ea), Some(mut eb)) = (
+            Edge::of(n.a, n.y, rx, ry, dir),
+            Edge::of(n.b, n.y, rx, ry, dir),
+        ) else {
+            return Some(*n);
+        };
         let d = i64::from(dir);
-        let edge = |e: Ep| -> Option<Crossing> {
-            let (_, n0, den) = e.project_int(rx, ry, y, y)?;
-            let (_, n1, _) = e.project_int(rx, ry, y, y + d)?;
-            Some(Crossing::new(n0, n1 - n0, den))
-        };
-        let (mut ea, mut eb) = (edge(n.a)?, edge(n.b)?);
-        let height = i64::from(self.grid.height());
-        let (mut pf, mut pc) = (ea.floor(), eb.ceil());
-        let mut at = y;
-        let (mut la, mut lb) = (ea, eb);
+        let mut y = n.y;
+        // Cells of the next cell row known to be free (the last line's
+        // cells beyond).
+        let mut known: Option<(i64, i64)> = None;
         loop {
-            let ny = at + d;
-            let cy = if dir > 0 { at } else { ny };
+            let ny = y + d;
+            let cy = if dir > 0 { y } else { ny };
             let far = if dir > 0 { ny } else { ny - 1 };
-            if ny <= 0
-                || ny >= height
-                || self.goal_line == Some(ny)
-                || self.goal_cell_row == Some(cy)
-            {
+            if self.goal_line == Some(ny) || self.goal_cell_row == Some(cy) {
                 break;
             }
-            let (na, nb) = (ea.stepped(), eb.stepped());
-            let (fl, ch) = (na.floor(), nb.ceil());
-            if !scan::all_free(self.grid, cy, pf.min(fl) - 1, pc.max(ch))
-                || !scan::all_free(self.grid, far, fl - 1, ch)
-            {
+            let (row, far_row) = (self.grid.row_words(cy), self.grid.row_words(far));
+            let k = ea.at.floor();
+            let (na, nb) = (ea.at.stepped(), eb.at.stepped());
+            let (mut lo, mut hi) = (Edge { at: na, o: ea.o }, Edge { at: nb, o: eb.o });
+            // The run of cell row `cy` holding cell `k` clips the projection
+            // unless every cell from `k` to the projected interval is free,
+            // the usual case.
+            let (from, to) = (na.floor().min(k), (nb.ceil() - 1).max(k));
+            let open = match known {
+                Some((kf, kt)) => {
+                    scan::all_free(row, from, kf - 1) && scan::all_free(row, kt + 1, to)
+                }
+                None => scan::all_free(row, from, to),
+            };
+            if !open {
+                let (l, rr) = (
+                    scan::run_left(self.grid, cy, k),
+                    scan::run_right(self.grid, cy, k),
+                );
+                if na.q < l {
+                    lo = Edge::through(rx, ry, [l, ny], ny, dir);
+                }
+                if nb.ceil() > rr {
+                    hi = Edge::through(rx, ry, [rr, ny], ny, dir);
+                }
+            }
+            match lo.at.cmp(hi.at) {
+                Ordering::Greater => return None,
+                Ordering::Equal => break,
+                Ordering::Less => {}
+            }
+            // A lone piece with free cells beyond: no corner of line `ny`
+            // strictly inside, and the first cell beyond free.
+            let (a_floor, b_ceil) = (lo.at.floor(), hi.at.ceil());
+            if !scan::all_free(far_row, a_floor, b_ceil - 1) {
                 break;
             }
-            // Counted and traced as the steps it stands for.
-            self.stats.expanded += 1;
+            known = Some((a_floor, b_ceil - 1));
+            // An end on a vertex has its inner cells free on both sides of
+            // the line; it can only be a corner if exactly one outer cell is
+            // blocked.
+            let turn_a = lo.at.rem == 0
+                && scan::free_at(row, a_floor - 1) != scan::free_at(far_row, a_floor - 1)
+                && self.taut_turn([a_floor, ny], n.r).is_some();
+            let turn_b = hi.at.rem == 0
+                && scan::free_at(row, b_ceil) != scan::free_at(far_row, b_ceil)
+                && self.taut_turn([b_ceil, ny], n.r).is_some();
+            if (turn_a || turn_b) && !self.eager {
+                break;
+            }
+            if turn_a {
+                self.scratch.turns.push(Turn {
+                    v: [a_floor, ny],
+                    root: n.root,
+                    r: n.r,
+                    g: n.g,
+                });
+            }
+            if turn_b {
+                self.scratch.turns.push(Turn {
+                    v: [b_ceil, ny],
+                    root: n.root,
+                    r: n.r,
+                    g: n.g,
+                });
+            }
             self.stats.generated += 1;
+            self.stats.expanded += 1;
             if let Some(trace) = self.trace.as_deref_mut() {
-                trace.interval(ny as u32, na.x(), nb.x(), n.r);
+                trace.interval(ny as u32, lo.at.x(), hi.at.x(), n.r);
             }
-            (ea, eb) = (na, nb);
-            (la, lb) = (na, nb);
-            (pf, pc) = (fl, ch);
-            at = ny;
+            (ea, eb) = (lo, hi);
+            y = ny;
         }
-        if at == y {
-            return None;
+        if y == n.y {
+            return Some(*n);
         }
-        let end = |e: Ep, c: Crossing| {
-            if c.rem == 0 {
-                Ep::Int(c.q)
-            } else {
-                e.as_line(n.r, y)
-            }
-        };
         Some(Node {
-            y: at,
-            a: end(n.a, la),
-            b: end(n.b, lb),
-            a_floor: la.floor(),
+            y,
+            a: ea.ep(),
+            b: eb.ep(),
+            a_floor: ea.at.floor(),
             turn_a: false,
             turn_b: false,
             onward: true,

@@ -73,10 +73,14 @@
 //!   already made.
 //! - **Cul-de-sac pruning** is the paper's: a piece with blocked cells beyond
 //!   it and no turn is dropped.
-//! - **Open space.** Where every cell around a lone projected piece is free,
-//!   the lines it would be projected onto one by one are crossed with exact
-//!   integer steps and no scan of the cells' runs ([`expand`]); each line
-//!   still counts as an expand call, so `expanded` does not depend on it.
+//! - **Following a lone piece.** While each projection of a cone leaves a
+//!   lone piece (the usual case between obstacles), the cone is followed
+//!   line by line without building nodes: each edge is an exact fraction
+//!   moved by an integer step per line, a division only where a run clips
+//!   it, and the cells are tested a word at a time. Each line still counts
+//!   as an expand call, so `expanded` does not depend on it; the general
+//!   projection takes over where the next one splits, ends, or sweeps the
+//!   goal's lines.
 //!
 //! Memory: the root history (best `g` and parent per vertex) is stamped with
 //! a generation, so nothing is cleared per query, and paged (see

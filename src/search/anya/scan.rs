@@ -83,15 +83,21 @@ pub(super) fn next_transition(grid: &Grid, cy: i64, from: i64, to: i64) -> Optio
     None
 }
 
-/// Whether cells `from..=to` of cell row `cy` are all free (`false` when
-/// the range leaves the grid; needs `from <= to`).
-pub(super) fn all_free(grid: &Grid, cy: i64, from: i64, to: i64) -> bool {
-    if from < 0 || to >= i64::from(grid.width()) || cy < 0 || cy >= i64::from(grid.height()) {
+/// Whether cells `from..=to` of a cell row (its [`Grid::row_words`]) are
+/// all free: `true` when the range is empty, `false` when it leaves the row.
+#[inline]
+pub(super) fn all_free(row: &[u64], from: i64, to: i64) -> bool {
+    if from > to {
+        return true;
+    }
+    if from < -1 {
         return false;
     }
-    let row = grid.row_words(cy);
     let (first, last) = ((from + 1) as usize, (to + 1) as usize);
     let (wf, wl) = (first / 64, last / 64);
+    if wl >= row.len() {
+        return false;
+    }
     let low = u64::MAX << (first % 64);
     let high = u64::MAX >> (63 - last % 64);
     if wf == wl {
@@ -99,6 +105,14 @@ pub(super) fn all_free(grid: &Grid, cy: i64, from: i64, to: i64) -> bool {
         return row[wf] & m == m;
     }
     row[wf] & low == low && row[wf + 1..wl].iter().all(|&w| w == u64::MAX) && row[wl] & high == high
+}
+
+/// Whether cell `x` (`-1..=width`) of a cell row (its [`Grid::row_words`])
+/// is free.
+#[inline]
+pub(super) fn free_at(row: &[u64], x: i64) -> bool {
+    let bit = (x + 1) as usize;
+    row[bit / 64] >> (bit % 64) & 1 == 1
 }
 
 /// The four flag words of a grid line at word `w`: cells above (`u`) and

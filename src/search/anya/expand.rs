@@ -462,6 +462,14 @@ impl Anya<'_> {
     /// The cone from new root `c` onto line `ny` (adjacent to `c`, in
     /// direction `dir`), limited to `wedge`.
     fn cone_from_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge, dir: i8, ny: i64) {
+        // A turn's wedge that points away from line `ny` sends nothing
+        // there (the direction tests below, before any scan).
+        if let Wedge::Turn { p, s, f } = wedge
+            && ((c.y == p.y && sgn(c.x.total_cmp(&p.x)) * dir * s < 0)
+                || (f[1] == 0 && -dir * f[0] * s < 0))
+        {
+            return;
+        }
         let cy = if dir > 0 { ny - 1 } else { ny };
         let Some((l, r)) = self.base_run(cy, c.x) else {
             return;

@@ -247,6 +247,8 @@ pub(super) struct Turn {
     root: u32,
     r: DVec2,
     g: f64,
+    /// The taut wedge at `v` (see [`Anya::taut_turn`]).
+    wedge: Wedge,
 }
 
 /// One query's search: the grid, the goal, and the scratch memory.
@@ -395,9 +397,13 @@ impl Anya<'_> {
     /// if this improves `v`'s entry in the root history, sends successors
     /// into the taut wedge.
     fn turn(&mut self, v: [i64; 2], root: u32, r: DVec2, g: f64) {
-        let Some(wedge) = self.taut_turn(v, r) else {
-            return;
-        };
+        if let Some(wedge) = self.taut_turn(v, r) {
+            self.turn_into(v, root, r, g, wedge);
+        }
+    }
+
+    /// [`Anya::turn`] at a corner whose taut wedge is known.
+    fn turn_into(&mut self, v: [i64; 2], root: u32, r: DVec2, g: f64, wedge: Wedge) {
         let vp = Self::vpoint(v[0], v[1]);
         let gv = g + r.distance(vp);
         let id = self.scratch.vertex_id(v[0], v[1]);
@@ -736,35 +742,37 @@ impl Anya<'_> {
         let onward = !zero && self.grid.is_free_xy(a_floor, far);
         // A corner between two pieces turns with the piece that has free
         // cells beyond; the ends of the whole interval turn with their piece.
-        let turn_a = match a {
-            Ep::Int(k) => (onward || first) && self.taut_turn([k, ny], r).is_some(),
-            _ => false,
+        let wedge_a = match a {
+            Ep::Int(k) if onward || first => self.taut_turn([k, ny], r),
+            _ => None,
         };
-        let turn_b = match b {
-            Ep::Int(k) if !zero => (onward || last) && self.taut_turn([k, ny], r).is_some(),
-            _ => false,
+        let wedge_b = match b {
+            Ep::Int(k) if !zero && (onward || last) => self.taut_turn([k, ny], r),
+            _ => None,
         };
+        let (turn_a, turn_b) = (wedge_a.is_some(), wedge_b.is_some());
         if !(onward || turn_a || turn_b) {
             return; // cul-de-sac
         }
         if self.eager {
-            if turn_a && let Ep::Int(k) = a {
+            if let (Some(wedge), Ep::Int(k)) = (wedge_a, a) {
                 self.scratch.turns.push(Turn {
                     v: [k, ny],
                     root,
                     r,
                     g,
+                    wedge,
                 });
             }
-            if turn_b
-                && a != b
-                && let Ep::Int(k) = b
+            if a != b
+                && let (Some(wedge), Ep::Int(k)) = (wedge_b, b)
             {
                 self.scratch.turns.push(Turn {
                     v: [k, ny],
                     root,
                     r,
                     g,
+                    wedge,
                 });
             }
             if !onward {
@@ -828,16 +836,16 @@ impl Anya<'_> {
         }
         // The walk stopped at a corner with its blocked cell behind (where it
         // may go on and turn) or where it cannot go on.
-        let turn = self.taut_turn([end, y], r).is_some();
-        if !turn {
+        let Some(wedge) = self.taut_turn([end, y], r) else {
             return;
-        }
+        };
         let (turn_a, turn_b) = if self.eager {
             self.scratch.turns.push(Turn {
                 v: [end, y],
                 root,
                 r,
                 g,
+                wedge,
             });
             (false, false)
         } else if dir > 0 {
@@ -892,7 +900,7 @@ impl Anya<'_> {
         // (Turning now, not eagerly, adds nothing to `turns`.)
         for i in 0..self.scratch.turns.len() {
             let t = self.scratch.turns[i];
-            self.turn(t.v, t.root, t.r, t.g);
+            self.turn_into(t.v, t.root, t.r, t.g, t.wedge);
         }
         self.scratch.turns.clear();
     }
@@ -996,30 +1004,32 @@ impl Anya<'_> {
             // An end on a vertex has its inner cells free on both sides of
             // the line; it can only be a corner if exactly one outer cell is
             // blocked.
-            let turn_a = lo.at.rem == 0
+            let wedge_a = if lo.at.rem == 0
                 && scan::free_at(row, a_floor - 1) != scan::free_at(far_row, a_floor - 1)
-                && self.taut_turn([a_floor, ny], n.r).is_some();
-            let turn_b = hi.at.rem == 0
-                && scan::free_at(row, b_ceil) != scan::free_at(far_row, b_ceil)
-                && self.taut_turn([b_ceil, ny], n.r).is_some();
-            if (turn_a || turn_b) && !self.eager {
+            {
+                self.taut_turn([a_floor, ny], n.r)
+            } else {
+                None
+            };
+            let wedge_b =
+                if hi.at.rem == 0 && scan::free_at(row, b_ceil) != scan::free_at(far_row, b_ceil) {
+                    self.taut_turn([b_ceil, ny], n.r)
+                } else {
+                    None
+                };
+            if (wedge_a.is_some() || wedge_b.is_some()) && !self.eager {
                 break;
             }
-            if turn_a {
-                self.scratch.turns.push(Turn {
-                    v: [a_floor, ny],
-                    root: n.root,
-                    r: n.r,
-                    g: n.g,
-                });
-            }
-            if turn_b {
-                self.scratch.turns.push(Turn {
-                    v: [b_ceil, ny],
-                    root: n.root,
-                    r: n.r,
-                    g: n.g,
-                });
+            for (v, wedge) in [([a_floor, ny], wedge_a), ([b_ceil, ny], wedge_b)] {
+                if let Some(wedge) = wedge {
+                    self.scratch.turns.push(Turn {
+                        v,
+                        root: n.root,
+                        r: n.r,
+                        g: n.g,
+                        wedge,
+                    });
+                }
             }
             self.stats.generated += 1;
             self.stats.expanded += 1;

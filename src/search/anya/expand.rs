@@ -239,6 +239,16 @@ impl Edge {
     }
 }
 
+/// Where [`Anya::follow_lone`] left a cone.
+enum Follow {
+    /// Its projection is empty: it has no successors.
+    Empty,
+    /// At this node, to be projected by the general projection.
+    At(Node),
+    /// Its last projection is made: its pieces are in `succ`.
+    Split,
+}
+
 /// A turn at corner `v` found while expanding a node, made once the
 /// expansion is done (see [`Anya::eager`]).
 #[derive(Clone, Copy, Debug)]
@@ -913,12 +923,15 @@ impl Anya<'_> {
     fn project(&mut self, n: &Node, dir: i8) {
         let mut current = *n;
         loop {
-            let Some(next) = self.follow_lone(&current, dir) else {
-                return;
-            };
-            current = next;
             let before = self.scratch.succ.len();
-            self.project_once(&current, dir);
+            match self.follow_lone(&current, dir) {
+                Follow::Empty => return,
+                Follow::At(next) => {
+                    current = next;
+                    self.project_once(&current, dir);
+                }
+                Follow::Split => {}
+            }
             match self.scratch.succ[before..] {
                 [only] if !only.turn_a && !only.turn_b => {
                     self.scratch.succ.pop();
@@ -935,21 +948,21 @@ impl Anya<'_> {
     /// lone piece that intermediate pruning would take at once, the usual
     /// case, without building nodes: each edge of the cone is an exact
     /// fraction moved by an integer step per line (a division only where a
-    /// run clips the interval and the edge changes). Gives the node on the
-    /// line where the general projection must take over (the next
-    /// projection splits, has nothing beyond it, is a single point, turns
-    /// outside an eager expansion, or sweeps the goal's lines), or `None`
-    /// when the projection there is empty. Integer roots and endpoint
-    /// points only (the usual case): otherwise `n` itself.
-    fn follow_lone(&mut self, n: &Node, dir: i8) -> Option<Node> {
+    /// run clips the interval and the edge changes). Where a projection
+    /// splits, has nothing beyond it, is a single point or turns outside an
+    /// eager expansion, makes its pieces from the edges it has and gives
+    /// [`Follow::Split`]; gives the node to project in the general way
+    /// before a projection that sweeps the goal's lines, and `n` itself
+    /// when the root or an endpoint point is not integer (rare).
+    fn follow_lone(&mut self, n: &Node, dir: i8) -> Follow {
         let (Some(rx), Some(ry)) = (small_int(n.r.x), small_int(n.r.y)) else {
-            return Some(*n);
+            return Follow::At(*n);
         };
         let (Some(mut ea), Some(mut eb)) = (
             Edge::of(n.a, n.y, rx, ry, dir),
             Edge::of(n.b, n.y, rx, ry, dir),
         ) else {
-            return Some(*n);
+            return Follow::At(*n);
         };
         let d = i64::from(dir);
         let mut y = n.y;
@@ -989,16 +1002,23 @@ impl Anya<'_> {
                     hi = Edge::through(rx, ry, [rr, ny], ny, dir);
                 }
             }
+            // Where the general projection would take over on this line,
+            // its pieces are made from the edges found here.
+            let split = |anya: &mut Self, zero: bool| {
+                let span = (lo.at.floor() + 1, hi.at.ceil() - 1);
+                anya.split(n.root, n.r, n.g, ny, dir, [lo.ep(), hi.ep()], zero, span);
+                Follow::Split
+            };
             match lo.at.cmp(hi.at) {
-                Ordering::Greater => return None,
-                Ordering::Equal => break,
+                Ordering::Greater => return Follow::Empty,
+                Ordering::Equal => return split(self, true),
                 Ordering::Less => {}
             }
             // A lone piece with free cells beyond: no corner of line `ny`
             // strictly inside, and the first cell beyond free.
             let (a_floor, b_ceil) = (lo.at.floor(), hi.at.ceil());
             if !scan::all_free(far_row, a_floor, b_ceil - 1) {
-                break;
+                return split(self, false);
             }
             known = Some((a_floor, b_ceil - 1));
             // An end on a vertex has its inner cells free on both sides of
@@ -1018,7 +1038,7 @@ impl Anya<'_> {
                     None
                 };
             if (wedge_a.is_some() || wedge_b.is_some()) && !self.eager {
-                break;
+                return split(self, false);
             }
             for (v, wedge) in [([a_floor, ny], wedge_a), ([b_ceil, ny], wedge_b)] {
                 if let Some(wedge) = wedge {
@@ -1040,9 +1060,9 @@ impl Anya<'_> {
             y = ny;
         }
         if y == n.y {
-            return Some(*n);
+            return Follow::At(*n);
         }
-        Some(Node {
+        Follow::At(Node {
             y,
             a: ea.ep(),
             b: eb.ep(),

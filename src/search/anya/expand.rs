@@ -65,10 +65,16 @@ fn sgn(o: Ordering) -> i8 {
     o as i8
 }
 
+/// The sign of `a - b` as `-1`, `0` or `+1` (`a`, `b` finite).
+#[inline]
+fn sgn_diff(a: f64, b: f64) -> i8 {
+    i8::from(a > b) - i8::from(a < b)
+}
+
 /// The sign of `v` as `-1`, `0` or `+1` (`v` finite).
 #[inline]
 fn sgn_f(v: f64) -> i8 {
-    sgn(v.total_cmp(&0.0)) * i8::from(v != 0.0)
+    sgn_diff(v, 0.0)
 }
 
 impl Wedge {
@@ -386,8 +392,8 @@ impl Anya<'_> {
         let sx: i8 = if blocked & 1 == 1 { 1 } else { -1 };
         let sy: i8 = if blocked & 2 == 2 { 1 } else { -1 };
         let vp = Self::vpoint(v[0], v[1]);
-        let ex = sgn(vp.x.total_cmp(&r.x));
-        let ey = sgn(vp.y.total_cmp(&r.y));
+        let ex = sgn_diff(vp.x, r.x);
+        let ey = sgn_diff(vp.y, r.y);
         // Into the blocked cell, or along one of its edges.
         if (ey == sy && (ex == sx || ex == 0)) || (ey == 0 && ex == sx) {
             return None;
@@ -481,7 +487,7 @@ impl Anya<'_> {
         // A turn's wedge that points away from line `ny` sends nothing
         // there (the direction tests below, before any scan).
         if let Wedge::Turn { p, s, f } = wedge
-            && ((c.y == p.y && sgn(c.x.total_cmp(&p.x)) * dir * s < 0)
+            && ((c.y == p.y && sgn_diff(c.x, p.x) * dir * s < 0)
                 || (f[1] == 0 && -dir * f[0] * s < 0))
         {
             return;
@@ -524,9 +530,9 @@ impl Anya<'_> {
             }
             Wedge::Turn { p, s, f } => {
                 // Bound from e = c - p: cross(e, (x - c.x, d)) = -e.y (x - x_e).
-                let ey = sgn(c.y.total_cmp(&p.y));
+                let ey = sgn_diff(c.y, p.y);
                 if ey == 0 {
-                    if sgn(c.x.total_cmp(&p.x)) * dir * s < 0 {
+                    if sgn_diff(c.x, p.x) * dir * s < 0 {
                         return;
                     }
                 } else {

@@ -50,6 +50,8 @@ pub struct Reference {
     pub file: String,
     /// Its lines, in order.
     pub rows: Vec<ReferenceRow>,
+    /// Its comment lines (`#` removed), in order: how it was made.
+    pub notes: Vec<String>,
 }
 
 /// What a reference line looks like, for error messages.
@@ -57,7 +59,7 @@ const FORMAT: &str = "`<map file name> <n> <mean_us> <mean_pops>`";
 
 /// Parses a reference file's text: one `NAME.map n mean_us mean_pops` line
 /// per map (`NAME` alone is accepted too); blank lines and lines starting
-/// with `#` are ignored. `file` names the file in errors.
+/// with `#` are kept as notes. `file` names the file in errors.
 ///
 /// # Errors
 ///
@@ -66,9 +68,14 @@ const FORMAT: &str = "`<map file name> <n> <mean_us> <mean_pops>`";
 /// twice, or no line at all.
 pub fn parse(text: &str, file: &str) -> Result<Reference, String> {
     let mut rows: Vec<ReferenceRow> = Vec::new();
+    let mut notes = Vec::new();
     for (k, line) in text.lines().enumerate() {
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        if let Some(note) = line.strip_prefix('#') {
+            notes.push(note.trim().to_owned());
+            continue;
+        }
+        if line.is_empty() {
             continue;
         }
         let at = |what: String| format!("{file}:{}: {what}", k + 1);
@@ -112,6 +119,7 @@ pub fn parse(text: &str, file: &str) -> Result<Reference, String> {
     Ok(Reference {
         file: file.to_owned(),
         rows,
+        notes,
     })
 }
 

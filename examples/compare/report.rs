@@ -612,11 +612,16 @@ fn reference_section(maps: &[MapRecord], info: &RunInfo, reference: &Reference) 
          reference's figures are read from `{}`, one line per map: the queries it ran, its \
          mean µs and mean pops per query. The reference was run with \
          `scripts/reference/run.sh` on the queries this run exported (`--export-queries`); see \
-         that script for its JVM flags and warm-up.\n",
+         that script for its JVM flags and warm-up. Its searches each start by clearing a \
+         hash table of 65,535 buckets (some 9 µs on the development machine), which dominates \
+         its time on the shortest queries.\n",
         info.reps,
         if info.reps == 1 { "" } else { "s" },
         reference.file,
     );
+    for note in reference.notes.iter().filter(|n| !n.is_empty()) {
+        let _ = writeln!(s, "> {note}\n");
+    }
     let cells = reference_cells(maps, reference);
     for (k, row) in cells.iter().enumerate() {
         let _ = writeln!(s, "| {} |", row.join(" | "));

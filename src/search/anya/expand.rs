@@ -678,14 +678,23 @@ impl Anya<'_> {
     ) {
         let before = self.scratch.succ.len();
         self.split(root, r, g, ny, dir, ends, zero, span);
-        if let [only] = self.scratch.succ[before..]
-            && !only.turn_a
-            && !only.turn_b
-        {
-            self.scratch.succ.pop();
-            self.stats.generated += 1;
-            self.record(&only);
+        if let Some(only) = self.take_lone(before) {
             self.project(&only, dir);
+        }
+    }
+
+    /// When the successors made since `succ` held `before` nodes are a
+    /// single piece with nothing to turn at, takes it out to be projected at
+    /// once (intermediate pruning) and counts it as expanded.
+    fn take_lone(&mut self, before: usize) -> Option<Node> {
+        match self.scratch.succ[before..] {
+            [only] if !only.turn_a && !only.turn_b => {
+                self.scratch.succ.pop();
+                self.stats.generated += 1;
+                self.record(&only);
+                Some(only)
+            }
+            _ => None,
         }
     }
 
@@ -938,14 +947,9 @@ impl Anya<'_> {
                 }
                 Follow::Split => {}
             }
-            match self.scratch.succ[before..] {
-                [only] if !only.turn_a && !only.turn_b => {
-                    self.scratch.succ.pop();
-                    self.stats.generated += 1;
-                    self.record(&only);
-                    current = only;
-                }
-                _ => return,
+            match self.take_lone(before) {
+                Some(only) => current = only,
+                None => return,
             }
         }
     }

@@ -1193,3 +1193,49 @@ impl Roots {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use core::cmp::Ordering;
+
+    use super::{Crossing, Edge};
+    use crate::test_rng::Rng;
+
+    /// Stepping a crossing line after line gives the exact floor and
+    /// remainder of the crossing each line, and comparisons are exact.
+    #[test]
+    fn crossings_step_and_compare_exactly() {
+        let mut rng = Rng(0xdec0_de01);
+        let int = |rng: &mut Rng, n: u32| i64::from(rng.below(2 * n + 1)) - i64::from(n);
+        for _ in 0..2000 {
+            let (rx, ry) = (int(&mut rng, 300), int(&mut rng, 300));
+            let o = [int(&mut rng, 300), ry + int(&mut rng, 40)];
+            if o[1] == ry {
+                continue;
+            }
+            let dir = if rng.below(2) == 0 { -1i8 } else { 1 };
+            let y = ry + int(&mut rng, 40);
+            let mut e = Edge::through(rx, ry, o, y, dir).at;
+            for k in 0..30 {
+                let line = y + k * i64::from(dir);
+                // x = rx + (ox - rx) (line - ry) / (oy - ry), as a fraction.
+                let (mut n, mut d) = (rx * (o[1] - ry) + (o[0] - rx) * (line - ry), o[1] - ry);
+                if d < 0 {
+                    (n, d) = (-n, -d);
+                }
+                assert_eq!((e.q, e.rem, e.den), (n.div_euclid(d), n.rem_euclid(d), d));
+                assert_eq!(e.ceil(), n.div_euclid(d) + i64::from(n % d != 0));
+                e = e.stepped();
+            }
+        }
+        for _ in 0..2000 {
+            let a = Crossing::new(int(&mut rng, 500), 0, i64::from(rng.below(30)) + 1);
+            let b = Crossing::new(int(&mut rng, 500), 0, i64::from(rng.below(30)) + 1);
+            let want = (i128::from(a.q * a.den + a.rem) * i128::from(b.den))
+                .cmp(&(i128::from(b.q * b.den + b.rem) * i128::from(a.den)));
+            assert_eq!(a.cmp(b), want);
+            assert_eq!(b.cmp(a), want.reverse());
+            assert_eq!(a.cmp(a), Ordering::Equal);
+        }
+    }
+}

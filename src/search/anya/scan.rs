@@ -174,3 +174,48 @@ pub(super) fn flat_left(grid: &Grid, y: i64, from: i64) -> i64 {
         mask = u64::MAX;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bevy_math::UVec2;
+
+    use super::{all_free, free_at};
+    use crate::grid::Grid;
+    use crate::test_rng::Rng;
+
+    /// `all_free` and `free_at` against cell-by-cell lookups, on widths
+    /// around word boundaries and ranges that touch or leave the grid.
+    #[test]
+    fn word_tests_agree_with_cell_lookups() {
+        let mut rng = Rng(0x5eed_cafe);
+        for width in [1u32, 62, 63, 64, 65, 127, 128, 130, 200] {
+            let height = 3;
+            let mut grid = Grid::new(width, height).unwrap();
+            for y in 0..height {
+                for x in 0..width {
+                    // Mostly free, so that long free ranges occur.
+                    if rng.below(8) == 0 {
+                        grid.set_free(UVec2::new(x, y), false).unwrap();
+                    }
+                }
+            }
+            let w = i64::from(width);
+            for cy in -1..=i64::from(height) {
+                let row = grid.row_words(cy);
+                for x in -1..=w {
+                    assert_eq!(free_at(row, x), grid.is_free_xy(x, cy), "cell ({x}, {cy})");
+                }
+                for _ in 0..400 {
+                    let from = i64::from(rng.below(width + 4)) - 2;
+                    let to = from + i64::from(rng.below(width + 2)) - 1;
+                    let want = (from..=to).all(|x| grid.is_free_xy(x, cy));
+                    assert_eq!(
+                        all_free(row, from, to),
+                        want,
+                        "cells {from}..={to} of row {cy}, width {width}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -75,8 +75,8 @@
 //!   root's first cone) leaves a single piece with nothing to turn at, that
 //!   piece is projected again at once, whatever else the expansion made.
 //!   Applying it only when a whole expansion made one successor, as before,
-//!   queued 1.1-3.8x as many nodes (152 against 40 pops on AR0011SR, 967
-//!   against 647 on brc202d, 17,539 against 15,859 on the maze), because a
+//!   queued 1.1-3.8x as many nodes (150 against 40 pops on AR0011SR, 964
+//!   against 647 on brc202d, 17,416 against 15,859 on the maze), because a
 //!   projection that also turns at a corner has other successors. Since a
 //!   popped node's corners are turned eagerly (above), a piece of its
 //!   projection whose ends are corners is intermediate too: its turns are

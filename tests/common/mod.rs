@@ -734,16 +734,7 @@ impl Reference {
                 }
             } else {
                 let (x, y) = (here.x as i64, here.y as i64);
-                for (dx, dy) in [
-                    (1, 0),
-                    (-1, 0),
-                    (0, 1),
-                    (0, -1),
-                    (1, 1),
-                    (1, -1),
-                    (-1, 1),
-                    (-1, -1),
-                ] {
+                for (dx, dy) in lattice::EIGHT {
                     let (nx, ny) = (x + dx, y + dy);
                     if nx >= 0 && ny >= 0 && nx <= self.w && ny <= self.h {
                         next.push((ny * w1 + nx) as usize);

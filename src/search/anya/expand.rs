@@ -31,7 +31,7 @@ use core::cmp::Ordering;
 
 use bevy_math::DVec2;
 
-use super::node::{Ep, Kind, Node, orient, small_int};
+use super::node::{Ep, Kind, Node, ceil_of, floor_of, int_of, orient, small_int};
 use super::scan;
 use super::{RootState, Roots, Scratch};
 use crate::grid::Grid;
@@ -100,6 +100,38 @@ impl Wedge {
     }
 }
 
+/// For each mask of four cells' free flags (see [`Grid::vertex_mask`]),
+/// the bit of the one blocked cell when exactly one is blocked, else 4.
+const LONE_BLOCKED: [u8; 16] = {
+    let mut table = [4u8; 16];
+    let mut bit = 0;
+    while bit < 4 {
+        table[0xF ^ (1 << bit)] = bit as u8;
+        bit += 1;
+    }
+    table
+};
+
+impl Wedge {
+    /// [`Wedge::contains`] for the direction `(dir, 0)` along root `c`'s
+    /// grid line, without arithmetic on points.
+    #[inline]
+    fn contains_along_x(self, c: DVec2, dir: i8) -> bool {
+        match self {
+            Wedge::Full => true,
+            Wedge::SouthEast => dir > 0,
+            Wedge::Turn { p, s, f } => {
+                // cross(c - p, (dir, 0)) = -dir (c.y - p.y), exact in sign.
+                if -dir * sgn_diff(c.y, p.y) * s < 0 {
+                    return false;
+                }
+                // cross((dir, 0), f) = dir f.y.
+                dir * f[1] * s >= 0
+            }
+        }
+    }
+}
+
 /// One piece of a split cone interval (see [`Anya::split`]).
 #[derive(Clone, Copy, Debug)]
 struct Piece {
@@ -138,34 +170,41 @@ fn min_ep(a: Ep, b: Ep, r: DVec2, y: i64) -> Ep {
 }
 
 /// Where a cone edge crosses successive grid lines: `q + rem / den`, with
-/// `0 <= rem < den`, and the exact step to the next line.
+/// `0 <= rem < den`, and the exact step `s / den` to the next line, divided
+/// out only when first taken (most edges are followed for one line).
 #[derive(Clone, Copy, Debug)]
 struct Crossing {
     q: i64,
     rem: i64,
     den: i64,
-    step_q: i64,
-    step_rem: i64,
+    /// The step's numerator.
+    s: i64,
+    /// The step as `(quotient, remainder)`, once taken.
+    step: Option<(i64, i64)>,
 }
 
 impl Crossing {
     /// The crossing `n / den` and the step `s / den` per line (`den > 0`).
+    #[inline]
     fn new(n: i64, s: i64, den: i64) -> Self {
         Crossing {
             q: n.div_euclid(den),
             rem: n.rem_euclid(den),
             den,
-            step_q: s.div_euclid(den),
-            step_rem: s.rem_euclid(den),
+            s,
+            step: None,
         }
     }
 
     /// The crossing with the next line.
     #[inline]
-    fn stepped(self) -> Self {
-        let mut c = self;
-        c.q += self.step_q;
-        c.rem += self.step_rem;
+    fn stepped(&mut self) -> Self {
+        let (step_q, step_rem) = *self
+            .step
+            .get_or_insert_with(|| (self.s.div_euclid(self.den), self.s.rem_euclid(self.den)));
+        let mut c = *self;
+        c.q += step_q;
+        c.rem += step_rem;
         if c.rem >= c.den {
             c.rem -= c.den;
             c.q += 1;
@@ -223,15 +262,43 @@ impl Edge {
         Edge { at, o }
     }
 
-    /// Endpoint `e` of a node on line `y`, if its point is a vertex.
+    /// [`Edge::through`] vertex `o`, crossing `o`'s own line (no division).
     #[inline]
-    fn of(e: Ep, y: i64, rx: i64, ry: i64, dir: i8) -> Option<Self> {
+    fn at_vertex(rx: i64, ry: i64, o: [i64; 2], dir: i8) -> Self {
+        let den = o[1] - ry;
+        let s = (o[0] - rx) * i64::from(dir);
+        let (s, den) = if den < 0 { (-s, -den) } else { (s, den) };
+        Edge {
+            at: Crossing {
+                q: o[0],
+                rem: 0,
+                den,
+                s,
+                step: None,
+            },
+            o,
+        }
+    }
+
+    /// Where the edge through endpoint `e` of a node on line `y` crosses
+    /// the next line (`y + dir`), if `e`'s point is a vertex.
+    #[inline]
+    fn next_of(e: Ep, y: i64, rx: i64, ry: i64, dir: i8) -> Option<Self> {
         let o = match e {
             Ep::Int(k) => [k, y],
             Ep::Line(p) => [small_int(p.x)?, small_int(p.y)?],
             Ep::Root => return None,
         };
-        Some(Edge::through(rx, ry, o, y, dir))
+        Some(Edge::through(rx, ry, o, y + i64::from(dir), dir))
+    }
+
+    /// The same edge on the next line.
+    #[inline]
+    fn stepped(&mut self) -> Self {
+        Edge {
+            at: self.at.stepped(),
+            o: self.o,
+        }
     }
 
     /// The endpoint in canonical form.
@@ -367,10 +434,15 @@ impl Anya<'_> {
     /// The free flags of the four cells around vertex `(x, y)` (see
     /// [`Grid::vertex_mask`]), read from the grid's precomputed vertex info
     /// when the vertex is on the grid (always, for interval endpoints).
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "measured: plain `inline` left it a call on the hottest path"
+    )]
+    #[inline(always)]
     fn mask(&self, x: i64, y: i64) -> u8 {
-        let (w, h) = (i64::from(self.grid.width()), i64::from(self.grid.height()));
-        if (0..=w).contains(&x) && (0..=h).contains(&y) {
+        let (w, h) = (u64::from(self.grid.width()), u64::from(self.grid.height()));
+        // One unsigned comparison per axis: negative values wrap above.
+        if x as u64 <= w && y as u64 <= h {
             (self.grid.vertex_info(x, y) >> 8) as u8
         } else {
             self.grid.vertex_mask(x, y)
@@ -381,25 +453,47 @@ impl Anya<'_> {
     /// may turn: exactly one of its cells is blocked, the incoming segment
     /// neither points into that cell nor runs along its edge, and the cell is
     /// strictly on one side of the incoming line. Returns the wedge.
+    #[expect(
+        clippy::inline_always,
+        reason = "measured: most calls end at the first test, cheaper than a call"
+    )]
+    #[inline(always)]
     fn taut_turn(&self, v: [i64; 2], r: DVec2) -> Option<Wedge> {
-        let mask = self.mask(v[0], v[1]);
-        if mask.count_ones() != 3 {
+        // Quadrant of the blocked cell: 0 = (x-1, y-1), 1 = (x, y-1),
+        // 2 = (x-1, y), 3 = (x, y). Most candidates are no corner: this
+        // test stays inline, the rest is a call.
+        let blocked = LONE_BLOCKED[usize::from(self.mask(v[0], v[1]) & 0xF)];
+        if blocked > 3 {
             return None;
         }
-        let blocked = (!mask & 0xF).trailing_zeros();
-        // Quadrant of the blocked cell: bit 0 = (x-1, y-1), 1 = (x, y-1),
-        // 2 = (x-1, y), 3 = (x, y).
+        Self::corner_wedge(v, r, blocked)
+    }
+
+    /// [`Anya::taut_turn`] at a vertex whose only blocked cell is in
+    /// quadrant `blocked`.
+    #[inline(never)]
+    fn corner_wedge(v: [i64; 2], r: DVec2, blocked: u8) -> Option<Wedge> {
         let sx: i8 = if blocked & 1 == 1 { 1 } else { -1 };
         let sy: i8 = if blocked & 2 == 2 { 1 } else { -1 };
         let vp = Self::vpoint(v[0], v[1]);
-        let ex = sgn_diff(vp.x, r.x);
-        let ey = sgn_diff(vp.y, r.y);
+        let (dx, dy) = (vp.x - r.x, vp.y - r.y);
+        let (ex, ey) = (sgn_f(dx), sgn_f(dy));
         // Into the blocked cell, or along one of its edges.
         if (ey == sy && (ex == sx || ex == 0)) || (ey == 0 && ex == sx) {
             return None;
         }
-        let centre = DVec2::new(vp.x + 0.5 * f64::from(sx), vp.y + 0.5 * f64::from(sy));
-        let s = sgn(orient(r, vp, centre));
+        // The side of the incoming line the cell is on: the sign of
+        // cross(v - r, centre - v) = (sy dx - sx dy) / 2. The differences
+        // are exact for a vertex root (almost always); otherwise each is
+        // within one rounding of the truth, and a result within the bound
+        // of that error is decided exactly.
+        let t = f64::from(sy) * dx - f64::from(sx) * dy;
+        let s = if t.abs() > 1e-15 * (dx.abs() + dy.abs()) {
+            sgn_f(t)
+        } else {
+            let centre = DVec2::new(vp.x + 0.5 * f64::from(sx), vp.y + 0.5 * f64::from(sy));
+            sgn(orient(r, vp, centre))
+        };
         if s == 0 {
             return None;
         }
@@ -433,28 +527,26 @@ impl Anya<'_> {
     /// onto the grid lines above and below and flats along its own line.
     pub(super) fn seed_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge) {
         let height = i64::from(self.grid.height());
-        if c.y.fract() == 0.0 {
-            let y = c.y as i64;
+        if let Some(y) = int_of(c.y) {
             for dir in [-1i8, 1] {
                 let ny = y + i64::from(dir);
                 if (0..=height).contains(&ny) {
                     self.cone_from_root(c, root, g, wedge, dir, ny);
                 }
-                if wedge.contains(c, c + DVec2::new(f64::from(dir), 0.0)) {
+                if wedge.contains_along_x(c, dir) {
                     self.flat(root, c, g, y, dir, None);
                 }
             }
         } else {
-            self.cone_from_root(c, root, g, wedge, -1, c.y.floor() as i64);
-            self.cone_from_root(c, root, g, wedge, 1, c.y.ceil() as i64);
+            self.cone_from_root(c, root, g, wedge, -1, floor_of(c.y));
+            self.cone_from_root(c, root, g, wedge, 1, ceil_of(c.y));
         }
     }
 
     /// The free run of cell row `cy` around `x` (the cells whose closed
     /// square contains `(x, *)`, those that are free), as `[L, R]`.
     fn base_run(&self, cy: i64, x: f64) -> Option<(i64, i64)> {
-        if x.fract() == 0.0 {
-            let k = x as i64;
+        if let Some(k) = int_of(x) {
             let (lf, rf) = (self.grid.is_free_xy(k - 1, cy), self.grid.is_free_xy(k, cy));
             if !lf && !rf {
                 return None;
@@ -471,7 +563,7 @@ impl Anya<'_> {
             };
             Some((l, r))
         } else {
-            let k = x.floor() as i64;
+            let k = floor_of(x);
             self.grid.is_free_xy(k, cy).then(|| {
                 (
                     scan::run_left(self.grid, cy, k),
@@ -562,7 +654,7 @@ impl Anya<'_> {
         // inside a cell row is the caller's direct-visibility case). The
         // wedge may leave the cell row through the run's ends before it
         // reaches the line, so this comes before the emptiness test.
-        if c.y.fract() == 0.0
+        if int_of(c.y).is_some()
             && self.goal_cell_row == Some(cy)
             && self.t.x >= l as f64
             && self.t.x <= r as f64
@@ -829,8 +921,7 @@ impl Anya<'_> {
     /// cell behind or the end of the walkable stretch.
     fn flat(&mut self, root: u32, r: DVec2, g: f64, y: i64, dir: i8, from: Option<i64>) {
         let x = from.map_or(r.x, |k| k as f64);
-        let first = if x.fract() == 0.0 {
-            let k = x as i64;
+        let first = if let Some(k) = int_of(x) {
             // The edge ahead needs a free side.
             let cx = if dir > 0 { k } else { k - 1 };
             if !self.grid.is_free_xy(cx, y - 1) && !self.grid.is_free_xy(cx, y) {
@@ -838,9 +929,9 @@ impl Anya<'_> {
             }
             k + i64::from(dir)
         } else if dir > 0 {
-            x.ceil() as i64
+            ceil_of(x)
         } else {
-            x.floor() as i64
+            floor_of(x)
         };
         let end = if dir > 0 {
             scan::flat_right(self.grid, y, first)
@@ -968,14 +1059,23 @@ impl Anya<'_> {
         let (Some(rx), Some(ry)) = (small_int(n.r.x), small_int(n.r.y)) else {
             return Follow::At(*n);
         };
-        let (Some(mut ea), Some(mut eb)) = (
-            Edge::of(n.a, n.y, rx, ry, dir),
-            Edge::of(n.b, n.y, rx, ry, dir),
+        let d = i64::from(dir);
+        let mut y = n.y;
+        let sweeps_goal = |anya: &Self, ny: i64| {
+            anya.goal_line == Some(ny) || anya.goal_cell_row == Some(ny.min(ny - d))
+        };
+        if sweeps_goal(self, y + d) {
+            return Follow::At(*n);
+        }
+        // The cone's edges where they cross the next line, and the cell of
+        // the current line's left end.
+        let (Some(mut na), Some(mut nb)) = (
+            Edge::next_of(n.a, n.y, rx, ry, dir),
+            Edge::next_of(n.b, n.y, rx, ry, dir),
         ) else {
             return Follow::At(*n);
         };
-        let d = i64::from(dir);
-        let mut y = n.y;
+        let mut k = n.a_floor;
         // Cells of the next cell row known to be free (the last line's
         // cells beyond).
         let mut known: Option<(i64, i64)> = None;
@@ -983,17 +1083,12 @@ impl Anya<'_> {
             let ny = y + d;
             let cy = if dir > 0 { y } else { ny };
             let far = if dir > 0 { ny } else { ny - 1 };
-            if self.goal_line == Some(ny) || self.goal_cell_row == Some(cy) {
-                break;
-            }
             let (row, far_row) = (self.grid.row_words(cy), self.grid.row_words(far));
-            let k = ea.at.floor();
-            let (na, nb) = (ea.at.stepped(), eb.at.stepped());
-            let (mut lo, mut hi) = (Edge { at: na, o: ea.o }, Edge { at: nb, o: eb.o });
+            let (mut lo, mut hi) = (na, nb);
             // The run of cell row `cy` holding cell `k` clips the projection
             // unless every cell from `k` to the projected interval is free,
             // the usual case.
-            let (from, to) = (na.floor().min(k), (nb.ceil() - 1).max(k));
+            let (from, to) = (na.at.floor().min(k), (nb.at.ceil() - 1).max(k));
             let open = match known {
                 Some((kf, kt)) => {
                     scan::all_free(row, from, kf - 1) && scan::all_free(row, kt + 1, to)
@@ -1005,11 +1100,11 @@ impl Anya<'_> {
                     scan::run_left(self.grid, cy, k),
                     scan::run_right(self.grid, cy, k),
                 );
-                if na.q < l {
-                    lo = Edge::through(rx, ry, [l, ny], ny, dir);
+                if na.at.q < l {
+                    lo = Edge::at_vertex(rx, ry, [l, ny], dir);
                 }
-                if nb.ceil() > rr {
-                    hi = Edge::through(rx, ry, [rr, ny], ny, dir);
+                if nb.at.ceil() > rr {
+                    hi = Edge::at_vertex(rx, ry, [rr, ny], dir);
                 }
             }
             // Where the general projection would take over on this line,
@@ -1066,22 +1161,22 @@ impl Anya<'_> {
             if let Some(trace) = self.trace.as_deref_mut() {
                 trace.interval(ny as u32, lo.at.x(), hi.at.x(), n.r);
             }
-            (ea, eb) = (lo, hi);
             y = ny;
+            if sweeps_goal(self, y + d) {
+                return Follow::At(Node {
+                    y,
+                    a: lo.ep(),
+                    b: hi.ep(),
+                    a_floor: lo.at.floor(),
+                    turn_a: false,
+                    turn_b: false,
+                    onward: true,
+                    ..*n
+                });
+            }
+            k = lo.at.floor();
+            (na, nb) = (lo.stepped(), hi.stepped());
         }
-        if y == n.y {
-            return Follow::At(*n);
-        }
-        Follow::At(Node {
-            y,
-            a: ea.ep(),
-            b: eb.ep(),
-            a_floor: ea.at.floor(),
-            turn_a: false,
-            turn_b: false,
-            onward: true,
-            ..*n
-        })
     }
 
     /// Counts an expansion of `n` and records it in the trace.

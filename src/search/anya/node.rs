@@ -57,6 +57,29 @@ pub(super) fn small_int(v: f64) -> Option<i64> {
     (v.abs() <= 16_777_216.0 && t - MAGIC == v).then(|| t.to_bits() as i64 - MAGIC.to_bits() as i64)
 }
 
+/// `v` as an integer, if it is one (`v` finite, below 2^63 in magnitude,
+/// as coordinates are): a round trip through `i64`, where `fract` would be
+/// a library call on the baseline x86-64 target.
+#[inline]
+pub(super) fn int_of(v: f64) -> Option<i64> {
+    let k = v as i64;
+    (k as f64 == v).then_some(k)
+}
+
+/// The largest integer `<= v` (`v` as for [`int_of`]).
+#[inline]
+pub(super) fn floor_of(v: f64) -> i64 {
+    let k = v as i64;
+    k - i64::from(k as f64 > v)
+}
+
+/// The smallest integer `>= v` (`v` as for [`int_of`]).
+#[inline]
+pub(super) fn ceil_of(v: f64) -> i64 {
+    let k = v as i64;
+    k + i64::from((k as f64) < v)
+}
+
 /// The crossing with line `y` of the line through `root` and `o` as an exact
 /// fraction `n / d` with `d > 0`, when both points are integer (the root is a
 /// vertex, or a start on one, and so is `o`: most endpoints). With
@@ -206,7 +229,7 @@ impl Ep {
     pub(super) fn floor(self, root: DVec2, y: i64) -> i64 {
         match self {
             Ep::Int(k) => k,
-            Ep::Root => root.x.floor() as i64,
+            Ep::Root => floor_of(root.x),
             Ep::Line(o) => {
                 if let Some((n, d)) = ratio(root, o, y) {
                     return n.div_euclid(d);

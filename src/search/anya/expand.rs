@@ -546,30 +546,19 @@ impl Anya<'_> {
     /// The free run of cell row `cy` around `x` (the cells whose closed
     /// square contains `(x, *)`, those that are free), as `[L, R]`.
     fn base_run(&self, cy: i64, x: f64) -> Option<(i64, i64)> {
+        // `x` is on the grid: its cells are in -1..=width.
+        let row = self.grid.row_words(cy);
         if let Some(k) = int_of(x) {
-            let (lf, rf) = (self.grid.is_free_xy(k - 1, cy), self.grid.is_free_xy(k, cy));
+            let (lf, rf) = (scan::free_at(row, k - 1), scan::free_at(row, k));
             if !lf && !rf {
                 return None;
             }
-            let l = if lf {
-                scan::run_left(self.grid, cy, k - 1)
-            } else {
-                k
-            };
-            let r = if rf {
-                scan::run_right(self.grid, cy, k)
-            } else {
-                k
-            };
+            let l = if lf { scan::run_left(row, k - 1) } else { k };
+            let r = if rf { scan::run_right(row, k) } else { k };
             Some((l, r))
         } else {
             let k = floor_of(x);
-            self.grid.is_free_xy(k, cy).then(|| {
-                (
-                    scan::run_left(self.grid, cy, k),
-                    scan::run_right(self.grid, cy, k),
-                )
-            })
+            scan::free_at(row, k).then(|| (scan::run_left(row, k), scan::run_right(row, k)))
         }
     }
 
@@ -809,11 +798,12 @@ impl Anya<'_> {
         // Cells in the row beyond the line; the row before is free over
         // [lo, hi], so the corners inside are exactly its changes.
         let far = if dir > 0 { ny } else { ny - 1 };
+        let far_row = self.grid.row_words(far);
         let (mut from, to) = span;
         let mut a = lo;
         let mut first = true;
         loop {
-            let next = scan::next_transition(self.grid, far, from, to);
+            let next = scan::next_transition(far_row, from, to);
             let b = next.map_or(hi, Ep::Int);
             // floor(a) = from - 1: `lo`'s floor on the first piece, the corner
             // `k` after. Only a single piece can be empty (corners lie strictly
@@ -826,7 +816,7 @@ impl Anya<'_> {
                 first,
                 last: next.is_none(),
             };
-            self.piece(root, r, g, ny, dir, piece);
+            self.piece(root, r, g, ny, dir, piece, far_row);
             match next {
                 Some(k) => {
                     a = Ep::Int(k);
@@ -840,7 +830,20 @@ impl Anya<'_> {
 
     /// Emits one cone piece `[a, b]` of line `ny` (cells beyond it uniform),
     /// after goal detection and cul-de-sac pruning.
-    fn piece(&mut self, root: u32, r: DVec2, g: f64, ny: i64, dir: i8, piece: Piece) {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one cone piece's full description"
+    )]
+    fn piece(
+        &mut self,
+        root: u32,
+        r: DVec2,
+        g: f64,
+        ny: i64,
+        dir: i8,
+        piece: Piece,
+        far_row: &[u64],
+    ) {
         let Piece {
             a,
             b,
@@ -855,8 +858,8 @@ impl Anya<'_> {
         {
             self.push_goal(root, r, g);
         }
-        let far = if dir > 0 { ny } else { ny - 1 };
-        let onward = !zero && self.grid.is_free_xy(a_floor, far);
+        // `a_floor` is a cell of the line's width: `far_row` holds it.
+        let onward = !zero && scan::free_at(far_row, a_floor);
         // A corner between two pieces turns with the piece that has free
         // cells beyond; the ends of the whole interval turn with their piece.
         let wedge_a = match a {
@@ -924,7 +927,10 @@ impl Anya<'_> {
         let first = if let Some(k) = int_of(x) {
             // The edge ahead needs a free side.
             let cx = if dir > 0 { k } else { k - 1 };
-            if !self.grid.is_free_xy(cx, y - 1) && !self.grid.is_free_xy(cx, y) {
+            // (`k` is a vertex of the grid: `cx` is in -1..=width.)
+            if !scan::free_at(self.grid.row_words(y - 1), cx)
+                && !scan::free_at(self.grid.row_words(y), cx)
+            {
                 return;
             }
             k + i64::from(dir)
@@ -1079,11 +1085,14 @@ impl Anya<'_> {
         // Cells of the next cell row known to be free (the last line's
         // cells beyond).
         let mut known: Option<(i64, i64)> = None;
+        let grid = self.grid;
+        // The cell row crossed next; each line's row beyond is the next
+        // line's row crossed.
+        let mut row = grid.row_words(if dir > 0 { y } else { y + d });
         loop {
             let ny = y + d;
-            let cy = if dir > 0 { y } else { ny };
             let far = if dir > 0 { ny } else { ny - 1 };
-            let (row, far_row) = (self.grid.row_words(cy), self.grid.row_words(far));
+            let far_row = grid.row_words(far);
             let (mut lo, mut hi) = (na, nb);
             // The run of cell row `cy` holding cell `k` clips the projection
             // unless every cell from `k` to the projected interval is free,
@@ -1096,10 +1105,7 @@ impl Anya<'_> {
                 None => scan::all_free(row, from, to),
             };
             if !open {
-                let (l, rr) = (
-                    scan::run_left(self.grid, cy, k),
-                    scan::run_right(self.grid, cy, k),
-                );
+                let (l, rr) = (scan::run_left(row, k), scan::run_right(row, k));
                 if na.at.q < l {
                     lo = Edge::at_vertex(rx, ry, [l, ny], dir);
                 }
@@ -1176,6 +1182,7 @@ impl Anya<'_> {
             }
             k = lo.at.floor();
             (na, nb) = (lo.stepped(), hi.stepped());
+            row = far_row;
         }
     }
 
@@ -1196,10 +1203,8 @@ impl Anya<'_> {
         let ny = y + i64::from(dir);
         let cy = if dir > 0 { y } else { y - 1 };
         let k = n.a_floor;
-        let (l, rr) = (
-            scan::run_left(self.grid, cy, k),
-            scan::run_right(self.grid, cy, k),
-        );
+        let row = self.grid.row_words(cy);
+        let (l, rr) = (scan::run_left(row, k), scan::run_right(row, k));
         let (la, lb) = (n.a.as_line(r, y), n.b.as_line(r, y));
         if self.goal_cell_row == Some(cy)
             && self.t.x >= l as f64

@@ -22,8 +22,7 @@ fn shifted(row: &[u64], w: usize) -> u64 {
 
 /// The exclusive end of the free run of cell row `cy` that holds the free cell
 /// `x`: the first blocked cell to the right of `x`.
-pub(super) fn run_right(grid: &Grid, cy: i64, x: i64) -> i64 {
-    let row = grid.row_words(cy);
+pub(super) fn run_right(row: &[u64], x: i64) -> i64 {
     let first = (x + 2) as usize;
     let mut w = first / 64;
     let mut word = !row[w] & (u64::MAX << (first % 64));
@@ -39,8 +38,7 @@ pub(super) fn run_right(grid: &Grid, cy: i64, x: i64) -> i64 {
 
 /// The first cell of the free run of cell row `cy` that holds the free cell
 /// `x`: one right of the last blocked cell left of `x`.
-pub(super) fn run_left(grid: &Grid, cy: i64, x: i64) -> i64 {
-    let row = grid.row_words(cy);
+pub(super) fn run_left(row: &[u64], x: i64) -> i64 {
     // Bits 0..=x are the cells -1..x-1.
     let end = (x + 1) as usize;
     let mut w = end / 64;
@@ -61,13 +59,13 @@ pub(super) fn run_left(grid: &Grid, cy: i64, x: i64) -> i64 {
     }
 }
 
-/// The smallest vertex `k` in `from..=to` at which cell row `cy` changes
-/// between free and blocked (cells `k - 1` and `k` differ). Needs `from >= 0`.
-pub(super) fn next_transition(grid: &Grid, cy: i64, from: i64, to: i64) -> Option<i64> {
+/// The smallest vertex `k` in `from..=to` at which a cell row (its
+/// [`Grid::row_words`]) changes between free and blocked (cells `k - 1` and
+/// `k` differ). Needs `from >= 0`.
+pub(super) fn next_transition(row: &[u64], from: i64, to: i64) -> Option<i64> {
     if from > to {
         return None;
     }
-    let row = grid.row_words(cy);
     let (first, last) = ((from + 1) as usize, (to + 1) as usize);
     let mut w = first / 64;
     let mut mask = u64::MAX << (first % 64);

@@ -113,6 +113,21 @@ const LONE_BLOCKED: [u8; 16] = {
 };
 
 impl Wedge {
+    /// Whether the wedge from root `c` may reach the grid line next to `c`
+    /// in direction `dir` (`false` only when a turn's wedge points away from
+    /// it: the direction tests of [`Anya::cone_from_root`], before any
+    /// scan).
+    #[inline]
+    fn may_reach(self, c: DVec2, dir: i8) -> bool {
+        match self {
+            Wedge::Turn { p, s, f } => {
+                !((c.y == p.y && sgn_diff(c.x, p.x) * dir * s < 0)
+                    || (f[1] == 0 && -dir * f[0] * s < 0))
+            }
+            _ => true,
+        }
+    }
+
     /// [`Wedge::contains`] for the direction `(dir, 0)` along root `c`'s
     /// grid line, without arithmetic on points.
     #[inline]
@@ -129,6 +144,17 @@ impl Wedge {
                 dir * f[1] * s >= 0
             }
         }
+    }
+}
+
+/// Exact comparison of `an / ad` and `bn / bd` (`ad, bd > 0`): in `i64`
+/// when the products fit, the usual case, else in `i128` (numerators may
+/// approach 2^50 for coordinates up to 2^24).
+#[inline]
+fn frac_cmp(an: i64, ad: i64, bn: i64, bd: i64) -> Ordering {
+    match (an.checked_mul(bd), bn.checked_mul(ad)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => (i128::from(an) * i128::from(bd)).cmp(&(i128::from(bn) * i128::from(ad))),
     }
 }
 
@@ -530,7 +556,7 @@ impl Anya<'_> {
         if let Some(y) = int_of(c.y) {
             for dir in [-1i8, 1] {
                 let ny = y + i64::from(dir);
-                if (0..=height).contains(&ny) {
+                if (0..=height).contains(&ny) && wedge.may_reach(c, dir) {
                     self.cone_from_root(c, root, g, wedge, dir, ny);
                 }
                 if wedge.contains_along_x(c, dir) {
@@ -565,12 +591,7 @@ impl Anya<'_> {
     /// The cone from new root `c` onto line `ny` (adjacent to `c`, in
     /// direction `dir`), limited to `wedge`.
     fn cone_from_root(&mut self, c: DVec2, root: u32, g: f64, wedge: Wedge, dir: i8, ny: i64) {
-        // A turn's wedge that points away from line `ny` sends nothing
-        // there (the direction tests below, before any scan).
-        if let Wedge::Turn { p, s, f } = wedge
-            && ((c.y == p.y && sgn_diff(c.x, p.x) * dir * s < 0)
-                || (f[1] == 0 && -dir * f[0] * s < 0))
-        {
+        if !wedge.may_reach(c, dir) {
             return;
         }
         let cy = if dir > 0 { ny - 1 } else { ny };
@@ -693,9 +714,7 @@ impl Anya<'_> {
         let (px, py) = (small_int(p.x)?, small_int(p.y)?);
         // (endpoint, numerator, denominator > 0)
         let (mut lo, mut hi) = ((Ep::Int(l), l, 1i64), (Ep::Int(r), r, 1i64));
-        let less = |a: (Ep, i64, i64), b: (Ep, i64, i64)| {
-            i128::from(a.1) * i128::from(b.2) < i128::from(b.1) * i128::from(a.2)
-        };
+        let less = |a: (Ep, i64, i64), b: (Ep, i64, i64)| frac_cmp(a.1, a.2, b.1, b.2).is_lt();
         // Bound from e = c - p (see the general path below).
         let ey = sgn(cy.cmp(&py));
         if ey == 0 {
@@ -924,13 +943,12 @@ impl Anya<'_> {
     /// cell behind or the end of the walkable stretch.
     fn flat(&mut self, root: u32, r: DVec2, g: f64, y: i64, dir: i8, from: Option<i64>) {
         let x = from.map_or(r.x, |k| k as f64);
+        let (up, dn) = (self.grid.row_words(y - 1), self.grid.row_words(y));
         let first = if let Some(k) = int_of(x) {
             // The edge ahead needs a free side.
             let cx = if dir > 0 { k } else { k - 1 };
             // (`k` is a vertex of the grid: `cx` is in -1..=width.)
-            if !scan::free_at(self.grid.row_words(y - 1), cx)
-                && !scan::free_at(self.grid.row_words(y), cx)
-            {
+            if !scan::free_at(up, cx) && !scan::free_at(dn, cx) {
                 return;
             }
             k + i64::from(dir)
@@ -940,9 +958,9 @@ impl Anya<'_> {
             floor_of(x)
         };
         let end = if dir > 0 {
-            scan::flat_right(self.grid, y, first)
+            scan::flat_right(up, dn, first)
         } else {
-            scan::flat_left(self.grid, y, first)
+            scan::flat_left(up, dn, first)
         };
         let near = from.map_or(Ep::Root, Ep::Int);
         let (a, b) = if dir > 0 {
@@ -1233,9 +1251,7 @@ impl Anya<'_> {
             } else {
                 (eb, nb, db)
             };
-            // i128: numerators may approach 2^50 for coordinates up to 2^24.
-            let order =
-                (i128::from(nlo) * i128::from(dhi)).cmp(&(i128::from(nhi) * i128::from(dlo)));
+            let order = frac_cmp(nlo, dlo, nhi, dhi);
             if order == Ordering::Greater {
                 return;
             }
@@ -1298,7 +1314,7 @@ impl Roots {
 mod tests {
     use core::cmp::Ordering;
 
-    use super::{Crossing, Edge};
+    use super::{Crossing, Edge, frac_cmp};
     use crate::test_rng::Rng;
 
     /// Stepping a crossing line after line gives the exact floor and
@@ -1336,6 +1352,28 @@ mod tests {
             assert_eq!(a.cmp(b), want);
             assert_eq!(b.cmp(a), want.reverse());
             assert_eq!(a.cmp(a), Ordering::Equal);
+        }
+    }
+
+    /// Fraction comparisons agree with `i128` cross products, for small
+    /// values and for products that overflow `i64`.
+    #[test]
+    fn fraction_comparisons_are_exact() {
+        let mut rng = Rng(0x0f4a_c7e5);
+        for round in 0..4000 {
+            // Numerators up to 2^50 and denominators up to 2^25 in half the
+            // rounds: their products leave i64.
+            let (nb, db) = if round % 2 == 0 { (50, 25) } else { (12, 6) };
+            // A uniform value of `bits` bits.
+            let mut draw = |bits: u32| {
+                let v = u64::from(rng.below(u32::MAX)) << 32 | u64::from(rng.below(u32::MAX));
+                (v >> (64 - bits)) as i64
+            };
+            let (an, bn) = (draw(nb) - (1 << (nb - 1)), draw(nb) - (1 << (nb - 1)));
+            let (ad, bd) = (draw(db) + 1, draw(db) + 1);
+            let want = (i128::from(an) * i128::from(bd)).cmp(&(i128::from(bn) * i128::from(ad)));
+            assert_eq!(frac_cmp(an, ad, bn, bd), want, "{an}/{ad} vs {bn}/{bd}");
+            assert_eq!(frac_cmp(an, ad, an, ad), Ordering::Equal);
         }
     }
 }

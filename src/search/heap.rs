@@ -39,16 +39,31 @@ pub(crate) struct OpenEntry {
 
 /// The heap's ordering key: "greater" pops first. Smaller `f` (see
 /// [`f_key`]) first, then larger `g`, then smaller node id (for
-/// determinism): one integer compare.
+/// determinism): one 128-bit compare, 16 bytes an entry.
+///
+/// Bits 84..128 hold the complement of `f_key` (44 bits: `f` is
+/// non-negative, so its top bit is 0), bits 32..84 the top 52 bits of `g`'s
+/// 63 (`g`s within about 2^-41 of each other, relative, tie and fall back
+/// to the node), bits 0..32 the node's complement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Key(u128, u32);
+struct Key(u128);
+
+/// Bits of `f_key` kept in a [`Key`].
+const F_BITS: u32 = 64 - F_NOISE_BITS;
 
 impl Key {
     #[inline]
     fn of(e: &OpenEntry) -> Self {
         debug_assert!(e.g >= 0.0, "costs are non-negative");
-        let hi = u128::from(!f_key(e.f));
-        Key(hi << 64 | u128::from(e.g.to_bits()), !e.node)
+        let f = !f_key(e.f) & ((1 << F_BITS) - 1);
+        let g = e.g.to_bits() >> (63 - 52);
+        Key(u128::from(f) << 84 | u128::from(g) << 32 | u128::from(!e.node))
+    }
+
+    /// The entry's node.
+    #[inline]
+    fn node(self) -> u32 {
+        !(self.0 as u32)
     }
 }
 
@@ -98,7 +113,7 @@ impl OpenList {
         self.best
             .take()
             .or_else(|| self.heap.pop())
-            .map(|Key(_, node)| !node)
+            .map(Key::node)
     }
 }
 

@@ -110,10 +110,7 @@ impl OpenList {
     /// The node of the best entry, taken off the list.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<u32> {
-        self.best
-            .take()
-            .or_else(|| self.heap.pop())
-            .map(Key::node)
+        self.best.take().or_else(|| self.heap.pop()).map(Key::node)
     }
 }
 

@@ -207,7 +207,7 @@ pub(crate) struct Planning {
     /// Reused by the edit check.
     pub(crate) hits: Vec<(Entity, u32)>,
     pub(crate) scratch_edits: Vec<crate::grid::GridEdit>,
-    /// How many agents use each clearance ([`PlanState::clearance`]): the
+    /// How many agents use each profile and clearance ([`PlanState::key`]): the
     /// [`NavGrid`] keeps an eroded grid for each.
     clearances: BTreeMap<ViewKey, u32>,
     /// Whether `clearances` gained or lost a key since the grid was told.

@@ -98,21 +98,7 @@ impl Wedge {
             }
         }
     }
-}
 
-/// For each mask of four cells' free flags (see [`Grid::vertex_mask`]),
-/// the bit of the one blocked cell when exactly one is blocked, else 4.
-const LONE_BLOCKED: [u8; 16] = {
-    let mut table = [4u8; 16];
-    let mut bit = 0;
-    while bit < 4 {
-        table[0xF ^ (1 << bit)] = bit as u8;
-        bit += 1;
-    }
-    table
-};
-
-impl Wedge {
     /// Whether the wedge from root `c` may reach the grid line next to `c`
     /// in direction `dir` (`false` only when a turn's wedge points away from
     /// it: the direction tests of [`Anya::cone_from_root`], before any
@@ -146,6 +132,18 @@ impl Wedge {
         }
     }
 }
+
+/// For each mask of four cells' free flags (see [`Grid::vertex_mask`]),
+/// the bit of the one blocked cell when exactly one is blocked, else 4.
+const LONE_BLOCKED: [u8; 16] = {
+    let mut table = [4u8; 16];
+    let mut bit = 0;
+    while bit < 4 {
+        table[0xF ^ (1 << bit)] = bit as u8;
+        bit += 1;
+    }
+    table
+};
 
 /// Exact comparison of `an / ad` and `bn / bd` (`ad, bd > 0`): in `i64`
 /// when the products fit, the usual case, else in `i128` (numerators may
@@ -1112,9 +1110,9 @@ impl Anya<'_> {
             let far = if dir > 0 { ny } else { ny - 1 };
             let far_row = grid.row_words(far);
             let (mut lo, mut hi) = (na, nb);
-            // The run of cell row `cy` holding cell `k` clips the projection
-            // unless every cell from `k` to the projected interval is free,
-            // the usual case.
+            // The run of the crossed cell row holding cell `k` clips the
+            // projection unless every cell from `k` to the projected
+            // interval is free, the usual case.
             let (from, to) = (na.at.floor().min(k), (nb.at.ceil() - 1).max(k));
             let open = match known {
                 Some((kf, kt)) => {

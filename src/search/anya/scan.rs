@@ -1,6 +1,6 @@
 //! Word-at-a-time scans of the grid's bit-packed rows.
 //!
-//! [`Grid::row_words`](crate::grid::Grid::row_words) stores cell row `cy` (`-1..=height`) as `u64` words in
+//! [`Grid::row_words`] stores cell row `cy` (`-1..=height`) as `u64` words in
 //! which bit `x + 1` is cell `x` (set = free) and every padding bit is 0, so a
 //! scan always meets a blocked cell at `x = -1` and at `x = width` and never
 //! needs a bounds check of its own.
@@ -8,6 +8,9 @@
 //! Vertex `k` of a grid line sits between cells `k - 1` and `k`; in the flag
 //! words below it is bit `k + 1`, the bit of the cell to its right, so that
 //! "the cell to the left" is the same word shifted left by one.
+
+#[cfg(doc)]
+use crate::grid::Grid;
 
 /// The word of `row` holding bits `64 w .. 64 w + 63`, shifted left by one
 /// with the top bit of the previous word carried in: bit `i` of the result is
@@ -58,7 +61,7 @@ pub(super) fn run_left(row: &[u64], x: i64) -> i64 {
 }
 
 /// The smallest vertex `k` in `from..=to` at which a cell row (its
-/// [`Grid::row_words`](crate::grid::Grid::row_words)) changes between free and blocked (cells `k - 1` and
+/// [`Grid::row_words`]) changes between free and blocked (cells `k - 1` and
 /// `k` differ). Needs `from >= 0`.
 pub(super) fn next_transition(row: &[u64], from: i64, to: i64) -> Option<i64> {
     if from > to {
@@ -79,7 +82,7 @@ pub(super) fn next_transition(row: &[u64], from: i64, to: i64) -> Option<i64> {
     None
 }
 
-/// Whether cells `from..=to` of a cell row (its [`Grid::row_words`](crate::grid::Grid::row_words)) are
+/// Whether cells `from..=to` of a cell row (its [`Grid::row_words`]) are
 /// all free: `true` when the range is empty, `false` when it leaves the row.
 #[inline]
 pub(super) fn all_free(row: &[u64], from: i64, to: i64) -> bool {
@@ -103,7 +106,7 @@ pub(super) fn all_free(row: &[u64], from: i64, to: i64) -> bool {
     row[wf] & low == low && row[wf + 1..wl].iter().all(|&w| w == u64::MAX) && row[wl] & high == high
 }
 
-/// Whether cell `x` (`-1..=width`) of a cell row (its [`Grid::row_words`](crate::grid::Grid::row_words))
+/// Whether cell `x` (`-1..=width`) of a cell row (its [`Grid::row_words`])
 /// is free.
 #[inline]
 pub(super) fn free_at(row: &[u64], x: i64) -> bool {
@@ -124,7 +127,7 @@ fn double_corners(u: u64, d: u64, ul: u64, dl: u64) -> u64 {
     (ul & d & !u & !dl) | (u & dl & !ul & !d)
 }
 
-/// Walking right along a grid line (`up` and `dn` the [`Grid::row_words`](crate::grid::Grid::row_words) of
+/// Walking right along a grid line (`up` and `dn` the [`Grid::row_words`] of
 /// its cell rows above and below) from vertex `from - 1`, the first vertex
 /// `k >= from` where the walk must end: the edge right of `k` has no free
 /// side, `k` is a double corner, or `k` is a corner whose blocked cell lies
@@ -147,8 +150,8 @@ pub(super) fn flat_right(up: &[u64], dn: &[u64], from: i64) -> i64 {
 }
 
 /// Walking left along a grid line (its cell rows `up` and `dn`) from vertex
-/// `from + 1`, the first vertex
-/// `k <= from` where the walk must end (the mirror image of [`flat_right`]).
+/// `from + 1`, the first vertex `k <= from` where the walk must end (the
+/// mirror image of [`flat_right`]).
 pub(super) fn flat_left(up: &[u64], dn: &[u64], from: i64) -> i64 {
     let last = (from + 1) as usize;
     let mut w = last / 64;

@@ -212,7 +212,6 @@ fn step_is_visible(
             let exact = |s: &[DVec2], k: usize| {
                 let (p, q) = (w[k], w[k + 1]);
                 part_visible(nav.grid(), p, q, param(s[0], p, q), param(s[1], p, q))
-                    .unwrap_or(false)
             };
             match walked
                 .windows(2)
@@ -238,31 +237,96 @@ fn step_is_visible(
     }
 }
 
-/// Whether the part of segment `a-b` (vertices) between parameters `t0 <=
-/// t1` is visible, checked piece by piece between the lattice points it
-/// contains: each piece then ends at, and never runs through, a vertex, so
-/// the rounding of the ends cannot move it to the other side of one.
-/// `None` when `a` or `b` is not a vertex.
-fn part_visible(grid: &Grid, a: DVec2, b: DVec2, t0: f64, t1: f64) -> Option<bool> {
-    if a.fract() != DVec2::ZERO || b.fract() != DVec2::ZERO {
-        return None;
-    }
+/// Whether the part of segment `a-b` between parameters `t0 <= t1` is
+/// visible, checked piece by piece between the lattice points it contains:
+/// each piece then ends at, and never runs through, a vertex, so the
+/// rounding of the ends cannot move it to the other side of one. Where `a`
+/// or `b` is no vertex (an agent's position where a search started), the
+/// lattice points are those the segment passes within rounding (`1e-9`).
+/// The way through each lattice point is checked on its own, with a short
+/// segment of exact ends in the same direction: a double corner there
+/// closes it.
+fn part_visible(grid: &Grid, a: DVec2, b: DVec2, t0: f64, t1: f64) -> bool {
+    let los = |p, q| bevy_anyangle::los::line_of_sight(grid, p, q);
     let d = b - a;
-    let (mut x, mut y) = (d.x.abs() as u64, d.y.abs() as u64);
-    while y != 0 {
-        (x, y) = (y, x % y);
-    }
-    let g = x.max(1) as f64;
     let mut points = vec![a + d * t0];
-    let first = (t0 * g).floor() as i64 + 1;
-    let last = (t1 * g).ceil() as i64 - 1;
-    points.extend((first..=last).map(|k| a + d * (k as f64 / g)));
+    if a.fract() == DVec2::ZERO && b.fract() == DVec2::ZERO {
+        let (mut x, mut y) = (d.x.abs() as u64, d.y.abs() as u64);
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        let g = x.max(1) as f64;
+        let first = (t0 * g).floor() as i64 + 1;
+        let last = (t1 * g).ceil() as i64 - 1;
+        points.extend((first..=last).map(|k| a + d * (k as f64 / g)));
+    } else if d != DVec2::ZERO {
+        // Along the longer axis, every whole coordinate strictly between
+        // the part's ends where the other coordinate is whole too.
+        let (axis, other) = if d.x.abs() >= d.y.abs() {
+            (0, 1)
+        } else {
+            (1, 0)
+        };
+        let (p, q) = (a + d * t0, a + d * t1);
+        let (lo, hi) = (p[axis].min(q[axis]), p[axis].max(q[axis]));
+        let mut crossings: Vec<DVec2> = ((lo.floor() as i64 + 1)..(hi.ceil() as i64))
+            .filter_map(|k| {
+                let k = k as f64;
+                let across = a[other] + (k - a[axis]) * d[other] / d[axis];
+                let whole = across.round();
+                ((across - whole).abs() < 1e-9).then(|| {
+                    let mut v = DVec2::ZERO;
+                    v[axis] = k;
+                    v[other] = whole;
+                    v
+                })
+            })
+            .collect();
+        if d[axis] < 0.0 {
+            crossings.reverse();
+        }
+        points.extend(crossings);
+    }
+    let through = d.signum() * DVec2::select(d.cmpeq(DVec2::ZERO), DVec2::ZERO, DVec2::ONE);
+    let h = 1.0 / 1024.0;
+    let vertices_pass = points[1..]
+        .iter()
+        .all(|&v| los(v - through * h, v + through * h));
     points.push(a + d * t1);
-    Some(
-        points
-            .windows(2)
-            .all(|s| s[0] == s[1] || bevy_anyangle::los::line_of_sight(grid, s[0], s[1])),
-    )
+    vertices_pass && points.windows(2).all(|s| s[0] == s[1] || los(s[0], s[1]))
+}
+
+/// The checker's own test: an agent's search started off the lattice, on a
+/// line through vertices; a cell then blocked behind the agent spoils the
+/// whole segment, and the part ahead grazes a blocked corner, which the
+/// agent's rounded position may clip. The part ahead still counts as
+/// visible; a double corner on it does not.
+#[test]
+fn part_visible_reads_a_segment_from_off_the_lattice_between_its_vertices() {
+    let mut grid = Grid::new(140, 60).unwrap();
+    let block = |grid: &mut Grid, x, y| grid.set_free(UVec2::new(x, y), false).unwrap();
+    // Touched at its corner (124, 50) by the line y - 46 = (x - 116) / 2.
+    block(&mut grid, 124, 49);
+    // Crossed by the line, behind the agent.
+    block(&mut grid, 127, 51);
+    let before = DVec2::new(129.493_591_308_593_75, 52.746_795_654_296_875);
+    let next = DVec2::new(116.0, 46.0);
+    // Where the agent stood, a little below the line (f32 rounding).
+    let here = DVec2::new(125.021_247_863_769_53, 50.510_620_117_187_5);
+    let los = |a, b| bevy_anyangle::los::line_of_sight(&grid, a, b);
+    assert!(!los(before, next));
+    assert!(!los(here, next), "the rounded position clips the corner");
+    let t = param(here, before, next);
+    assert!(part_visible(&grid, before, next, t, 1.0));
+    // The part behind the agent is blocked.
+    assert!(!part_visible(&grid, before, next, 0.0, t));
+    // The same from a vertex.
+    let vertex = DVec2::new(130.0, 53.0);
+    assert!(part_visible(&grid, vertex, next, 0.3, 1.0));
+    // A double corner at (124, 50) closes the way.
+    block(&mut grid, 123, 50);
+    assert!(!part_visible(&grid, before, next, t, 1.0));
+    assert!(!part_visible(&grid, vertex, next, 0.3, 1.0));
 }
 
 /// The 5 x 5 cells around the one holding `p` (grid), row by row (`#`
@@ -295,8 +359,8 @@ fn blocked_at(grid: &Grid, a: DVec2, b: DVec2, before: Option<DVec2>) -> String 
         .map(|k| a.lerp(b, k as f64 / steps as f64))
         .find(|&p| !grid.is_point_traversable(p));
     format!(
-        "first blocked point {first:?} (cells around: {}); whole segment from {before:?} visible: {:?}",
-        first.map_or_else(String::new, |p| cells_around(grid, p)),
+        "first blocked point {first:?} (cells around it, or around {a} if none: {}); whole segment from {before:?} visible: {:?}",
+        cells_around(grid, first.unwrap_or(a)),
         before.map(|w| los(w, b))
     )
 }
@@ -560,7 +624,7 @@ impl Game {
                     grid_segment_distance(here, before, *next) < 1e-3
                         && (los(before, *next)
                             || los(before.lerp(*next, t), *next)
-                            || part_visible(nav.grid(), before, *next, t, 1.0).unwrap_or(false))
+                            || part_visible(nav.grid(), before, *next, t, 1.0))
                 };
                 assert!(
                     on_segment || bevy_anyangle::los::line_of_sight(nav.grid(), here, *next),

@@ -52,6 +52,14 @@ const TOLERANCE: f64 = 1e-3;
 /// or an edit closed in on it.
 const RECOVERY_FRAMES: usize = 400;
 
+/// A grid of `grid`'s size with cell `(x, y)` alone blocked (for measuring
+/// the distance to one cell with [`wall_distance`]), the outside aside.
+fn single(grid: &Grid, x: i64, y: i64) -> Grid {
+    let mut one = Grid::new(grid.width(), grid.height()).unwrap();
+    one.set_free(UVec2::new(x as u32, y as u32), false).unwrap();
+    one
+}
+
 /// How far (cells) to look around a point for walls closer than `radius`.
 fn within(radius: f32) -> i64 {
     radius.ceil() as i64 + 2
@@ -156,6 +164,12 @@ struct Game {
     /// Agents that do not fit where they stand, legitimately: since which
     /// frame.
     recovering: EntityHashMap<usize>,
+    /// Every edit: frame, grid version after it, cells, and what became of
+    /// them (for failure reports).
+    edits: Vec<(usize, u64, URect, &'static str)>,
+    /// Each agent's last few states (frame, position, path summary), for
+    /// failure reports.
+    history: EntityHashMap<std::collections::VecDeque<(usize, DVec2, String)>>,
     clock: Instant,
     /// The profiles agents draw from.
     profiles: [ProfileId; 3],
@@ -210,6 +224,8 @@ impl Game {
             rng: Rng::new(seed),
             agents: Vec::new(),
             recovering: EntityHashMap::default(),
+            edits: Vec::new(),
+            history: EntityHashMap::default(),
             clock: Instant::now(),
             profiles: [ProfileId::DEFAULT, ranger, forester],
         };
@@ -299,12 +315,16 @@ impl Game {
         let grid_size = self.nav().grid().size();
         let rect = URect::from_corners(cell, (cell + size).min(grid_size));
         let mut nav = self.app.world_mut().resource_mut::<NavGrid>();
-        if trees {
+        let what = if trees {
             // Blocked for soldiers, free for rangers and foresters.
             nav.set_terrain(rect, Terrain::TREES).unwrap();
+            "trees"
         } else {
             nav.set_rect_free(rect, free).unwrap();
-        }
+            if free { "freed" } else { "blocked" }
+        };
+        let version = nav.version();
+        self.edits.push((frame, version, rect, what));
         if !free {
             let closed: Vec<Entity> = self
                 .agents
@@ -332,6 +352,7 @@ impl Game {
         assert!(violations.is_empty(), "frame {frame}: {violations:#?}");
         for i in 0..self.agents.len() {
             let e = self.agents[i];
+            self.note(frame, e);
             let gap = self.gap(e);
             if gap >= -TOLERANCE {
                 // Recovered once it has reached its path proper: on the way
@@ -347,11 +368,12 @@ impl Game {
             let status = world.get::<PathStatus>(e).unwrap();
             let Some(&since) = self.recovering.get(&e) else {
                 panic!(
-                    "frame {frame}: {e} (radius {}) at {} is {} from a wall; {status:?} {:?}",
+                    "frame {frame}: {e} (radius {}) at {} is {} from a wall; {status:?} {:?}{}",
                     self.radius(e),
                     self.position(e),
                     gap + f64::from(self.radius(e)),
                     world.get::<NavPath>(e).unwrap(),
+                    self.report(e),
                 );
             };
             if world.resource::<NoRoom>().0.contains(&e) {
@@ -368,6 +390,92 @@ impl Game {
                 world.get::<NavPath>(e).unwrap(),
             );
         }
+    }
+
+    /// Records agent `e`'s state at the end of `frame` if its path or
+    /// status changed, keeping its last 12 changes.
+    fn note(&mut self, frame: usize, e: Entity) {
+        let world = self.app.world();
+        let path = world.get::<NavPath>(e).unwrap();
+        let summary = format!(
+            "{:?} replanning {} next {} of {:?} version {} moved {} cut {}",
+            world.get::<PathStatus>(e).unwrap(),
+            world.get::<Replanning>(e).is_some(),
+            path.next,
+            path.grid_waypoints,
+            path.grid_version,
+            path.start_moved,
+            path.cut,
+        );
+        let p = self.position(e);
+        let seen = self.history.entry(e).or_default();
+        if seen.back().is_none_or(|(_, _, s)| *s != summary) {
+            seen.push_back((frame, p, summary));
+            if seen.len() > 12 {
+                seen.pop_front();
+            }
+        }
+    }
+
+    /// What a failure report needs about agent `e`: the grid version, the
+    /// nearest blocked cell and the edits around it, the agent's history.
+    fn report(&self, e: Entity) -> String {
+        use std::fmt::Write;
+        let world = self.app.world();
+        let request = world.get::<PathRequest>(e).unwrap();
+        let nav = self.nav();
+        let own = nav.grid_for(request.profile, Clearance::NONE).unwrap();
+        let p = self.position(e);
+        let reach = within(request.radius);
+        let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+        let nearest = (cy - reach..=cy + reach)
+            .flat_map(|y| (cx - reach..=cx + reach).map(move |x| (x, y)))
+            .filter(|&(x, y)| own.contains_xy(x, y) && !own.is_free_xy(x, y))
+            .map(|(x, y)| {
+                let d = wall_distance(&single(own, x, y), p, reach);
+                (d, x, y)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let mut out = format!(
+            "\ngrid version {}, replanning {}; nearest blocked cell (distance, x, y) {nearest:?}",
+            nav.version(),
+            world.get::<Replanning>(e).is_some()
+        );
+        if let Ok(clearance) = nav.clearance_of(request.radius)
+            && let Some(eroded) = nav.grid_for(request.profile, clearance)
+        {
+            let path = world.get::<NavPath>(e).unwrap();
+            let ahead = &path.grid_waypoints[path.next.min(path.grid_waypoints.len())..];
+            let mut from = p;
+            let visible: Vec<bool> = ahead
+                .iter()
+                .map(|&w| {
+                    let v = line_of_sight(eroded, from, w);
+                    from = w;
+                    v
+                })
+                .collect();
+            let _ = write!(
+                out,
+                "; on its eroded grid, the agent's cell free {}, segments ahead visible {visible:?}",
+                eroded.is_point_traversable(p)
+            );
+        }
+        out += "\nedits within 6 cells:\n";
+        for (frame, version, rect, what) in &self.edits {
+            let near = i64::from(rect.min.x) <= cx + 6
+                && i64::from(rect.max.x) >= cx - 6
+                && i64::from(rect.min.y) <= cy + 6
+                && i64::from(rect.max.y) >= cy - 6;
+            if near {
+                let _ = writeln!(out, "  frame {frame} version {version} {rect:?} {what}");
+            }
+        }
+        out += "history:\n";
+        for (frame, p, s) in self.history.get(&e).into_iter().flatten() {
+            let _ = writeln!(out, "  frame {frame} at {p}: {s}");
+        }
+        out
     }
 
     /// Despawns a few agents, preferring ones mid-search, and spawns others.
@@ -387,6 +495,7 @@ impl Game {
             };
             let e = self.agents.swap_remove(i);
             self.recovering.remove(&e);
+            self.history.remove(&e);
             self.app.world_mut().despawn(e);
             self.spawn(frame);
         }
@@ -457,7 +566,9 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
             unreachable!()
         };
         match &status {
-            PathStatus::Ready => assert_eq!(path.end(), Some(goal), "{e}: {path:?}"),
+            PathStatus::Ready => {
+                assert_eq!(path.end(), Some(goal), "{e}: {path:?}{}", game.report(e));
+            }
             PathStatus::Fallback => {
                 let w = &path.grid_waypoints;
                 let inside = match w.len() {
@@ -476,20 +587,24 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
                 );
                 assert!(
                     matches!(truth, Err(PlanError::Unreachable { .. })),
-                    "{e}: a fallback path to a goal its eroded grid reaches: {:?}",
-                    truth.map(|p| p.length)
+                    "{e}: a fallback path to a goal its eroded grid reaches: {:?}{}",
+                    truth.map(|p| p.length),
+                    game.report(e)
                 );
             }
             PathStatus::Failed(PathFailure::NoRoom) => {
                 assert_eq!(
                     start_point(own, eroded, clearance, game.position(e)),
                     None,
-                    "{e}: NoRoom, yet a place that fits it is in sight"
+                    "{e}: NoRoom at {}, yet a place that fits it is in sight; {path:?}{}",
+                    game.position(e),
+                    game.report(e)
                 );
             }
             other => panic!(
-                "{e} (radius {}): {other:?} after the game settled",
-                request.radius
+                "{e} (radius {}): {other:?} after the game settled{}",
+                request.radius,
+                game.report(e)
             ),
         }
         *tally

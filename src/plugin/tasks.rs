@@ -990,6 +990,19 @@ pub(crate) fn apply_results(
                 );
                 continue;
             }
+            // "No room" holds where the search started. An agent that has
+            // moved on since (walking out of a place an edit closed in on,
+            // or moved by the game) to where a place that fits it is in
+            // sight is planned again from where it stands.
+            Err(PlanError::NoRoom)
+                if here.is_some_and(|p| {
+                    crate::clearance::start_point(view.base(), view.grid, done.key.1, p).is_some()
+                }) =>
+            {
+                diagnostics.results_discarded += 1;
+                planning.request(done.entity, &mut state, &mut status, reason);
+                continue;
+            }
             Err(error) => {
                 diagnostics.results_applied += 1;
                 state.reachable = match error {

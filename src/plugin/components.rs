@@ -314,7 +314,9 @@ pub enum PathFailure {
     /// The agent has a [`PathRequest::radius`], stands where it does not fit
     /// (too close to a wall), and no place where it fits is in sight (see
     /// [`start_point`](crate::clearance::start_point)). It is planned again
-    /// when cells are freed.
+    /// when cells are freed. (Judged where its search started: an agent that
+    /// has moved meanwhile to where it sees such a place is planned again
+    /// from there instead.)
     #[error("the agent does not fit where it stands and sees no place where it does")]
     NoRoom,
     /// The request's [`PathRequest::profile`] is not registered with the

@@ -44,12 +44,8 @@ impl EventLog {
 }
 
 fn app_with(nav: NavGrid) -> App {
-    app_with_plugin(nav, AnyAnglePlugin::default())
-}
-
-fn app_with_plugin(nav: NavGrid, plugin: AnyAnglePlugin) -> App {
     let mut app = App::new();
-    app.add_plugins((TaskPoolPlugin::default(), plugin))
+    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
         .insert_resource(nav)
         .insert_resource(SteeringClock::fixed(0.0))
         .init_resource::<EventLog>()
@@ -2430,65 +2426,59 @@ fn a_wide_agent_walled_in_by_an_edit_walks_to_the_nearest_place_it_fits_in_sight
     settle(&mut app);
 }
 
-/// A wide agent in a maze corridor, where it does not fit and no place that
-/// fits it is in sight, is moved into an open room (by the game, or walking
-/// out of a place an edit closed in on) while its search waits behind
-/// another: the answer "no room", true where the search started, is not
-/// where the agent stands now. It is planned again from there.
+/// A room, and a corridor one cell wide that turns away from it: nowhere in
+/// the corridor does a wide agent fit, and no place where it does is in
+/// sight.
+const ROOM_AND_BENT_CORRIDOR: &str = "@@@@@@@@@@@@@@@
+                                      @......@@@@@@@@
+                                      @......@@@@@@@@
+                                      @......@@@@@@@@
+                                      @.............@
+                                      @......@@@@@@.@
+                                      @......@@@@@@.@
+                                      @@@@@@@@@@@@@.@
+                                      @@@@@@@@@@@@@.@
+                                      @@@@@@@@@@@@@.@
+                                      @@@@@@@@@@@@@@@";
+
+/// A wide agent at the end of a corridor, where it does not fit and no
+/// place that fits it is in sight, is moved into the room (by the game, or
+/// walking out of a place an edit closed in on) while its search waits: the
+/// answer "no room", true where the search started, is not where the agent
+/// stands now. It is planned again from there.
 #[test]
 fn a_no_room_answer_for_where_an_agent_stood_is_not_applied_where_it_fits() {
-    let (mut nav, start, far, _) = maze();
-    // An open room in the maze, the only place a wide agent fits.
-    nav.set_rect_free(URect::new(200, 200, 232, 232), true)
-        .unwrap();
-    let g = nav.grid().clone();
-    let corridor = (0..64)
-        .flat_map(|d| (0..=d).map(move |dy| UVec2::new(450 - (d - dy), 100 + dy)))
-        .find(|&c| g.is_free_xy(i64::from(c.x), i64::from(c.y)))
-        .unwrap();
-    let (stuck, room, goal) = (
-        nav.cell_center(corridor),
-        nav.cell_center(UVec2::new(210, 210)),
-        nav.cell_center(UVec2::new(222, 222)),
-    );
-    // One search thread, and no pacing: the second search is sent at once
-    // and waits behind the first.
-    let mut app = app_with_plugin(
-        nav,
-        AnyAnglePlugin {
-            search_threads: Some(1),
-            ..AnyAnglePlugin::default()
-        },
-    );
-    {
-        let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
-        settings.algorithm = Algorithm::LazyTheta;
-        settings.max_searches_in_flight = Some(8);
-    }
-    app.world_mut()
-        .spawn((NavPosition(start), PathRequest::to(far)));
-    app.update();
+    let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
+    let mut app = app_with(nav);
+    // World y is up: grid row y spans world [10 - y, 11 - y].
+    let world = |x: f32, y: f32| Vec2::new(x, 11.0 - y);
+    let (stuck, room, goal) = (world(13.5, 9.5), world(3.5, 3.5), world(4.0, 2.5));
+    // The search is sent, and waits on the held search threads.
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = true;
     let wide = app
         .world_mut()
         .spawn((NavPosition(stuck), PathRequest::to(goal).with_radius(0.5)))
         .id();
     app.update();
     let d = *app.world().resource::<PathfindingDiagnostics>();
-    assert_eq!(d.in_flight, 2, "both searches should be sent: {d:?}");
+    assert_eq!(d.in_flight, 1, "the search should be sent: {d:?}");
     assert_eq!(status(&app, wide), PathStatus::Computing);
     app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = room;
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = false;
     settle(&mut app);
     let log = app.world().resource::<EventLog>();
-    assert!(
-        !log.failed.iter().any(|f| f.entity == wide),
-        "{:?}",
-        log.failed
-    );
+    assert!(log.failed.is_empty(), "{:?}", log.failed);
     assert_eq!(status(&app, wide), PathStatus::Ready);
     let path = nav_path(&app, wide);
     assert_eq!(path.end(), Some(goal));
     let nav = app.world().resource::<NavGrid>();
     assert_eq!(path.grid_waypoints[0], nav.to_grid(room), "{path:?}");
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(
+        (d.searches_started, d.results_discarded, d.results_applied),
+        (2, 1, 1),
+        "{d:?}"
+    );
 }
 
 /// A lake in a field: row 0 and row 4 are dry, rows 1-3 water between

@@ -2481,6 +2481,83 @@ fn a_no_room_answer_for_where_an_agent_stood_is_not_applied_where_it_fits() {
     );
 }
 
+/// A corridor three cells wide: only its middle row is wide enough for an
+/// agent of radius 0.5.
+const WIDE_CORRIDOR: &str = "@@@@@@@@@@@@@@@@@@@@@@
+                             @....................@
+                             @....................@
+                             @....................@
+                             @@@@@@@@@@@@@@@@@@@@@@";
+
+/// Walls raised around a wide agent walking down a corridor, closing it in
+/// where no place that fits it is in sight (no way out): it stops where it
+/// stands instead of walking on along its old path into the new wall while
+/// its new search runs.
+#[test]
+fn a_wide_agent_walled_in_with_no_way_out_stops_where_it_stands() {
+    let nav = NavGrid::from_ascii(WIDE_CORRIDOR, GridTransform::default()).unwrap();
+    let mut app = app_with(nav);
+    // World y is up: grid row y spans world [4 - y, 5 - y].
+    let world = |x: f32, y: f32| Vec2::new(x, 5.0 - y);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(3.5, 2.5)),
+            PathRequest::to(world(18.5, 2.5)).with_radius(0.5),
+            PathFollower {
+                speed: 12.0,
+                arrive_radius: 0.01,
+            },
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    // On its path, mid-corridor; searches held from now on, so that the
+    // new one does not end the walk early.
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = world(9.5, 2.5);
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = true;
+    app.update();
+    // Above it (so it no longer fits the eroded grid there, though it keeps
+    // its radius), and across the corridor two cells behind and ahead.
+    {
+        let mut nav = app.world_mut().resource_mut::<NavGrid>();
+        for cell in [UVec2::new(9, 1), UVec2::new(7, 2), UVec2::new(11, 2)] {
+            nav.set_cell_free(cell, false).unwrap();
+        }
+    }
+    let nav = app.world().resource::<NavGrid>().clone();
+    let eroded = nav
+        .grid_for(ProfileId::DEFAULT, nav.clearance_of(0.5).unwrap())
+        .unwrap()
+        .clone();
+    let at = nav.to_grid(world(9.5, 2.5));
+    assert!(!eroded.is_point_traversable(at));
+    assert_eq!(
+        bevy_anyangle::clearance::start_point(
+            nav.grid(),
+            &eroded,
+            nav.clearance_of(0.5).unwrap(),
+            at
+        ),
+        None,
+        "no way out in sight"
+    );
+    app.insert_resource(SteeringClock::fixed(1.0 / 60.0));
+    for frame in 0..30 {
+        app.update();
+        let p = app.world().get::<NavPosition>(agent).unwrap().0;
+        assert!(
+            p.distance(world(9.5, 2.5)) < 1e-4,
+            "frame {frame}: it walked on to {p}: {:?} {:?}",
+            status(&app, agent),
+            nav_path(&app, agent)
+        );
+    }
+    app.world_mut().resource_mut::<PathfindingSettings>().paused = false;
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Failed(PathFailure::NoRoom));
+}
+
 /// A lake in a field: row 0 and row 4 are dry, rows 1-3 water between
 /// columns 1 and 8.
 const LAKE: &str = "..........

@@ -224,24 +224,31 @@ pub(crate) fn cut_at_blocked_segment(
     let path = &mut **path;
     let keep = path.next.min(path.waypoints.len()) + i;
     if keep == 0 {
-        // Even the way to the path's first waypoint is blocked: the agent
-        // stays where it is, on a one-point path it has reached, rather
-        // than on an empty path under a status that promises one.
-        path.waypoints = vec![nav.to_world(agent)];
-        path.grid_waypoints = vec![agent];
-        path.next = 1;
-        path.start_moved = false;
-    } else {
-        path.waypoints.truncate(keep);
-        path.grid_waypoints.truncate(keep);
-        path.next = path.next.min(keep);
+        // Even the way to the path's first waypoint is blocked.
+        stop_here(nav, path, agent);
+        return true;
     }
+    path.waypoints.truncate(keep);
+    path.grid_waypoints.truncate(keep);
+    path.next = path.next.min(keep);
     path.cut = true;
     path.length = path
         .waypoints
         .windows(2)
         .fold(0.0, |sum, w| sum + w[0].distance(w[1]));
     true
+}
+
+/// Cuts `path` to where the agent stands (`agent`, grid): a one-point path
+/// it has reached, rather than an empty path under a status that promises
+/// one, so that a follower stays there.
+fn stop_here(nav: &NavGrid, path: &mut NavPath, agent: DVec2) {
+    path.waypoints = vec![nav.to_world(agent)];
+    path.grid_waypoints = vec![agent];
+    path.next = 1;
+    path.start_moved = false;
+    path.cut = true;
+    path.length = 0.0;
 }
 
 /// Whether segment `a-b`'s bounding box meets `rect` grown by one cell (a
@@ -805,12 +812,15 @@ fn check_agent(
 
 /// Gives an agent a wall was raised under (at `agent`, grid) the way out
 /// at once, so that it does not wait in the wall for its new search (which
-/// starts with the same way out). Leaves the path alone if the grid has no
-/// walkable point.
+/// starts with the same way out). Where there is none (no walkable point;
+/// for a clearance, no place that fits it in sight), stops an agent with a
+/// path where it stands: that path may lead on into the new wall.
 fn walk_out(nav: &NavGrid, key: ViewKey, path: &mut Mut<NavPath>, agent: DVec2) {
     let old = &**path;
-    if let Some(way_out) = way_out(nav, key, agent, old.algorithm, old.goal, old.fallback) {
-        **path = way_out;
+    match way_out(nav, key, agent, old.algorithm, old.goal, old.fallback) {
+        Some(way_out) => **path = way_out,
+        None if !old.is_empty() => stop_here(nav, path, agent),
+        None => {}
     }
 }
 

@@ -28,6 +28,7 @@ use bevy_ecs::entity::EntityHashMap;
 use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use common::generate::Rng;
+use common::history::{History, note};
 use std::time::{Duration, Instant};
 
 const FPS: f32 = 60.0;
@@ -422,7 +423,7 @@ struct Game {
     /// for failure reports.
     last_paths: EntityHashMap<(NavPath, u64)>,
     /// Each agent's last few path and status changes, for failure reports.
-    history: EntityHashMap<std::collections::VecDeque<(usize, Vec2, Seen)>>,
+    history: History,
     /// Every cell edit: frame, grid version after it, cell, freed.
     edits: Vec<(usize, u64, UVec2, bool)>,
     /// Whether `history` and `edits` are kept. The soak keeps neither: they
@@ -608,7 +609,14 @@ impl Game {
                 );
             }
             if self.reports {
-                note(&mut self.history, self.app.world(), frame, e, p);
+                note(
+                    &mut self.history,
+                    self.app.world(),
+                    frame,
+                    e,
+                    p.as_dvec2(),
+                    16,
+                );
             }
             self.last_paths.insert(e, (path.clone(), nav.version()));
             if let Some(next) = path.grid_waypoints.get(path.next)
@@ -656,64 +664,10 @@ impl Game {
     }
 }
 
-/// An agent's path, progress, status and replanning marker as one frame left
-/// them, for failure reports.
-#[derive(Debug, PartialEq)]
-struct Seen {
-    status: PathStatus,
-    replanning: bool,
-    next: usize,
-    waypoints: Vec<DVec2>,
-    version: u64,
-    cut: bool,
-}
-
-/// Records agent `e`'s state at the end of `frame` if it changed, keeping
-/// its last 16 changes (with the frame and where the agent stood). Only a
-/// change allocates.
-fn note(
-    history: &mut EntityHashMap<std::collections::VecDeque<(usize, Vec2, Seen)>>,
-    world: &World,
-    frame: usize,
-    e: Entity,
-    p: Vec2,
-) {
-    let path = world.get::<NavPath>(e).unwrap();
-    let status = world.get::<PathStatus>(e).unwrap();
-    let replanning = world.get::<Replanning>(e).is_some();
-    let seen = history.entry(e).or_default();
-    let same = seen.back().is_some_and(|(_, _, s)| {
-        s.status == *status
-            && s.replanning == replanning
-            && s.next == path.next
-            && s.waypoints == path.grid_waypoints
-            && s.version == path.grid_version
-            && s.cut == path.cut
-    });
-    if same {
-        return;
-    }
-    seen.push_back((
-        frame,
-        p,
-        Seen {
-            status: status.clone(),
-            replanning,
-            next: path.next,
-            waypoints: path.grid_waypoints.clone(),
-            version: path.grid_version,
-            cut: path.cut,
-        },
-    ));
-    if seen.len() > 16 {
-        seen.pop_front();
-    }
-}
-
 /// An agent's recent history and the edits near the segment it heads for
 /// since its path was applied, for failure reports.
 fn story(
-    history: &EntityHashMap<std::collections::VecDeque<(usize, Vec2, Seen)>>,
+    history: &History,
     edits: &[(usize, u64, UVec2, bool)],
     e: Entity,
     path: &NavPath,
@@ -721,11 +675,7 @@ fn story(
     use std::fmt::Write;
     let mut out = String::from("\nhistory:\n");
     for (frame, p, s) in history.get(&e).into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "  frame {frame} at {p}: {:?} replanning {} next {} of {:?} version {} cut {}",
-            s.status, s.replanning, s.next, s.waypoints, s.version, s.cut
-        );
+        let _ = writeln!(out, "  frame {frame} at {p}: {s}");
     }
     let next = path.next.min(path.grid_waypoints.len().saturating_sub(1));
     let a = path.grid_waypoints[next.saturating_sub(1)];

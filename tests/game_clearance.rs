@@ -41,6 +41,7 @@ use bevy_ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use common::generate::Rng;
+use common::history::{History, note};
 use common::wall_distance;
 
 const FPS: f32 = 60.0;
@@ -167,9 +168,8 @@ struct Game {
     /// Every edit: frame, grid version after it, cells, and what became of
     /// them (for failure reports).
     edits: Vec<(usize, u64, URect, &'static str)>,
-    /// Each agent's last few states (frame, position, path summary), for
-    /// failure reports.
-    history: EntityHashMap<std::collections::VecDeque<(usize, DVec2, String)>>,
+    /// Each agent's last few path and status changes, for failure reports.
+    history: History,
     clock: Instant,
     /// The profiles agents draw from.
     profiles: [ProfileId; 3],
@@ -352,7 +352,8 @@ impl Game {
         assert!(violations.is_empty(), "frame {frame}: {violations:#?}");
         for i in 0..self.agents.len() {
             let e = self.agents[i];
-            self.note(frame, e);
+            let p = self.position(e);
+            note(&mut self.history, self.app.world(), frame, e, p, 12);
             let gap = self.gap(e);
             if gap >= -TOLERANCE {
                 // Recovered once it has reached its path proper: on the way
@@ -389,31 +390,6 @@ impl Game {
                 self.position(e),
                 world.get::<NavPath>(e).unwrap(),
             );
-        }
-    }
-
-    /// Records agent `e`'s state at the end of `frame` if its path or
-    /// status changed, keeping its last 12 changes.
-    fn note(&mut self, frame: usize, e: Entity) {
-        let world = self.app.world();
-        let path = world.get::<NavPath>(e).unwrap();
-        let summary = format!(
-            "{:?} replanning {} next {} of {:?} version {} moved {} cut {}",
-            world.get::<PathStatus>(e).unwrap(),
-            world.get::<Replanning>(e).is_some(),
-            path.next,
-            path.grid_waypoints,
-            path.grid_version,
-            path.start_moved,
-            path.cut,
-        );
-        let p = self.position(e);
-        let seen = self.history.entry(e).or_default();
-        if seen.back().is_none_or(|(_, _, s)| *s != summary) {
-            seen.push_back((frame, p, summary));
-            if seen.len() > 12 {
-                seen.pop_front();
-            }
         }
     }
 

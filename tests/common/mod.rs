@@ -25,6 +25,8 @@
 
 pub mod generate;
 pub mod harness;
+#[cfg(feature = "plugin")]
+pub mod history;
 pub mod lattice;
 pub mod strategies;
 

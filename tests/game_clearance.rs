@@ -42,7 +42,7 @@ use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use common::generate::Rng;
 use common::history::{History, note};
-use common::wall_distance;
+use common::{cell_distance, wall_distance};
 
 const FPS: f32 = 60.0;
 /// Agent radii, in world units (one cell is one unit).
@@ -52,14 +52,6 @@ const TOLERANCE: f64 = 1e-3;
 /// Frames an agent may take to fit again after spawning where it does not
 /// or an edit closed in on it.
 const RECOVERY_FRAMES: usize = 400;
-
-/// A grid of `grid`'s size with cell `(x, y)` alone blocked (for measuring
-/// the distance to one cell with [`wall_distance`]), the outside aside.
-fn single(grid: &Grid, x: i64, y: i64) -> Grid {
-    let mut one = Grid::new(grid.width(), grid.height()).unwrap();
-    one.set_free(UVec2::new(x as u32, y as u32), false).unwrap();
-    one
-}
 
 /// How far (cells) to look around a point for walls closer than `radius`.
 fn within(radius: f32) -> i64 {
@@ -407,10 +399,7 @@ impl Game {
         let nearest = (cy - reach..=cy + reach)
             .flat_map(|y| (cx - reach..=cx + reach).map(move |x| (x, y)))
             .filter(|&(x, y)| own.contains_xy(x, y) && !own.is_free_xy(x, y))
-            .map(|(x, y)| {
-                let d = wall_distance(&single(own, x, y), p, reach);
-                (d, x, y)
-            })
+            .map(|(x, y)| (cell_distance(p, x, y), x, y))
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let mut out = format!(
             "\ngrid version {}, replanning {}; nearest blocked cell (distance, x, y) {nearest:?}",

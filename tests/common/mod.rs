@@ -1119,6 +1119,14 @@ impl Ord for Key {
     }
 }
 
+/// Distance from `p` to the closed square of cell `(x, y)`.
+#[must_use]
+pub fn cell_distance(p: DVec2, x: i64, y: i64) -> f64 {
+    let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+    let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+    dx.hypot(dy)
+}
+
 /// Distance from grid point `p` to the nearest blocked cell of `grid` or to
 /// its outside, looking `within` cells around `p` (farther walls are not
 /// seen).
@@ -1130,9 +1138,7 @@ pub fn wall_distance(grid: &Grid, p: DVec2, within: i64) -> f64 {
     for y in cy - within..=cy + within {
         for x in cx - within..=cx + within {
             if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
-                let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
-                let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
-                best = best.min(dx.hypot(dy));
+                best = best.min(cell_distance(p, x, y));
             }
         }
     }

@@ -384,6 +384,12 @@ pub(super) struct Anya<'a> {
     /// own pieces turn when they are popped (`false`), so one expansion
     /// goes one turn deep.
     pub eager: bool,
+    /// The length of the shortest path to the goal found so far (the
+    /// smallest `g` of a goal node pushed), infinite until one is: a node
+    /// whose `f` exceeds it can never be popped before that goal node, so it
+    /// is dropped, and the work it would lead to is not done (see
+    /// [`Anya::beyond_goal`]).
+    pub best_goal: f64,
 }
 
 impl Anya<'_> {
@@ -422,6 +428,10 @@ impl Anya<'_> {
     /// Puts a node on the open list.
     pub(super) fn push(&mut self, n: Node) {
         let f = self.f_value(&n);
+        if f > self.best_goal {
+            self.stats.generated += 1;
+            return;
+        }
         let id = self.scratch.nodes.len() as u32;
         self.scratch.nodes.push(n);
         // Ties pop the larger `g` first, so a goal node (`g = f`) wins.
@@ -440,6 +450,10 @@ impl Anya<'_> {
             return;
         }
         let g = g + r.distance(self.t);
+        if g > self.best_goal {
+            return;
+        }
+        self.best_goal = g;
         self.push(Node {
             root,
             r,
@@ -540,6 +554,10 @@ impl Anya<'_> {
     fn turn_into(&mut self, v: [i64; 2], root: u32, r: DVec2, g: f64, wedge: Wedge) {
         let vp = Self::vpoint(v[0], v[1]);
         let gv = g + r.distance(vp);
+        // Every path on from `v` is at least this long.
+        if self.best_goal < f64::INFINITY && gv + vp.distance(self.t) > self.best_goal {
+            return;
+        }
         let id = self.scratch.vertex_id(v[0], v[1]);
         if !self.scratch.roots.improve(id, gv, root) {
             return;
@@ -783,12 +801,16 @@ impl Anya<'_> {
 
     /// When the successors made since `succ` held `before` nodes are a
     /// single piece with nothing to turn at, takes it out to be projected at
-    /// once (intermediate pruning) and counts it as expanded.
+    /// once (intermediate pruning) and counts it as expanded; drops it
+    /// instead when its `f` exceeds [`Anya::best_goal`].
     fn take_lone(&mut self, before: usize) -> Option<Node> {
         match self.scratch.succ[before..] {
             [only] if !only.turn_a && !only.turn_b => {
                 self.scratch.succ.pop();
                 self.stats.generated += 1;
+                if self.best_goal < f64::INFINITY && self.f_value(&only) > self.best_goal {
+                    return None;
+                }
                 self.record(&only);
                 Some(only)
             }
@@ -1141,6 +1163,9 @@ impl Anya<'_> {
                 Ordering::Equal => return split(self, true),
                 Ordering::Less => {}
             }
+            if self.best_goal < f64::INFINITY && self.beyond_goal(n, ny, lo, hi) {
+                return Follow::Empty;
+            }
             // A lone piece with free cells beyond: no corner of line `ny`
             // strictly inside, and the first cell beyond free.
             let (a_floor, b_ceil) = (lo.at.floor(), hi.at.ceil());
@@ -1200,6 +1225,25 @@ impl Anya<'_> {
             (na, nb) = (lo.stepped(), hi.stepped());
             row = far_row;
         }
+    }
+
+    /// Whether the interval `[lo, hi]` of line `ny`, seen from `n`'s root,
+    /// has an `f` above [`Anya::best_goal`]: then neither it nor anything
+    /// beyond it is needed. A cheap lower bound (the root's distance to the
+    /// line plus the line's distance to the goal, across the lines) answers
+    /// most lines; the exact `f` the others.
+    fn beyond_goal(&self, n: &Node, ny: i64, lo: Edge, hi: Edge) -> bool {
+        let y = ny as f64;
+        if n.g + (y - n.r.y).abs() + (y - self.t.y).abs() > self.best_goal {
+            return true;
+        }
+        let line = Node {
+            y: ny,
+            a: lo.ep(),
+            b: hi.ep(),
+            ..*n
+        };
+        self.f_value(&line) > self.best_goal
     }
 
     /// Counts an expansion of `n` and records it in the trace.

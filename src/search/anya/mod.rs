@@ -91,6 +91,17 @@
 //!   as an expand call, so `expanded` does not depend on it; the general
 //!   projection takes over where the next one splits, ends, or sweeps the
 //!   goal's lines.
+//! - **Work past the goal.** Once a goal node is pushed, its length bounds
+//!   the search: a node whose `f` exceeds it is dropped instead of queued
+//!   (it could never be popped before the goal), a lone piece is not
+//!   followed past the line where its `f` does, and a corner is not turned
+//!   at when the way through it to the goal is longer. Pops are unchanged;
+//!   expand calls fall 18 % on arena, 3 % on AR0011SR and 1-2 % on the
+//!   other maps. Most of the work above the optimum is done before any goal
+//!   node exists: with the optimum itself as the bound from the start (a
+//!   measurement, not something a search can know), expand calls would be
+//!   60 % fewer than with no bound on arena, 42 % on AR0011SR, 28 % on
+//!   den520d and 14 % on lak303d, for 34 %, 15 %, 4 % and none less time.
 //!
 //! Memory: the root history (best `g` and parent per vertex) is stamped with
 //! a generation, so nothing is cleared per query, and paged (see
@@ -243,6 +254,7 @@ pub(crate) fn search(
         stats: &mut stats,
         trace: ctx.trace.take(),
         eager: false,
+        best_goal: f64::INFINITY,
     };
 
     anya.scratch.roots.improve(start_id, 0.0, start_id);

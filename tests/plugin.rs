@@ -2481,6 +2481,54 @@ fn a_no_room_answer_for_where_an_agent_stood_is_not_applied_where_it_fits() {
     );
 }
 
+/// A wide agent that got "no room" at the end of a corridor is moved by the
+/// game: along the corridor, where it still fits nowhere in sight, nothing
+/// is searched; into the room, it is planned from there.
+#[test]
+fn a_wide_agent_with_no_room_moved_to_where_it_fits_is_planned_again() {
+    let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
+    let mut app = app_with(nav);
+    // World y is up: grid row y spans world [10 - y, 11 - y].
+    let world = |x: f32, y: f32| Vec2::new(x, 11.0 - y);
+    let (stuck, still_stuck, room, goal) = (
+        world(13.5, 9.5),
+        world(13.5, 8.5),
+        world(3.5, 3.5),
+        world(4.0, 2.5),
+    );
+    let wide = app
+        .world_mut()
+        .spawn((NavPosition(stuck), PathRequest::to(goal).with_radius(0.5)))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
+    let searches = |app: &App| {
+        app.world()
+            .resource::<PathfindingDiagnostics>()
+            .searches_started
+    };
+    assert_eq!(searches(&app), 1);
+    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = still_stuck;
+    settle(&mut app);
+    assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
+    assert_eq!(searches(&app), 1, "nothing fits in sight: no search");
+    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = room;
+    settle(&mut app);
+    assert_eq!(status(&app, wide), PathStatus::Ready);
+    assert_eq!(searches(&app), 2);
+    let path = nav_path(&app, wide);
+    assert_eq!(path.end(), Some(goal));
+    let nav = app.world().resource::<NavGrid>();
+    assert_eq!(path.grid_waypoints[0], nav.to_grid(room), "{path:?}");
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(
+        log.ready.last().map(|r| r.reason),
+        Some(PlanReason::Moved),
+        "{:?}",
+        log.ready
+    );
+}
+
 /// A corridor three cells wide: only its middle row is wide enough for an
 /// agent of radius 0.5.
 const WIDE_CORRIDOR: &str = "@@@@@@@@@@@@@@@@@@@@@@

@@ -314,9 +314,10 @@ pub enum PathFailure {
     /// The agent has a [`PathRequest::radius`], stands where it does not fit
     /// (too close to a wall), and no place where it fits is in sight (see
     /// [`start_point`](crate::clearance::start_point)). It is planned again
-    /// when cells are freed. (Judged where its search started: an agent that
-    /// has moved meanwhile to where it sees such a place is planned again
-    /// from there instead.)
+    /// when cells are freed near it, and when it is moved (by the game) to
+    /// where it fits or sees such a place ([`PlanReason::Moved`]). (Judged
+    /// where its search started: an agent that has moved meanwhile to where
+    /// it sees such a place is planned again from there instead.)
     #[error("the agent does not fit where it stands and sees no place where it does")]
     NoRoom,
     /// The request's [`PathRequest::profile`] is not registered with the
@@ -390,6 +391,10 @@ pub enum PlanReason {
     /// A new [`NavGrid`](super::NavGrid) was inserted or its transform
     /// changed.
     GridReplaced,
+    /// The agent had no room where its last search started
+    /// ([`PathFailure::NoRoom`]) and was moved to where it fits, or sees a
+    /// place that does.
+    Moved,
 }
 
 /// An agent's path, in world coordinates. A required component of

@@ -12,7 +12,7 @@
 //! | `PathfindingSettings` changed | `replan_on_settings_change` | agents using the changed setting, unless arrived (path kept) |
 //! | `NavGrid` version or layout changed | `replan_on_grid_edits` | agents whose remaining path the edits affect |
 //! | a followed entity moved | `replan_moved_targets` | agents following it |
-//! | an agent moved | `track_progress` | that agent, if off its path |
+//! | an agent moved | `track_progress` | that agent, if off its path, or if it had no room and now fits or sees a place that does |
 //!
 //! # Which edits affect a path
 //!
@@ -50,7 +50,7 @@ use super::settings::PathfindingSettings;
 use super::tasks::{
     FollowsTarget, PathfindingDiagnostics, PlanState, Planning, fail, index_margin, reindex_all,
 };
-use crate::clearance::Clearance;
+use crate::clearance::{Clearance, start_point};
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 use crate::search::Algorithm;
@@ -976,7 +976,9 @@ type ProgressData = (
 
 /// For agents that moved: advances [`NavPath::next`] past waypoints they
 /// have passed (without triggering `Changed<NavPath>`), and replans those
-/// farther than [`PathfindingSettings::replan_distance`] from their path.
+/// farther than [`PathfindingSettings::replan_distance`] from their path,
+/// and those with no room where their search started
+/// ([`PathFailure::NoRoom`]) that now fit or see a place that does.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn track_progress(
     meter: Res<Meter>,
@@ -989,6 +991,18 @@ pub(crate) fn track_progress(
     let settings = settings.as_deref().copied().unwrap_or_default();
     let plane = plane_of(nav.as_deref());
     for (entity, mut state, mut status, mut path, pos) in &mut agents {
+        if *status == PathStatus::Failed(PathFailure::NoRoom) {
+            // Moved (by the game) from where its search found no room: from
+            // here it may fit, or see a place that does.
+            if !state.busy()
+                && let (Some(nav), Some(p)) = (nav.as_deref(), position(pos, plane))
+                && let Some(view) = nav.view(state.key())
+                && start_point(view.base(), view.grid, state.key().1, nav.to_grid(p)).is_some()
+            {
+                planning.request(entity, &mut state, &mut status, PlanReason::Moved);
+            }
+            continue;
+        }
         if !status.has_path() {
             continue;
         }

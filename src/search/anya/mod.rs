@@ -103,6 +103,29 @@
 //!   60 % fewer than with no bound on arena, 42 % on AR0011SR, 28 % on
 //!   den520d and 14 % on lak303d, for 34 %, 15 %, 4 % and none less time.
 //!
+//! # Random maps
+//!
+//! Where obstacles are single cells scattered everywhere, Anya's work grows
+//! with the square of the path's length, grid A*'s more slowly. On
+//! `random512-10-0` (every third scenario query, grouped by length):
+//!
+//! | path length | Anya pops | Anya expand calls | A* expansions | Anya time / A* time |
+//! |--:|--:|--:|--:|--:|
+//! | 34 | 27 | 85 | 44 | 2.0 |
+//! | 224 | 739 | 3,189 | 579 | 3.8 |
+//! | 415 | 2,882 | 11,402 | 1,990 | 4.2 |
+//! | 606 | 7,509 | 28,681 | 5,688 | 3.7 |
+//!
+//! Every node whose `f` is below the optimum must be expanded, and those
+//! nodes fill the ellipse of points whose distances to start and goal sum to
+//! less than the optimum. The obstacles force a detour roughly in proportion
+//! to the length, so the ellipse's width grows with the length too, its area
+//! with the square, and every obstacle corner inside it is a root. Grid A*
+//! solves the 8-connected problem, whose octile heuristic stays closer to
+//! that problem's optimum, so its expansions grow more slowly. Knowing the
+//! optimum in advance (the bound above) would save about a fifth of Anya's
+//! time there: the gap is in the heuristic, not in work above the optimum.
+//!
 //! Memory: the root history (best `g` and parent per vertex) is stamped with
 //! a generation, so nothing is cleared per query, and paged (see
 //! [`super::paged`]), so it grows with the roots searches touch, not with the

@@ -694,6 +694,47 @@ fn story(
     out
 }
 
+/// Why a fallback path's end and its goal are in one region on the final
+/// grid: the cells and regions at both, the path between them, and the
+/// edits near that path since the fallback path's version.
+fn connection_report(
+    grid: &Grid,
+    edits: &[(usize, u64, UVec2, bool)],
+    path: &NavPath,
+    inside: DVec2,
+    goal: DVec2,
+    truth: Option<bevy_anyangle::search::Path>,
+) -> String {
+    use std::fmt::Write;
+    let region = |p: DVec2| grid.region(p.x.floor() as i64, p.y.floor() as i64);
+    let mut out = format!(
+        "\nfinal grid: cells around {inside} {} region {:?}; around the goal {goal} {} region {:?}\n",
+        cells_around(grid, inside),
+        region(inside),
+        cells_around(grid, goal),
+        region(goal),
+    );
+    let Some(truth) = truth else {
+        return out;
+    };
+    let _ = writeln!(out, "a path on the final grid: {:?}", truth.waypoints);
+    out += "edits within two cells of it since 40 versions before the fallback path's:\n";
+    for &(frame, version, cell, free) in edits {
+        let c = cell.as_dvec2() + 0.5;
+        let near = truth.waypoints.windows(2).any(|w| {
+            let (lo, hi) = (w[0].min(w[1]) - 2.0, w[0].max(w[1]) + 2.0);
+            c.cmpge(lo).all() && c.cmple(hi).all()
+        });
+        if near && version + 40 > path.grid_version {
+            let _ = writeln!(
+                out,
+                "  frame {frame} version {version} cell {cell} free {free}"
+            );
+        }
+    }
+    out
+}
+
 /// What a game run saw, for the soak's report.
 #[derive(Debug)]
 struct Figures {
@@ -863,16 +904,28 @@ fn run_game_with(
             PathStatus::Ready => assert_eq!(path.end(), Some(goal), "{e}: {path:?}"),
             // The goal must be out of reach from the region the path ends
             // in, as the planner sees it on the final grid. That region is
-            // read inside the last segment: the end itself (and an agent
+            // read on the last segment just before its end, in the cell the
+            // path reaches its end through: the end itself (and an agent
             // that arrived within its arrive radius) may sit on a vertex
             // touching the goal's region diagonally, a double corner that
-            // belongs to its south-east cell.
+            // belongs to its south-east cell. Cells the path crossed before
+            // may have been blocked since (the agent has passed them, so no
+            // replan is due), so the read stays next to the end; only if
+            // that cell was blocked too is the end itself read.
             PathStatus::Fallback => {
                 let w = &path.grid_waypoints;
                 let inside = match w.len() {
                     0 => here,
                     1 => w[0],
-                    n => w[n - 2].lerp(w[n - 1], 0.5),
+                    n => {
+                        let (a, b) = (w[n - 2], w[n - 1]);
+                        let before = b + (a - b).normalize_or_zero() * 1e-3;
+                        if grid.is_point_traversable(before) {
+                            before
+                        } else {
+                            b
+                        }
+                    }
                 };
                 let truth = plan(
                     grid,
@@ -883,12 +936,14 @@ fn run_game_with(
                         ..PlanOptions::with_algorithm(Algorithm::Anya)
                     },
                 );
-                assert!(
-                    matches!(truth, Err(PlanError::Unreachable { .. })),
-                    "{e}: a fallback path to a reachable goal {goal_grid}: from {inside} the planner says {:?}{}",
-                    truth.map(|p| (p.kind, p.length)),
-                    story(&game.history, &[], e, path)
-                );
+                if !matches!(truth, Err(PlanError::Unreachable { .. })) {
+                    let said = format!("{:?}", truth.as_ref().map(|p| (p.kind, p.length)));
+                    panic!(
+                        "{e}: a fallback path to a reachable goal {goal_grid}: from {inside} the planner says {said}{}{}",
+                        story(&game.history, &[], e, path),
+                        connection_report(grid, &game.edits, path, inside, goal_grid, truth.ok()),
+                    );
+                }
             }
             other => panic!(
                 "{e} ({here}): {other:?} after the game settled; last failure {:?}",

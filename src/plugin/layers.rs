@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use bevy_math::{URect, UVec2};
+use bevy_math::{DVec2, URect, UVec2};
 #[cfg(feature = "reflect")]
 use bevy_reflect::std_traits::ReflectDefault;
 
@@ -112,14 +112,16 @@ impl<'a> View<'a> {
         Arc::clone(self.snapshot)
     }
 
-    /// The profile's grid it is eroded from.
-    pub(crate) fn base(&self) -> &'a Grid {
-        self.base
-    }
-
     /// A snapshot of the profile's grid.
     pub(crate) fn base_snapshot(&self) -> Arc<Grid> {
         Arc::clone(self.base)
+    }
+
+    /// Where the path of an agent of `clearance` standing at `p` (grid)
+    /// starts on this grid, `None` where it does not fit and sees no place
+    /// that does (see [`crate::clearance::start_point`]).
+    pub(crate) fn start_point(&self, clearance: Clearance, p: DVec2) -> Option<DVec2> {
+        crate::clearance::start_point(self.base, self.grid, clearance, p)
     }
 }
 

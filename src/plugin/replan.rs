@@ -50,7 +50,7 @@ use super::settings::PathfindingSettings;
 use super::tasks::{
     FollowsTarget, PathfindingDiagnostics, PlanState, Planning, fail, index_margin, reindex_all,
 };
-use crate::clearance::{Clearance, start_point};
+use crate::clearance::Clearance;
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 use crate::search::Algorithm;
@@ -843,7 +843,7 @@ pub(crate) fn way_out(
     let exit = if key.1.is_none() {
         crate::search::nearest_valid_point(view.grid, agent, None)?
     } else {
-        crate::clearance::start_point(view.base(), view.grid, key.1, agent)?
+        view.start_point(key.1, agent)?
     };
     Some(NavPath {
         waypoints: vec![nav.to_world(exit)],
@@ -997,7 +997,7 @@ pub(crate) fn track_progress(
             if !state.busy()
                 && let (Some(nav), Some(p)) = (nav.as_deref(), position(pos, plane))
                 && let Some(view) = nav.view(state.key())
-                && start_point(view.base(), view.grid, state.key().1, nav.to_grid(p)).is_some()
+                && view.start_point(state.key().1, nav.to_grid(p)).is_some()
             {
                 planning.request(entity, &mut state, &mut status, PlanReason::Moved);
             }

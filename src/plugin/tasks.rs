@@ -995,9 +995,7 @@ pub(crate) fn apply_results(
             // or moved by the game) to where a place that fits it is in
             // sight is planned again from where it stands.
             Err(PlanError::NoRoom)
-                if here.is_some_and(|p| {
-                    crate::clearance::start_point(view.base(), view.grid, done.key.1, p).is_some()
-                }) =>
+                if here.is_some_and(|p| view.start_point(done.key.1, p).is_some()) =>
             {
                 diagnostics.results_discarded += 1;
                 planning.request(done.entity, &mut state, &mut status, reason);

@@ -24,7 +24,7 @@ Options:
                     missing); without it no file is written
   --write-docs      the same as --out docs: regenerate the committed report
   --quick           a sample of 40 queries per map instead of every query
-                    (well under a minute; the full run takes some 40 minutes)
+                    (well under a minute; the full run takes about an hour)
   --sample N        N queries per map, spread over the difficulty buckets
                     (default: all, or 40 with --quick)
   --points KIND     scenario cells become `corners` (default, the cell's top-left

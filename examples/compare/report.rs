@@ -806,7 +806,7 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
     if info.sample.is_some() {
         s.push_str(
             "Not a full run: running every query of every scenario (no `--quick` or `--sample`) \
-             takes some 40 minutes on a two-core machine, most of it on `maze512-1-0`.\n\n",
+             takes about an hour on a two-core machine, most of it on `maze512-1-0`.\n\n",
         );
     }
     s.push_str(

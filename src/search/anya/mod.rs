@@ -126,9 +126,9 @@
 //! optimum in advance (the bound above) would save about a fifth of Anya's
 //! time there: the gap is in the heuristic, not in work above the optimum.
 //!
-//! The paper names overlapping intervals as the cause on these maps: an
-//! interval reached from two roots, neither of which the root history
-//! prunes. Such a node can be dropped, without losing the optimum, when
+//! The paper (Section 9.1) names overlapping intervals as the cause on
+//! these maps: an interval reached from two roots, neither of which the
+//! root history prunes. Such a node can be dropped, without losing the optimum, when
 //! another node's interval on the same line holds it and that node's root
 //! reaches every point of it strictly more cheaply. Along a line, the
 //! difference of the two costs (`g` plus the distance from the root) has

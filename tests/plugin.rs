@@ -687,6 +687,47 @@ fn a_fallback_path_replans_when_an_edit_connects_the_regions() {
     assert_valid(&nav, &nav_path(&app, agent), start, Some(goal));
 }
 
+/// An agent at its fallback point on a double corner belongs to the region
+/// of the corner's south-east cell. Blocking that cell leaves the corner
+/// touching only the goal's region: the agent can now reach the goal, and a
+/// blocked cell, not a freed one, is what connected it.
+#[test]
+fn a_fallback_agent_on_a_double_corner_replans_when_blocking_its_cell_joins_it_to_the_goal() {
+    let nav = NavGrid::from_ascii(
+        "...###
+         ...###
+         ...###
+         ###...
+         ###...
+         ###...",
+        GridTransform::default(),
+    )
+    .unwrap();
+    let mut app = app_with(nav);
+    // World y runs up: the goal is in the grid's top-left cell.
+    let (corner, goal) = (Vec2::new(3.0, 3.0), Vec2::new(0.5, 5.5));
+    let agent = app
+        .world_mut()
+        .spawn((NavPosition(corner), PathRequest::to(goal)))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Fallback);
+    let path = nav_path(&app, agent);
+    assert_eq!(path.waypoints.last(), Some(&corner), "{path:?}");
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(3, 3), false)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    assert_eq!(
+        app.world().resource::<EventLog>().ready_reasons()[&agent],
+        PlanReason::RegionsConnected
+    );
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_valid(&nav, &nav_path(&app, agent), corner, Some(goal));
+}
+
 #[test]
 fn switching_the_algorithm_resource_changes_which_planner_runs() {
     let nav = NavGrid::new(Grid::new(30, 30).unwrap(), GridTransform::default());

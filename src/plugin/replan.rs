@@ -33,6 +33,10 @@
 //! - An agent with a fallback path, or whose goal is unreachable, also
 //!   replans when its cell and the goal's are now in one region, or when a
 //!   freed cell in its region lies closer to the goal than its fallback point.
+//!   Blocking a cell can connect it too: an agent on a double corner belongs
+//!   to the region of the corner's south-east cell (`SPEC.md`), and once that
+//!   cell is blocked, to the region of the cell diagonally across, so a
+//!   blocked cell touching the agent's point is tested as well.
 //!   For an agent standing in no free cell (in a wall, off the grid) "its
 //!   region" is the one the planner moved its start to: the region of its
 //!   path's end, or of the closest reachable point the planner reported
@@ -97,6 +101,16 @@ pub(crate) fn edit_impact(
 
     if first_blocked_segment(grid, edits, check.from, check.behind, check.ahead).is_some() {
         return Some(PlanReason::PathBlocked);
+    }
+    // Blocking a cell at a double corner the agent stands on leaves the
+    // corner touching only the other cell's region, which may hold the goal.
+    if check.fallback
+        && edits
+            .iter()
+            .any(|e| e.kind != EditKind::Freed && rect_distance(e.rect, check.region) == 0.0)
+        && connected(grid, check.region, check.goal)
+    {
+        return Some(PlanReason::RegionsConnected);
     }
     freed().next()?;
     if check.fallback {

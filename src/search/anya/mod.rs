@@ -130,10 +130,10 @@
 //! these maps: an interval reached from two roots, neither of which the
 //! root history prunes. Such a node can be dropped, without losing the
 //! optimum, when another node's interval on the same line holds it and
-//! that node's root reaches every point of it strictly more cheaply. Along a line, the
-//! difference of the two costs (`g` plus the distance from the root) has
-//! at most one critical point, where the two roots and the point are
-//! collinear, so the interval's ends and that point decide it. Measured
+//! that node's root reaches every point of it strictly more cheaply. Along
+//! a line, the difference of the two costs (`g` plus the distance from the
+//! root) has at most one critical point, where the two roots and the point
+//! are collinear, so the interval's ends and that point decide it. Measured
 //! with every cone pushed recorded per line and each new cone checked
 //! against its line before it is pushed (path lengths unchanged on every
 //! scenario query):

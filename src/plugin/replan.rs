@@ -102,28 +102,30 @@ pub(crate) fn edit_impact(
     if first_blocked_segment(grid, edits, check.from, check.behind, check.ahead).is_some() {
         return Some(PlanReason::PathBlocked);
     }
-    // Blocking a cell at a double corner the agent stands on leaves the
-    // corner touching only the other cell's region, which may hold the goal.
+    let freed_any = freed().next().is_some();
+    // Freed cells may join the agent's region to the goal's; so may a
+    // blocked cell at a double corner the agent stands on, which leaves the
+    // corner touching only the region of the cell diagonally across.
     if check.fallback
-        && edits
-            .iter()
-            .any(|e| e.kind != EditKind::Freed && rect_distance(e.rect, check.region) == 0.0)
+        && (freed_any
+            || edits
+                .iter()
+                .any(|e| e.kind != EditKind::Freed && rect_distance(e.rect, check.region) == 0.0))
         && connected(grid, check.region, check.goal)
     {
         return Some(PlanReason::RegionsConnected);
     }
-    freed().next()?;
-    if check.fallback {
-        if connected(grid, check.region, check.goal) {
+    if !freed_any {
+        return None;
+    }
+    if check.fallback
+        && let Some(end) = check.ahead.last()
+    {
+        let now = end.distance(check.goal) * (1.0 - SLACK);
+        if freed()
+            .any(|r| rect_distance(r, check.goal) < now && rect_meets_region(grid, r, check.region))
+        {
             return Some(PlanReason::RegionsConnected);
-        }
-        if let Some(end) = check.ahead.last() {
-            let now = end.distance(check.goal) * (1.0 - SLACK);
-            if freed().any(|r| {
-                rect_distance(r, check.goal) < now && rect_meets_region(grid, r, check.region)
-            }) {
-                return Some(PlanReason::RegionsConnected);
-            }
         }
     }
     if let (Some(first), Some(&end)) = (check.ahead.first(), check.ahead.last()) {

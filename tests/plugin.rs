@@ -693,6 +693,17 @@ fn a_fallback_path_replans_when_an_edit_connects_the_regions() {
 /// blocked cell, not a freed one, is what connected it.
 #[test]
 fn a_fallback_agent_on_a_double_corner_replans_when_blocking_its_cell_joins_it_to_the_goal() {
+    double_corner_joined_by_a_blocked_cell(FallbackPolicy::ClosestReachable);
+}
+
+/// The same with no fallback path: the agent whose goal was reported
+/// unreachable has no path, and is planned again all the same.
+#[test]
+fn an_unreachable_agent_on_a_double_corner_replans_when_blocking_its_cell_joins_it_to_the_goal() {
+    double_corner_joined_by_a_blocked_cell(FallbackPolicy::Fail);
+}
+
+fn double_corner_joined_by_a_blocked_cell(policy: FallbackPolicy) {
     let nav = NavGrid::from_ascii(
         "...###
          ...###
@@ -704,6 +715,9 @@ fn a_fallback_agent_on_a_double_corner_replans_when_blocking_its_cell_joins_it_t
     )
     .unwrap();
     let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .fallback = policy;
     // World y runs up: the goal is in the grid's top-left cell.
     let (corner, goal) = (Vec2::new(3.0, 3.0), Vec2::new(0.5, 5.5));
     let agent = app
@@ -711,9 +725,14 @@ fn a_fallback_agent_on_a_double_corner_replans_when_blocking_its_cell_joins_it_t
         .spawn((NavPosition(corner), PathRequest::to(goal)))
         .id();
     settle(&mut app);
-    assert_eq!(status(&app, agent), PathStatus::Fallback);
-    let path = nav_path(&app, agent);
-    assert_eq!(path.waypoints.last(), Some(&corner), "{path:?}");
+    if policy == FallbackPolicy::Fail {
+        assert_eq!(status(&app, agent), PathStatus::Unreachable);
+        assert!(nav_path(&app, agent).is_empty());
+    } else {
+        assert_eq!(status(&app, agent), PathStatus::Fallback);
+        let path = nav_path(&app, agent);
+        assert_eq!(path.waypoints.last(), Some(&corner), "{path:?}");
+    }
     app.world_mut()
         .resource_mut::<NavGrid>()
         .set_cell_free(UVec2::new(3, 3), false)

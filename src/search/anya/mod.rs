@@ -102,6 +102,15 @@
 //!   measurement, not something a search can know), expand calls would be
 //!   60 % fewer than with no bound on arena, 42 % on AR0011SR, 28 % on
 //!   den520d and 14 % on lak303d, for 34 %, 15 %, 4 % and none less time.
+//!   Putting that work off instead, so that whatever has an `f` above the
+//!   best queued waits in the open list (a lone piece no longer followed at
+//!   once, a corner no longer turned at eagerly), was measured and is not
+//!   used: the queue costs more than the lines and turns it saves. Deferred
+//!   lone pieces took lak303d from 246 to 1,083 pops a query and its time up
+//!   by half; deferred corners took it to 503 pops and 22 % more time
+//!   (den520d 9 %, `random512-20-0` 11 %, AR0011SR unchanged), and waiting
+//!   only when `f` is some percent above the best queued deferred too little
+//!   to show.
 //!
 //! # Random maps
 //!

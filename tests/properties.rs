@@ -530,6 +530,40 @@ fn fallback_target_prefers_a_valid_tie_over_a_nudged_double_corner() {
     }
 }
 
+/// Regression: the goal lies in a cell cut off by a double corner, just
+/// inside its corner (1, 2). The closest point of the start's region is the
+/// double corner (1, 1), which belongs to its blocked south-east cell, so
+/// the fallback steps 1/1024 off it into the cell (1, 0). The point (2, 2 - e)
+/// of the cell (2, 1) is farther from the goal than (1, 1) but nearer than
+/// that step: the crate took it when it compared distances after the step,
+/// ending a cell away from the fallback target `SPEC.md` defines.
+#[test]
+fn fallback_target_is_the_nudged_double_corner_over_a_farther_valid_point() {
+    let (g, r) = grid(
+        "#..
+         .#.",
+    );
+    let e = 1.0 / 4096.0;
+    let (start, goal) = (v(2.5, 0.5), v(1.0 - e, 2.0 - e));
+    let nudged = v(1.0 + 1.0 / 1024.0, 1.0 - 1.0 / 1024.0);
+    for algorithm in Algorithm::ALL {
+        let path = Planner::new()
+            .plan(&g, start, goal, &PlanOptions::with_algorithm(algorithm))
+            .unwrap();
+        r.validate(start, goal, &path, Expect::for_algorithm(algorithm))
+            .unwrap_or_else(|e| panic!("{algorithm}: {e}"));
+        assert_eq!(path.end(), nudged, "{algorithm}");
+        let fail = PlanOptions {
+            fallback: FallbackPolicy::Fail,
+            ..PlanOptions::with_algorithm(algorithm)
+        };
+        assert_eq!(
+            Planner::new().plan(&g, start, goal, &fail),
+            Err(PlanError::Unreachable { closest: nudged })
+        );
+    }
+}
+
 /// Regression: a start at (0.25, -0.0) is the point (0.25, 0) on
 /// the top border; Lazy Theta* hits the line-of-sight walk's debug assertion
 /// "overshot its end cell" (see `negative_zero_is_zero` in `tests/los.rs`).

@@ -108,8 +108,9 @@ pub(crate) fn visible(ctx: &mut SearchContext<'_>, a: &Endpoint, b: &Endpoint) -
 ///
 /// When that point is a vertex that would belong to another cell (a double
 /// corner, whose points belong to the south-east cell), it is moved 1/1024 of
-/// a cell into the chosen cell so that it is valid; distances are measured
-/// after that move, so an equally close valid point wins.
+/// a cell into the chosen cell so that it is valid. The cell is chosen by the
+/// distance before that move, the fallback target's own, and an equally
+/// close point that needs no move wins the tie.
 pub(crate) fn nearest_valid_point(
     grid: &Grid,
     p: DVec2,
@@ -118,17 +119,17 @@ pub(crate) fn nearest_valid_point(
     let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
     let cx = (p.x.floor().clamp(0.0, (w - 1) as f64)) as i64;
     let cy = (p.y.floor().clamp(0.0, (h - 1) as f64)) as i64;
-    let mut best: Option<(f64, DVec2)> = None;
-    let consider = |x: i64, y: i64, best: &mut Option<(f64, DVec2)>| {
+    // (distance, whether the point was moved, the point)
+    let mut best: Option<(f64, bool, DVec2)> = None;
+    let consider = |x: i64, y: i64, best: &mut Option<(f64, bool, DVec2)>| {
         let clamped = DVec2::new(
             p.x.clamp(x as f64, (x + 1) as f64),
             p.y.clamp(y as f64, (y + 1) as f64),
         );
         let q = owned_point(grid, [x, y], clamped);
-        // Its actual distance, so a valid point wins a tie with a nudged one.
-        let d = q.distance(p);
-        if best.is_none_or(|(bd, _)| d < bd) {
-            *best = Some((d, q));
+        let (d, moved) = (clamped.distance(p), q != clamped);
+        if best.is_none_or(|(bd, bmoved, _)| d < bd || (d == bd && bmoved && !moved)) {
+            *best = Some((d, moved, q));
         }
     };
     // Rows by increasing distance from p; in each row, the nearest wanted
@@ -141,15 +142,17 @@ pub(crate) fn nearest_valid_point(
                 continue;
             }
             let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
-            if best.is_some_and(|(d, _)| dy > d) {
+            // (Bounds computed as `consider` computes distances, so that an
+            // equally close cell is never skipped.)
+            if best.is_some_and(|(d, _, _)| DVec2::new(0.0, dy).length() > d) {
                 continue;
             }
             any_row = true;
             let words = grid.row_words(y);
             let wanted = |x: i64| region.is_none_or(|r| grid.region(x, y) == Some(r));
-            let too_far = |x: i64, best: &Option<(f64, DVec2)>| {
+            let too_far = |x: i64, best: &Option<(f64, bool, DVec2)>| {
                 let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
-                best.is_some_and(|(d, _)| dx.hypot(dy) > d)
+                best.is_some_and(|(d, _, _)| DVec2::new(dx, dy).length() > d)
             };
             // Rightwards from cx (stored bit of cell x is x + 1).
             let mut bit = cx as usize + 1;
@@ -191,7 +194,7 @@ pub(crate) fn nearest_valid_point(
             break;
         }
     }
-    best.map(|(_, q)| q)
+    best.map(|(_, _, q)| q)
 }
 
 /// `q`, a point of free `cell`'s square, or — if `q` is a double corner that

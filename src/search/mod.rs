@@ -139,7 +139,10 @@ impl FromStr for Algorithm {
 pub enum FallbackPolicy {
     /// Plan to the *fallback target* of `SPEC.md`: the point of the start's
     /// region closest (Euclidean) to the goal. The path is marked
-    /// [`PathKind::Fallback`].
+    /// [`PathKind::Fallback`]. Where that point is a double corner that
+    /// belongs to a cell outside the region (so it is no valid goal), the
+    /// path ends 1/1024 of a cell from it along both axes, inside the
+    /// region's cell.
     #[default]
     ClosestReachable,
     /// Fail with [`PlanError::Unreachable`].

@@ -10,9 +10,9 @@
 //! `Fallback`) whose [`NavPath::grid_version`] is the grid's current version
 //! must see along the rest of it: each segment of `grid_waypoints` from
 //! `next - 1` on has line of sight on the current grid. At the end, planning
-//! resumed, the plugin must settle within a bounded number of frames: no
-//! search in flight or queued, and no agent with a request still waiting for
-//! its first path.
+//! resumed and steering stopped, the plugin must settle within a bounded
+//! number of frames: no search in flight or queued, and no agent with a
+//! request still waiting for its first path.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -280,9 +280,13 @@ impl Driver {
     }
 
     /// Runs frames until nothing is queued, in flight or waiting for a first
-    /// path; panics if that takes more than [`SETTLE_FRAMES`].
+    /// path; panics if that takes more than [`SETTLE_FRAMES`]. Steering is
+    /// stopped first: a slow follower may walk for longer than any bound,
+    /// and agents following it are planned again as it goes (on every move,
+    /// with a replan distance of 0).
     fn settle(&mut self) {
         self.settings().paused = false;
+        self.world().insert_resource(SteeringClock::fixed(0.0));
         for _ in 0..SETTLE_FRAMES {
             self.frame();
             let world = self.app.world_mut();

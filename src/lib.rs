@@ -10,7 +10,7 @@
 //! | [`los`] | line of sight, exactly as `SPEC.md` defines it |
 //! | [`terrain`] | terrain types per cell, movement profiles, the cost of a segment across terrain |
 //! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors, search traces |
-//! | `plugin` | the Bevy plugin (feature `plugin`) |
+//! | `plugin` | the Bevy plugin (feature `plugin`), laid out as its pipeline (see its docs) |
 //!
 //! The algorithm core (everything above) never sees Bevy's ECS; it builds with
 //! `--no-default-features`.

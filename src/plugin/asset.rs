@@ -48,8 +48,8 @@ use bevy_math::{URect, UVec2};
 use bevy_reflect::TypePath;
 use thiserror::Error;
 
-use super::nav_grid::{GridTransform, NavGrid};
 use crate::grid::{Grid, MapParseError};
+use crate::plugin::world::{GridTransform, NavGrid};
 
 /// At most this many runs of changed cells (a run: neighbours in one row
 /// that change the same way) are applied as edits when a map asset changes;

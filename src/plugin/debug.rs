@@ -81,12 +81,10 @@ use bevy_reflect::std_traits::ReflectDefault;
 use bevy_time::Time;
 use bevy_transform::components::GlobalTransform;
 
-use super::components::{NavPath, PathReady, PathRequest, PathStatus, PlanReason, Replanning};
-use super::layers::ProfileId;
-use super::nav_grid::NavGrid;
-use super::position::{PositionData, position};
 use crate::clearance::Clearance;
 use crate::grid::{EditKind, GridEdit};
+use crate::plugin::api::{NavPath, PathReady, PathRequest, PathStatus, PlanReason, Replanning};
+use crate::plugin::world::{NavGrid, PositionData, ProfileId, position};
 use crate::search::{Algorithm, SearchTrace};
 
 /// Adds the debug drawing described in the [module docs](self).

@@ -7,7 +7,7 @@ use bevy_app::{App, Last, Plugin};
 use bevy_diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
 use bevy_ecs::prelude::*;
 
-use super::tasks::PathfindingDiagnostics;
+use crate::plugin::api::PathfindingDiagnostics;
 
 /// Publishes [`PathfindingDiagnostics`] as Bevy [`Diagnostic`]s, measured
 /// once a frame (in `Last`). Add it beside [`AnyAnglePlugin`](super::AnyAnglePlugin):

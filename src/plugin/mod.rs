@@ -1,11 +1,37 @@
 //! The Bevy plugin: any-angle paths for entities, planned in the background.
 //!
+//! # The pipeline
+//!
+//! Every frame, the plugin's systems run in four chained sets
+//! ([`AnyAngleSystems`]), and each stage lives in a module of its own:
+//!
+//! ```text
+//!  Detect ──────────▶ Dispatch ─────────▶ [search threads] ─────▶ Apply ─────────▶ Steer
+//!  who needs a plan   send searches,        plan on grid           judge answers,    walk
+//!  (requests, edits,  most urgent first,    snapshots              join paths,       followers
+//!   targets, moves)   paced by work                                fail, replan
+//!  detect/            dispatch/                                    apply/            steer.rs
+//! ```
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`api`] | what a game touches: [`PathRequest`], [`NavPath`], [`PathStatus`], events, [`PathfindingSettings`], [`PathfindingDiagnostics`] |
+//! | [`world`] | the [`NavGrid`] resource, the grids each kind of agent plans on, agent positions |
+//! | `agent` | the one home of an agent's planning state: its phases and transitions, the job queue, the edit index |
+//! | `detect` | the systems that find who needs a plan |
+//! | `dispatch` | sending searches: the search executor (worker threads), pacing, tickets |
+//! | `apply` | turning answers into paths, failures or new requests |
+//! | `geometry` | the ECS-free path geometry the stages share: edit impact, cutting, joining, the way out of a wall |
+//! | `steer` | [`PathFollower`] steering |
+//! | `stats` | the counters and frame timer behind [`PathfindingDiagnostics`] |
+//! | `debug`, `asset`, `diagnostic` | optional features: gizmos, map assets, Bevy diagnostics |
+//!
 //! # Using it in a game
 //!
 //! 1. Add [`AnyAnglePlugin`]. It plans on search threads of its own (see
 //!    [`AnyAnglePlugin::search_threads`]), so it needs no task pool.
 //! 2. Insert a [`NavGrid`] resource: the walkable grid and where it lies in
-//!    the world (see [`nav_grid`] for the y-up world / y-down grid
+//!    the world (see [`world::nav_grid`] for the y-up world / y-down grid
 //!    convention).
 //! 3. Give each agent a position (`Transform`, or [`NavPosition`]) and a
 //!    [`PathRequest`]. The plugin adds a [`PathStatus`] and a [`NavPath`]
@@ -107,39 +133,33 @@
 //!   a node budget run out), it still walks out: its [`NavPath`] then holds
 //!   the way out alone, beside the failed [`PathStatus`].
 
+mod agent;
+pub mod api;
+mod apply;
 #[cfg(feature = "asset")]
 pub mod asset;
-pub mod components;
-mod cost;
 #[cfg(feature = "debug-gizmos")]
 pub mod debug;
+mod detect;
 #[cfg(feature = "diagnostic")]
 pub mod diagnostic;
-mod edit_index;
-pub mod layers;
-pub mod nav_grid;
-mod position;
-mod queue;
-pub mod replan;
-pub mod settings;
-pub mod steering;
-pub mod tasks;
-mod workers;
+mod dispatch;
+mod geometry;
+mod stats;
+mod steer;
+pub mod world;
 
 use bevy_app::{App, Plugin, Update};
 use bevy_ecs::intern::Interned;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::ScheduleLabel;
 
-pub use components::{
-    NavPath, NavPosition, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
-    PlanReason, Replanning,
+pub use api::{
+    NavPath, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
+    PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
 };
-pub use layers::ProfileId;
-pub use nav_grid::{GridTransform, NavGrid, NavGridError, WorldPlane};
-pub use settings::PathfindingSettings;
-pub use steering::{ClockMode, PathFollower, SteeringClock};
-pub use tasks::PathfindingDiagnostics;
+pub use steer::{ClockMode, PathFollower, SteeringClock};
+pub use world::{GridTransform, NavGrid, NavGridError, NavPosition, ProfileId, WorldPlane};
 
 /// The plugin's system sets, chained in this order in
 /// [`AnyAnglePlugin::schedule`]. Order your own systems against them, e.g.
@@ -225,50 +245,68 @@ impl AnyAnglePlugin {
 
 impl Plugin for AnyAnglePlugin {
     fn build(&self, app: &mut App) {
+        let schedule = self.schedule;
+        // The public face: settings, counters, events.
         app.init_resource::<PathfindingSettings>()
             .init_resource::<PathfindingDiagnostics>()
-            .init_resource::<cost::Meter>()
             .add_message::<PathReady>()
-            .add_message::<PathFailed>()
-            .insert_resource(tasks::Planning::new(self.threads()))
-            .configure_sets(
-                self.schedule,
-                (
-                    AnyAngleSystems::Detect,
-                    AnyAngleSystems::Dispatch,
-                    AnyAngleSystems::Apply,
-                    AnyAngleSystems::Steer,
-                )
-                    .chain(),
+            .add_message::<PathFailed>();
+        // Each agent's planning state, attached beside its request.
+        app.register_required_components::<PathRequest, agent::PlanState>()
+            .init_resource::<agent::PlanBook>()
+            .init_resource::<agent::AgentIndex>()
+            .init_resource::<detect::EditWatch>()
+            .insert_resource(dispatch::Searches::new(self.threads()))
+            .init_resource::<stats::Meter>()
+            .init_resource::<stats::Counters>();
+        app.configure_sets(
+            schedule,
+            (
+                AnyAngleSystems::Detect,
+                AnyAngleSystems::Dispatch,
+                AnyAngleSystems::Apply,
+                AnyAngleSystems::Steer,
             )
-            .add_systems(
-                self.schedule,
-                (
-                    replan::replan_changed_requests,
-                    replan::replan_on_settings_change
-                        .run_if(resource_changed_or_removed::<PathfindingSettings>),
-                    replan::replan_on_grid_edits.run_if(resource_exists_and_changed::<NavGrid>),
-                    replan::replan_moved_targets,
-                    replan::track_progress,
-                )
+                .chain(),
+        );
+        // Detect: who needs a (new) plan.
+        app.add_systems(
+            schedule,
+            (
+                detect::replan_changed_requests,
+                detect::replan_on_settings_change
+                    .run_if(resource_changed_or_removed::<PathfindingSettings>),
+                detect::replan_on_grid_edits.run_if(resource_exists_and_changed::<NavGrid>),
+                detect::replan_moved_targets,
+                detect::track_progress,
+            )
+                .chain()
+                .in_set(AnyAngleSystems::Detect),
+        );
+        // Dispatch: searches to the search threads.
+        app.add_systems(
+            schedule,
+            dispatch::dispatch_searches.in_set(AnyAngleSystems::Dispatch),
+        );
+        // Apply: answers become paths, failures or new requests.
+        app.add_systems(
+            schedule,
+            (apply::apply_results, agent::sync_markers)
+                .chain()
+                .in_set(AnyAngleSystems::Apply),
+        )
+        .add_observer(apply::on_request_removed);
+        // Steer: followers walk their paths.
+        if self.steering {
+            app.init_resource::<steer::ActiveFollowers>().add_systems(
+                schedule,
+                (steer::collect_followers, steer::follow_paths)
                     .chain()
-                    .in_set(AnyAngleSystems::Detect),
-            )
-            .add_systems(
-                self.schedule,
-                tasks::dispatch_searches.in_set(AnyAngleSystems::Dispatch),
-            )
-            .add_systems(
-                self.schedule,
-                (tasks::apply_results, tasks::sync_markers)
-                    .chain()
-                    .in_set(AnyAngleSystems::Apply),
-            )
-            .add_systems(
-                self.schedule,
-                cost::close_frame.after(AnyAngleSystems::Steer),
-            )
-            .add_observer(tasks::on_request_removed);
+                    .in_set(AnyAngleSystems::Steer),
+            );
+        }
+        // Once a frame, after the last stage: the counters for games.
+        app.add_systems(schedule, stats::publish.after(AnyAngleSystems::Steer));
         #[cfg(feature = "reflect")]
         app.register_type::<PathRequest>()
             .register_type::<PathGoal>()
@@ -290,14 +328,5 @@ impl Plugin for AnyAnglePlugin {
             .register_type::<ClockMode>()
             .register_type::<crate::search::Algorithm>()
             .register_type::<crate::search::FallbackPolicy>();
-        if self.steering {
-            app.init_resource::<steering::ActiveFollowers>()
-                .add_systems(
-                    self.schedule,
-                    (steering::collect_followers, steering::follow_paths)
-                        .chain()
-                        .in_set(AnyAngleSystems::Steer),
-                );
-        }
     }
 }

@@ -12,18 +12,32 @@
 //! A 3D translation becomes a 2D position through the [`WorldPlane`] of the
 //! [`NavGrid`]'s placement.
 
-use bevy_ecs::prelude::{Changed, Entity, Or, Query};
+use bevy_ecs::prelude::{Changed, Component, Entity, Or, Query};
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::ReflectComponent;
 use bevy_ecs::system::SystemParam;
 #[cfg(feature = "transform")]
 use bevy_ecs::{hierarchy::ChildOf, query::Has};
 use bevy_math::Vec2;
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
 #[cfg(feature = "transform")]
 use bevy_transform::components::{GlobalTransform, Transform};
 #[cfg(feature = "transform")]
 use bevy_transform::helper::TransformHelper;
 
-use super::components::NavPosition;
 use super::nav_grid::{NavGrid, WorldPlane};
+
+/// An agent's position in world coordinates, for games that do not use
+/// `Transform` (or build without the `transform` feature). When an entity
+/// has both, its `Transform` wins.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
+pub struct NavPosition(pub Vec2);
 
 /// Query data giving an entity's position.
 #[cfg(feature = "transform")]

@@ -1,52 +1,8 @@
-//! Agent components and path events.
-//!
-//! An *agent* is any entity with a [`PathRequest`]. Inserting one also
-//! inserts (as required components) a [`PathStatus`] and an empty
-//! [`NavPath`], which the plugin fills in from a background search.
-//!
-//! # Consuming results
-//!
-//! Either react to the entity events [`PathReady`] and [`PathFailed`] with an
-//! observer:
-//!
-//! ```
-//! use bevy_anyangle::plugin::{PathFailed, PathReady};
-//! use bevy_ecs::prelude::*;
-//!
-//! fn setup(world: &mut World) {
-//!     world.add_observer(|ready: On<PathReady>| {
-//!         println!("{} has a path ({:?})", ready.entity, ready.reason);
-//!     });
-//!     world.add_observer(|failed: On<PathFailed>| {
-//!         println!("{} has no path: {:?}", failed.entity, failed.status);
-//!     });
-//! }
-//! # setup(&mut World::new());
-//! ```
-//!
-//! or poll with change detection, in a system ordered after
-//! [`AnyAngleSystems::Apply`](super::AnyAngleSystems::Apply):
-//!
-//! ```
-//! use bevy_anyangle::plugin::{NavPath, PathStatus};
-//! use bevy_ecs::prelude::*;
-//!
-//! fn on_new_paths(agents: Query<(Entity, &NavPath, &PathStatus), Changed<NavPath>>) {
-//!     for (entity, path, status) in &agents {
-//!         println!("{entity}: {status:?}, {} waypoints", path.waypoints.len());
-//!     }
-//! }
-//! # bevy_ecs::system::assert_is_system(on_new_paths);
-//! ```
-//!
-//! `Changed<NavPath>` fires when a new path is written (or an old one
-//! cleared), not when [`NavPath::next`] advances; `Changed<PathStatus>` fires
-//! on every status change, including `Computing` during a replan.
+//! What an agent gets back: its [`NavPath`], its [`PathStatus`], why it has
+//! no path ([`PathFailure`]) and why it was planned ([`PlanReason`]).
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::event::EntityEvent;
-use bevy_ecs::message::Message;
 #[cfg(feature = "reflect")]
 use bevy_ecs::reflect::ReflectComponent;
 use bevy_math::{DVec2, Vec2};
@@ -54,159 +10,9 @@ use bevy_math::{DVec2, Vec2};
 use bevy_reflect::std_traits::ReflectDefault;
 use thiserror::Error;
 
-use super::layers::ProfileId;
-use super::tasks::PlanState;
+#[cfg(doc)]
+use crate::plugin::{NavPosition, PathRequest};
 use crate::search::Algorithm;
-
-/// Where an agent wants to go.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    feature = "reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Debug, PartialEq, Clone)
-)]
-pub enum PathGoal {
-    /// A fixed world point.
-    Point(Vec2),
-    /// Another entity's position (its `Transform` when it has one and the
-    /// `transform` feature is on, else its [`NavPosition`]). The agent
-    /// replans when the entity moves farther than
-    /// [`PathfindingSettings::replan_distance`](super::PathfindingSettings::replan_distance)
-    /// from the end of the path.
-    Entity(Entity),
-}
-
-/// Asks the plugin for a path: put it on an agent.
-///
-/// The agent's own position comes from its `Transform` (feature `transform`,
-/// on by default), projected on the grid's
-/// [`WorldPlane`](super::WorldPlane): `(x, y)` by default, `(x, z)` on the XZ
-/// plane. A child entity (`ChildOf`) is where its global transform puts it.
-/// An agent without a `Transform` uses its [`NavPosition`]; with both, the
-/// `Transform` wins. An agent with neither ends in
-/// [`PathFailure::NoPosition`].
-///
-/// Changing the goal cancels the search in flight, clears the [`NavPath`]
-/// and plans again. Changing only the algorithm behaves like changing
-/// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm):
-/// an agent with a path ahead keeps following it while the new planner's
-/// path is planned, and an agent that has arrived is left alone. Writing an
-/// equal value does nothing. So a game that rewrites the goal every frame (a chaser
-/// copying its prey's position into [`PathGoal::Point`]) cancels its search
-/// every frame and may never get a path: give it
-/// [`PathRequest::follow`] (a [`PathGoal::Entity`]) instead, which keeps the
-/// path and replans only when the target moves away from its end.
-///
-/// An agent wider than a point gives its [`PathRequest::radius`]: it then
-/// plans on the grid eroded for that radius (see [`crate::clearance`]), so
-/// every point of its path keeps at least that distance from every wall.
-/// Changing the radius or the profile plans again as a new goal does.
-///
-/// Removing it cancels the search; a finished plan (path and
-/// status) stays in place, while an agent still waiting for one ends with
-/// status [`PathFailure::RequestRemoved`] and an empty path (no event).
-///
-/// ```
-/// use bevy_anyangle::plugin::{NavPosition, PathRequest};
-/// use bevy_anyangle::prelude::*;
-/// use bevy_ecs::prelude::*;
-/// use bevy_math::Vec2;
-///
-/// let mut world = World::new();
-/// let agent = world
-///     .spawn((NavPosition(Vec2::new(1.5, 1.5)), PathRequest::to(Vec2::new(9.5, 3.5))))
-///     .id();
-/// let chaser = world
-///     .spawn((NavPosition(Vec2::ZERO), PathRequest::follow(agent).with_algorithm(Algorithm::Anya)))
-///     .id();
-/// ```
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
-#[require(PathStatus, NavPath, PlanState)]
-#[cfg_attr(
-    feature = "reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Component, Debug, PartialEq, Clone)
-)]
-pub struct PathRequest {
-    /// The goal.
-    pub goal: PathGoal,
-    /// This agent's planner; `None` uses
-    /// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm).
-    pub algorithm: Option<Algorithm>,
-    /// The agent's radius in world units; 0 (the default) is a point. Its
-    /// path keeps at least this distance from every blocked cell and from
-    /// the grid's edge (see [`crate::clearance`] for what fits where). A
-    /// radius that is negative, not finite, or above
-    /// [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells fails the request
-    /// with [`PathFailure::BadRadius`].
-    pub radius: f32,
-    /// How the agent moves over terrain: a profile registered with
-    /// [`NavGrid::add_profile`](super::NavGrid::add_profile), by default
-    /// [`ProfileId::DEFAULT`] (ground and swamp passable). A profile whose
-    /// costs differ is planned with Lazy Theta\* (Theta\* with costs) when
-    /// no planner is named here, and fails with
-    /// [`PathFailure::CostsNotSupported`] when Anya is named.
-    pub profile: ProfileId,
-}
-
-impl PathRequest {
-    /// A request for a path to the world point `goal`.
-    #[must_use]
-    pub fn to(goal: Vec2) -> Self {
-        PathRequest {
-            goal: PathGoal::Point(goal),
-            algorithm: None,
-            radius: 0.0,
-            profile: ProfileId::DEFAULT,
-        }
-    }
-
-    /// A request for a path to `target`'s position, kept up to date as it
-    /// moves.
-    #[must_use]
-    pub fn follow(target: Entity) -> Self {
-        PathRequest {
-            goal: PathGoal::Entity(target),
-            algorithm: None,
-            radius: 0.0,
-            profile: ProfileId::DEFAULT,
-        }
-    }
-
-    /// This request with its own planner.
-    #[must_use]
-    pub fn with_algorithm(self, algorithm: Algorithm) -> Self {
-        PathRequest {
-            algorithm: Some(algorithm),
-            ..self
-        }
-    }
-
-    /// This request for an agent of radius `radius` (world units, see
-    /// [`PathRequest::radius`]).
-    #[must_use]
-    pub fn with_radius(self, radius: f32) -> Self {
-        PathRequest { radius, ..self }
-    }
-
-    /// This request for an agent moving by `profile` (see
-    /// [`PathRequest::profile`]).
-    #[must_use]
-    pub fn with_profile(self, profile: ProfileId) -> Self {
-        PathRequest { profile, ..self }
-    }
-}
-
-/// An agent's position in world coordinates, for games that do not use
-/// `Transform` (or build without the `transform` feature). When an entity
-/// has both, its `Transform` wins.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(
-    feature = "reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Component, Debug, PartialEq, Default, Clone)
-)]
-pub struct NavPosition(pub Vec2);
 
 /// Where an agent's path stands. A required component of [`PathRequest`].
 ///
@@ -224,7 +30,7 @@ pub struct NavPosition(pub Vec2);
 )]
 pub enum PathStatus {
     /// No followable path yet; waiting to be sent to a search thread, or
-    /// for a [`NavGrid`](super::NavGrid) to exist.
+    /// for a [`NavGrid`](crate::plugin::NavGrid) to exist.
     #[default]
     Pending,
     /// No followable path yet; its search has been sent to a search thread.
@@ -238,7 +44,7 @@ pub enum PathStatus {
     /// it to the goal.
     Fallback,
     /// The goal is unreachable and
-    /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
+    /// [`PathfindingSettings::fallback`](crate::plugin::PathfindingSettings::fallback)
     /// is [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail);
     /// [`NavPath`] is empty. The agent replans when an edit connects it to
     /// the goal (an agent in a wall or off the grid: when an edit connects
@@ -321,7 +127,7 @@ pub enum PathFailure {
     #[error("the agent does not fit where it stands and sees no place where it does")]
     NoRoom,
     /// The request's [`PathRequest::profile`] is not registered with the
-    /// [`NavGrid`](super::NavGrid).
+    /// [`NavGrid`](crate::plugin::NavGrid).
     #[error("the request's movement profile is not registered with the grid")]
     UnknownProfile,
     /// The request names Anya for a profile whose costs differ: Anya finds
@@ -333,7 +139,7 @@ pub enum PathFailure {
     #[error("the agent's radius is negative, not finite, or too large for the grid")]
     BadRadius,
     /// The search expanded
-    /// [`PathfindingSettings::node_budget`](super::PathfindingSettings::node_budget)
+    /// [`PathfindingSettings::node_budget`](crate::plugin::PathfindingSettings::node_budget)
     /// nodes without finishing.
     #[error("the search gave up after expanding {expanded} nodes (node budget)")]
     BudgetExhausted {
@@ -363,19 +169,19 @@ pub enum PlanReason {
     #[default]
     NewRequest,
     /// The agent was farther off its path than
-    /// [`PathfindingSettings::replan_distance`](super::PathfindingSettings::replan_distance).
+    /// [`PathfindingSettings::replan_distance`](crate::plugin::PathfindingSettings::replan_distance).
     OffPath,
     /// The followed entity moved away from the path's end.
     TargetMoved,
     /// The agent's planner changed ([`PathRequest::algorithm`], or
-    /// [`PathfindingSettings::algorithm`](super::PathfindingSettings::algorithm)
+    /// [`PathfindingSettings::algorithm`](crate::plugin::PathfindingSettings::algorithm)
     /// for agents that use it) while it had a path ahead or a search
     /// running.
     AlgorithmChanged,
-    /// [`PathfindingSettings::fallback`](super::PathfindingSettings::fallback)
+    /// [`PathfindingSettings::fallback`](crate::plugin::PathfindingSettings::fallback)
     /// changed and the agent's goal is unreachable.
     FallbackChanged,
-    /// [`PathfindingSettings::node_budget`](super::PathfindingSettings::node_budget)
+    /// [`PathfindingSettings::node_budget`](crate::plugin::PathfindingSettings::node_budget)
     /// was raised or removed and the agent's last search ran out of it.
     BudgetChanged,
     /// An edit blocked a cell the remaining path crosses.
@@ -388,7 +194,7 @@ pub enum PlanReason {
     /// An edit connected the agent's region to its unreachable goal, or freed
     /// a reachable cell closer to it than the fallback point.
     RegionsConnected,
-    /// A new [`NavGrid`](super::NavGrid) was inserted or its transform
+    /// A new [`NavGrid`](crate::plugin::NavGrid) was inserted or its transform
     /// changed.
     GridReplaced,
     /// The agent had no room where its last search started
@@ -426,7 +232,7 @@ pub struct NavPath {
     /// [`NavPath::waypoints`]); `waypoints.len()` once it has arrived. The plugin advances it as the agent moves (without
     /// triggering `Changed<NavPath>`); games that steer themselves may too.
     pub next: usize,
-    /// [`NavGrid::version`](super::NavGrid::version) of the grid the path
+    /// [`NavGrid::version`](crate::plugin::NavGrid::version) of the grid the path
     /// was checked against when it was applied: every segment is visible on
     /// that version of the grid.
     pub grid_version: u64,
@@ -444,7 +250,7 @@ pub struct NavPath {
     pub start_moved: bool,
     /// Whether the path was cut short before a segment an edit blocked: it
     /// ends at the last waypoint the agent can still reach, not at the goal,
-    /// and a new plan is on its way. A [`PathFollower`](super::PathFollower)
+    /// and a new plan is on its way. A [`PathFollower`](crate::plugin::PathFollower)
     /// walks all the way to such an end (its arrive radius applies to real
     /// ends only).
     pub cut: bool,
@@ -489,45 +295,14 @@ impl NavPath {
         let Some(first) = rest.first() else {
             return 0.0;
         };
-        from.distance(*first) + rest.windows(2).map(|w| w[0].distance(w[1])).sum::<f32>()
+        from.distance(*first) + polyline_length(rest)
     }
 }
 
-/// Sent when a search gives an agent a new path (status `Ready` or
-/// `Fallback`): triggered on the agent for observers (`On<PathReady>`), and
-/// written as a message for systems that read them in batches
-/// (`MessageReader<PathReady>`).
-#[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    feature = "reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Debug, PartialEq, Clone)
-)]
-pub struct PathReady {
-    /// The agent.
-    pub entity: Entity,
-    /// Why the path was planned.
-    pub reason: PlanReason,
-    /// Whether it is a fallback path (the goal is unreachable).
-    pub fallback: bool,
-    /// Its length in world units.
-    pub length: f32,
-}
-
-/// Sent when planning ends without a path (status `Unreachable` or
-/// `Failed`): triggered on the agent for observers (`On<PathFailed>`), and
-/// written as a message (`MessageReader<PathFailed>`).
-#[derive(EntityEvent, Message, Clone, Debug, PartialEq)]
-#[cfg_attr(
-    feature = "reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Debug, PartialEq, Clone)
-)]
-pub struct PathFailed {
-    /// The agent.
-    pub entity: Entity,
-    /// Why the plan was made.
-    pub reason: PlanReason,
-    /// The agent's new status: `Unreachable` or `Failed(..)`.
-    pub status: PathStatus,
+/// The length of the polyline through `points` (world units; 0 for fewer
+/// than two).
+pub(crate) fn polyline_length(points: &[Vec2]) -> f32 {
+    points
+        .windows(2)
+        .fold(0.0, |sum, w| sum + w[0].distance(w[1]))
 }

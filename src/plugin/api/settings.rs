@@ -28,14 +28,14 @@
 //!
 //! | field | effect on existing paths |
 //! |---|---|
-//! | `algorithm` | every agent without its own [`PathRequest::algorithm`](super::PathRequest::algorithm) that has a path ahead or a search running replans ([`PlanReason::AlgorithmChanged`](super::PlanReason::AlgorithmChanged)), following its old path meanwhile; agents that arrived stay |
-//! | `fallback` | agents whose status is `Fallback` or `Unreachable`, and agents whose search is running (planned with the old policy), replan ([`PlanReason::FallbackChanged`](super::PlanReason::FallbackChanged)) |
-//! | `node_budget` | raised or removed: agents whose last search ran out of budget (status `Failed(BudgetExhausted)`) replan ([`PlanReason::BudgetChanged`](super::PlanReason::BudgetChanged)) |
+//! | `algorithm` | every agent without its own [`PathRequest::algorithm`](crate::plugin::PathRequest::algorithm) that has a path ahead or a search running replans ([`PlanReason::AlgorithmChanged`](crate::plugin::PlanReason::AlgorithmChanged)), following its old path meanwhile; agents that arrived stay |
+//! | `fallback` | agents whose status is `Fallback` or `Unreachable`, and agents whose search is running (planned with the old policy), replan ([`PlanReason::FallbackChanged`](crate::plugin::PlanReason::FallbackChanged)) |
+//! | `node_budget` | raised or removed: agents whose last search ran out of budget (status `Failed(BudgetExhausted)`) replan ([`PlanReason::BudgetChanged`](crate::plugin::PlanReason::BudgetChanged)) |
 //! | `paused` | searches already running finish; the others wait (agents keep their paths) |
 //! | everything else | applies to the next searches; no replan |
 //!
 //! A replanning agent keeps following its current path meanwhile (it is
-//! marked [`Replanning`](super::Replanning)).
+//! marked [`Replanning`](crate::plugin::Replanning)).
 
 #[cfg(feature = "reflect")]
 use bevy_ecs::reflect::ReflectResource;
@@ -64,7 +64,7 @@ pub struct PathfindingSettings {
     pub fallback: FallbackPolicy,
     /// At most this many searches sent to the search threads and not yet
     /// applied; further agents wait their turn (most urgent first, see
-    /// [`PathStatus`](super::PathStatus)). `None` (the default): no fixed
+    /// [`PathStatus`](crate::plugin::PathStatus)). `None` (the default): no fixed
     /// cap, the plugin keeps about two frames of work waiting for the
     /// threads. Values below 1 count as 1.
     pub max_searches_in_flight: Option<usize>,
@@ -74,10 +74,10 @@ pub struct PathfindingSettings {
     /// late. Default: `false`.
     pub paused: bool,
     /// Node expansions allowed per search before it fails with
-    /// [`PathFailure::BudgetExhausted`](super::PathFailure::BudgetExhausted):
-    /// the agent then stands where it is with an empty [`NavPath`](super::NavPath)
+    /// [`PathFailure::BudgetExhausted`](crate::plugin::PathFailure::BudgetExhausted):
+    /// the agent then stands where it is with an empty [`NavPath`](crate::plugin::NavPath)
     /// (an agent in a wall still gets its way out) and a
-    /// [`PathFailed`](super::PathFailed) message and event are sent; it
+    /// [`PathFailed`](crate::plugin::PathFailed) message and event are sent; it
     /// plans again when its request changes, the grid is replaced, or the
     /// budget is raised or removed. `None`: no limit. Default:
     /// [`DEFAULT_NODE_BUDGET`] (one million, about four times what the
@@ -88,14 +88,14 @@ pub struct PathfindingSettings {
     /// [`PlanOptions::heuristic_weight`]). Default: 1.
     pub heuristic_weight: f64,
     /// An agent farther than this (world units) from the segment of its path
-    /// it is on replans ([`PlanReason::OffPath`](super::PlanReason::OffPath)); an agent following
+    /// it is on replans ([`PlanReason::OffPath`](crate::plugin::PlanReason::OffPath)); an agent following
     /// an entity replans when the entity is this far from the path's end
-    /// ([`PlanReason::TargetMoved`](super::PlanReason::TargetMoved)).
+    /// ([`PlanReason::TargetMoved`](crate::plugin::PlanReason::TargetMoved)).
     /// `f32::INFINITY` turns both off, and so does NaN (a value computed
     /// from a division by zero must not make every agent replan every
     /// frame); negative values count as 0 (see
     /// [`PathfindingSettings::replan_threshold`]). Keep it
-    /// above [`PathFollower::arrive_radius`](super::PathFollower::arrive_radius).
+    /// above [`PathFollower::arrive_radius`](crate::plugin::PathFollower::arrive_radius).
     /// Default: 2.
     pub replan_distance: f32,
 }

@@ -1,9 +1,9 @@
 //! The grids each kind of agent plans on (per movement profile and clearance), kept in step with the `NavGrid`'s edits.
 //!
-//! The [`NavGrid`](super::NavGrid)'s own grid is the default profile's. A
-//! grid built from terrain ([`NavGrid::from_terrain`](super::NavGrid::from_terrain),
+//! The [`NavGrid`](crate::plugin::NavGrid)'s own grid is the default profile's. A
+//! grid built from terrain ([`NavGrid::from_terrain`](crate::plugin::NavGrid::from_terrain),
 //! or a Moving AI map) also keeps the terrain, and each profile added with
-//! [`NavGrid::add_profile`](super::NavGrid::add_profile) gets a grid of its
+//! [`NavGrid::add_profile`](crate::plugin::NavGrid::add_profile) gets a grid of its
 //! own, free where its terrain is passable. Each (profile, clearance) in use
 //! gets an eroded grid of its profile's grid. Every edit goes to the
 //! `NavGrid`'s grid first; the terrain, the profile grids and the eroded grids
@@ -21,12 +21,12 @@ use crate::clearance::{Clearance, ErodedGrid};
 use crate::grid::{Grid, GridEdit};
 use crate::terrain::{Profile, Terrain, TerrainMap};
 
-/// A movement profile registered with a [`NavGrid`](super::NavGrid) (see
-/// [`NavGrid::add_profile`](super::NavGrid::add_profile)).
+/// A movement profile registered with a [`NavGrid`](crate::plugin::NavGrid) (see
+/// [`NavGrid::add_profile`](crate::plugin::NavGrid::add_profile)).
 ///
 /// [`ProfileId::DEFAULT`] is the default profile (ground and swamp
 /// passable), the `NavGrid`'s own grid; it is the default of
-/// [`PathRequest::profile`](super::PathRequest::profile).
+/// [`PathRequest::profile`](crate::plugin::PathRequest::profile).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(
     feature = "reflect",
@@ -37,7 +37,7 @@ use crate::terrain::{Profile, Terrain, TerrainMap};
 pub struct ProfileId(pub(crate) u16);
 
 impl ProfileId {
-    /// The default profile: the [`NavGrid`](super::NavGrid)'s own grid.
+    /// The default profile: the [`NavGrid`](crate::plugin::NavGrid)'s own grid.
     pub const DEFAULT: ProfileId = ProfileId(0);
 }
 

@@ -2,7 +2,7 @@
 //! channels and send their outcomes back.
 //!
 //! The pool owns a few threads (one per worker, see
-//! [`AnyAnglePlugin::search_threads`](super::AnyAnglePlugin::search_threads)),
+//! [`AnyAnglePlugin::search_threads`](crate::plugin::AnyAnglePlugin::search_threads)),
 //! each with its own [`Planner`], so search memory is reused from one job to
 //! the next. The main thread sends jobs into one channel per [`Priority`];
 //! an idle worker always takes the most urgent job waiting. Every job sends
@@ -27,11 +27,12 @@ use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex};
 
 #[cfg(test)]
-use super::layers::ProfileId;
-use super::layers::ViewKey;
-#[cfg(test)]
 use crate::clearance::Clearance;
 use crate::grid::Grid;
+use crate::plugin::agent::Priority;
+#[cfg(test)]
+use crate::plugin::world::ProfileId;
+use crate::plugin::world::ViewKey;
 use crate::search::Costs;
 #[cfg(feature = "debug-gizmos")]
 use crate::search::SearchTrace;
@@ -42,42 +43,12 @@ use crate::terrain::{Profile, TerrainMap};
 /// share of the short ones.
 pub(crate) const LONG_SEARCH: Duration = Duration::from_millis(20);
 
-/// The order in which waiting searches are served: most urgent first.
-///
-/// | priority | who |
-/// |---|---|
-/// | `Walled` | agents standing in a cell an edit blocked under them |
-/// | `Urgent` | agents whose path an edit blocked |
-/// | `FirstPath` | agents with no followable path: new or changed requests, failed plans |
-/// | `Refine` | agents that follow a path while a better one is planned: shortcuts, regions connected, settings or grid changes, moved targets, off-path agents |
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Priority {
-    /// The agent stands in a wall.
-    Walled = 0,
-    /// The agent's path leads into a new wall.
-    Urgent = 1,
-    /// The agent has nothing to follow yet.
-    FirstPath = 2,
-    /// The agent follows a path while a better one is planned.
-    Refine = 3,
-}
-
-impl Priority {
-    /// Every priority, most urgent first.
-    pub(crate) const ALL: [Priority; 4] = [
-        Priority::Walled,
-        Priority::Urgent,
-        Priority::FirstPath,
-        Priority::Refine,
-    ];
-}
-
 /// One search to run.
 pub(crate) struct Job {
     pub entity: Entity,
     pub ticket: u64,
     pub layout_id: u64,
-    /// The [`NavGrid`](super::NavGrid) version `grid` belongs to.
+    /// The [`NavGrid`](crate::plugin::NavGrid) version `grid` belongs to.
     pub grid_version: u64,
     /// The profile and clearance `grid` is for.
     pub key: ViewKey,
@@ -107,7 +78,7 @@ pub(crate) struct Outcome {
     pub entity: Entity,
     pub ticket: u64,
     pub layout_id: u64,
-    /// The [`NavGrid`](super::NavGrid) version of the grid the search ran
+    /// The [`NavGrid`](crate::plugin::NavGrid) version of the grid the search ran
     /// on.
     pub grid_version: u64,
     /// The profile and clearance of the grid the search ran on.

@@ -1,11 +1,11 @@
 //! Built-in steering: [`PathFollower`] walks an agent along its [`NavPath`].
 //!
-//! Add a `PathFollower` next to the [`PathRequest`](super::PathRequest) and
+//! Add a `PathFollower` next to the [`PathRequest`](crate::plugin::PathRequest) and
 //! the agent moves at `speed` world units per second along the waypoints,
-//! in [`AnyAngleSystems::Steer`](super::AnyAngleSystems::Steer). It moves the
+//! in [`AnyAngleSystems::Steer`](crate::plugin::AnyAngleSystems::Steer). It moves the
 //! agent's `Transform` (feature `transform`) when it has one, otherwise its
 //! [`NavPosition`]. Only the two coordinates of the grid's
-//! [`WorldPlane`](super::WorldPlane) change (`translation.z` is kept in the
+//! [`WorldPlane`](crate::plugin::WorldPlane) change (`translation.z` is kept in the
 //! XY plane, the height `translation.y` on the XZ plane). A child entity is
 //! steered in world space: its `Transform` is set so that, through its
 //! parent's `GlobalTransform`, it lands on the path. It never writes a
@@ -17,7 +17,7 @@
 //! Followers advance by Bevy's `Time` of the schedule the plugin runs in:
 //! `Time<Virtual>` in `Update`, so pausing or slowing virtual time pauses or
 //! slows them, and `Time<Fixed>` with
-//! [`AnyAnglePlugin::in_schedule`](super::AnyAnglePlugin::in_schedule)`(FixedUpdate)`.
+//! [`AnyAnglePlugin::in_schedule`](crate::plugin::AnyAnglePlugin::in_schedule)`(FixedUpdate)`.
 //! `Time` comes from `bevy_time::TimePlugin` (part of `DefaultPlugins` and
 //! `MinimalPlugins`); in an app without it, followers stand still. Tests and
 //! lockstep simulations override it with a [`SteeringClock`]:
@@ -38,7 +38,7 @@
 //!
 //! A game that steers its own agents leaves out `PathFollower` and reads
 //! [`NavPath::next_waypoint`] in a system ordered after
-//! [`AnyAngleSystems::Apply`](super::AnyAngleSystems::Apply); the plugin
+//! [`AnyAngleSystems::Apply`](crate::plugin::AnyAngleSystems::Apply); the plugin
 //! advances [`NavPath::next`] as the agent passes waypoints.
 
 use bevy_ecs::entity::EntityHashSet;
@@ -54,11 +54,10 @@ use bevy_time::Time;
 #[cfg(feature = "transform")]
 use bevy_transform::components::{GlobalTransform, Transform};
 
-use super::components::{NavPath, NavPosition};
-use super::cost::Meter;
-use super::nav_grid::NavGrid;
-#[cfg(feature = "transform")]
-use super::position::plane_of;
+use crate::plugin::api::NavPath;
+use crate::plugin::geometry::closest_on_segment;
+use crate::plugin::stats::Meter;
+use crate::plugin::world::{NavGrid, NavPosition, WorldPlane, plane_of};
 
 /// Walks the agent along its [`NavPath`].
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
@@ -98,7 +97,7 @@ pub enum ClockMode {
     /// The same step every frame (deterministic runs, tests).
     Fixed(f32),
     /// The game writes [`SteeringClock::delta_seconds`] itself each frame,
-    /// before [`AnyAngleSystems::Steer`](super::AnyAngleSystems::Steer).
+    /// before [`AnyAngleSystems::Steer`](crate::plugin::AnyAngleSystems::Steer).
     Manual,
 }
 
@@ -196,13 +195,9 @@ fn advance(
             path.waypoints[path.next - 1].as_dvec2(),
             path.waypoints[path.next].as_dvec2(),
         );
-        let d = b - a;
-        let t = (p - a).dot(d) / d.length_squared();
-        if t.is_finite() {
-            let on = a + d * t.clamp(0.0, 1.0);
-            if on.is_finite() && p.distance(on) <= snap {
-                p = on;
-            }
+        let on = closest_on_segment(p, a, b);
+        if on.is_finite() && p.distance(on) <= snap {
+            p = on;
         }
     }
     while step > 0.0 && path.next <= last {
@@ -266,7 +261,6 @@ pub(crate) fn collect_followers(
 }
 
 /// Moves every active [`PathFollower`] along its path.
-#[cfg(feature = "transform")]
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn follow_paths(
     meter: Res<Meter>,
@@ -275,7 +269,7 @@ pub(crate) fn follow_paths(
     nav: Option<Res<NavGrid>>,
     mut active: ResMut<ActiveFollowers>,
     mut agents: Query<FollowerData>,
-    parents: Query<&GlobalTransform>,
+    #[cfg(feature = "transform")] parents: Query<&GlobalTransform>,
 ) {
     let _cost = meter.start();
     let dt = frame_step(clock.as_deref(), time.as_deref());
@@ -285,9 +279,7 @@ pub(crate) fn follow_paths(
     let plane = plane_of(nav.as_deref());
     let snap = snap_distance(nav.as_deref());
     active.0.retain(|&entity| {
-        let Ok((follower, mut path, transform, global, parent, nav_position)) =
-            agents.get_mut(entity)
-        else {
+        let Ok((follower, mut path, mut place)) = agents.get_mut(entity) else {
             return false; // despawned, or no longer a follower
         };
         if path.is_finished() {
@@ -298,76 +290,73 @@ pub(crate) fn follow_paths(
         }
         let path = path.bypass_change_detection();
         let step = follower.speed * dt;
-        if let Some(mut t) = transform {
-            // A child is steered in world space, through its parent.
-            let parent = parent.and_then(|c| parents.get(c.parent()).ok().zip(global));
-            if let Some((parent, global)) = parent {
-                let here = global.translation();
-                if let Some(p) = advance(path, *follower, plane.project(here), step, snap) {
-                    let world = plane.lift(p, plane.height(here));
-                    let local = parent.affine().inverse().transform_point3(world);
-                    if local.is_finite() {
-                        t.translation = local;
-                    }
-                }
-            } else if let Some(p) =
-                advance(path, *follower, plane.project(t.translation), step, snap)
-            {
-                t.translation = plane.lift(p, plane.height(t.translation));
-            }
-        } else if let Some(mut n) = nav_position
-            && let Some(p) = advance(path, *follower, n.0, step, snap)
-        {
-            n.0 = p;
-        }
+        let walk = |from: Vec2| advance(path, *follower, from, step, snap);
+        #[cfg(feature = "transform")]
+        move_on(&mut place, &parents, plane, walk);
+        #[cfg(not(feature = "transform"))]
+        move_on(&mut place, plane, walk);
         !path.is_finished()
     });
 }
 
-/// What steering reads and writes of a follower.
+/// What steering reads and writes of a follower: its path and its place.
+type FollowerData = (&'static PathFollower, &'static mut NavPath, Place);
+
+/// Where a follower is, to be moved.
 #[cfg(feature = "transform")]
-type FollowerData = (
-    &'static PathFollower,
-    &'static mut NavPath,
+type Place = (
     Option<&'static mut Transform>,
     Option<&'static GlobalTransform>,
     Option<&'static ChildOf>,
     Option<&'static mut NavPosition>,
 );
-
-/// Moves every active [`PathFollower`] along its path.
+/// Where a follower is, to be moved.
 #[cfg(not(feature = "transform"))]
-#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
-pub(crate) fn follow_paths(
-    meter: Res<Meter>,
-    clock: Option<Res<SteeringClock>>,
-    time: Option<Res<Time>>,
-    mut active: ResMut<ActiveFollowers>,
-    nav: Option<Res<NavGrid>>,
-    mut agents: Query<(&PathFollower, &mut NavPath, &mut NavPosition)>,
+type Place = &'static mut NavPosition;
+
+/// Moves a follower to where `walk` takes it from its position: its
+/// `Transform` if it has one (a child in world space, through its parent),
+/// else its [`NavPosition`].
+#[cfg(feature = "transform")]
+fn move_on(
+    place: &mut <Place as bevy_ecs::query::QueryData>::Item<'_, '_>,
+    parents: &Query<&GlobalTransform>,
+    plane: WorldPlane,
+    walk: impl FnOnce(Vec2) -> Option<Vec2>,
 ) {
-    let _cost = meter.start();
-    let dt = frame_step(clock.as_deref(), time.as_deref());
-    if !(dt.is_finite() && dt > 0.0) || active.0.is_empty() {
-        return;
+    let (transform, global, parent, nav_position) = place;
+    if let Some(t) = transform {
+        // A child is steered in world space, through its parent.
+        let parent = parent.and_then(|c| parents.get(c.parent()).ok().zip(*global));
+        if let Some((parent, global)) = parent {
+            let here = global.translation();
+            if let Some(p) = walk(plane.project(here)) {
+                let world = plane.lift(p, plane.height(here));
+                let local = parent.affine().inverse().transform_point3(world);
+                if local.is_finite() {
+                    t.translation = local;
+                }
+            }
+        } else if let Some(p) = walk(plane.project(t.translation)) {
+            t.translation = plane.lift(p, plane.height(t.translation));
+        }
+    } else if let Some(n) = nav_position
+        && let Some(p) = walk(n.0)
+    {
+        n.0 = p;
     }
-    let snap = snap_distance(nav.as_deref());
-    active.0.retain(|&entity| {
-        let Ok((follower, mut path, mut n)) = agents.get_mut(entity) else {
-            return false;
-        };
-        if path.is_finished() {
-            return false;
-        }
-        if !(follower.speed.is_finite() && follower.speed > 0.0) {
-            return true;
-        }
-        let path = path.bypass_change_detection();
-        if let Some(p) = advance(path, *follower, n.0, follower.speed * dt, snap) {
-            n.0 = p;
-        }
-        !path.is_finished()
-    });
+}
+
+/// Moves a follower to where `walk` takes it from its [`NavPosition`].
+#[cfg(not(feature = "transform"))]
+fn move_on(
+    place: &mut <Place as bevy_ecs::query::QueryData>::Item<'_, '_>,
+    _plane: WorldPlane,
+    walk: impl FnOnce(Vec2) -> Option<Vec2>,
+) {
+    if let Some(p) = walk(place.0) {
+        place.0 = p;
+    }
 }
 
 #[cfg(test)]

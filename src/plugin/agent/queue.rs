@@ -1,6 +1,6 @@
 //! Job queue: the agents waiting for a search, one line per [`Priority`].
 //!
-//! An agent waits in at most one place: its [`PlanState`](super::tasks::PlanState)
+//! An agent waits in at most one place: its [`PlanState`](super::PlanState)
 //! records the priority it waits with, and an entry whose priority no longer
 //! matches (the agent was raised to a more urgent line, or stopped waiting)
 //! is skipped when it comes up.
@@ -9,7 +9,35 @@ use std::collections::VecDeque;
 
 use bevy_ecs::entity::Entity;
 
-use super::workers::Priority;
+/// The order in which waiting searches are served: most urgent first.
+///
+/// | priority | who |
+/// |---|---|
+/// | `Walled` | agents standing in a cell an edit blocked under them |
+/// | `Urgent` | agents whose path an edit blocked |
+/// | `FirstPath` | agents with no followable path: new or changed requests, failed plans |
+/// | `Refine` | agents that follow a path while a better one is planned: shortcuts, regions connected, settings or grid changes, moved targets, off-path agents |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Priority {
+    /// The agent stands in a wall.
+    Walled = 0,
+    /// The agent's path leads into a new wall.
+    Urgent = 1,
+    /// The agent has nothing to follow yet.
+    FirstPath = 2,
+    /// The agent follows a path while a better one is planned.
+    Refine = 3,
+}
+
+impl Priority {
+    /// Every priority, most urgent first.
+    pub(crate) const ALL: [Priority; 4] = [
+        Priority::Walled,
+        Priority::Urgent,
+        Priority::FirstPath,
+        Priority::Refine,
+    ];
+}
 
 /// Agents waiting for a search, most urgent line first.
 #[derive(Default)]

@@ -1,0 +1,77 @@
+//! The agents' planning state: one state machine per agent ([`PlanState`],
+//! changed only through [`PlanBook`]'s transitions), the job queue it waits
+//! in, and the edit index that finds the agents an edit may concern.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `state` | [`PlanState`], its phases and transitions ([`PlanBook`]) |
+//! | `queue` | the job queue, one line per [`Priority`] |
+//! | `index` | [`AgentIndex`]: agents by the cells near their paths |
+//! | `edit_index` | the spatial index of boxes behind it |
+
+mod edit_index;
+mod index;
+mod queue;
+mod state;
+
+use bevy_ecs::prelude::*;
+
+pub(crate) use index::{AgentIndex, index_margin, reindex_all};
+pub(crate) use queue::Priority;
+pub(crate) use state::{CancelOnDrop, PlanBook, PlanState};
+
+use crate::plugin::api::{NavPath, PathFailed, PathStatus, PlanReason, Replanning};
+use crate::plugin::stats::Meter;
+
+/// The agents' plans and their edit index, for systems that change both.
+#[derive(bevy_ecs::system::SystemParam)]
+pub(crate) struct Plans<'w> {
+    /// The job queue, tickets, markers and clearances.
+    pub(crate) book: ResMut<'w, PlanBook>,
+    /// The edit index.
+    pub(crate) index: ResMut<'w, AgentIndex>,
+}
+
+/// Ends an agent's planning in a failure: sets its status, clears its path
+/// (out of the edit index, onto the freed-cells watch list if a freed cell
+/// may mend it) and fires [`PathFailed`].
+#[expect(clippy::too_many_arguments, reason = "the pieces of one agent")]
+pub(crate) fn fail(
+    commands: &mut Commands,
+    book: &mut PlanBook,
+    index: &mut AgentIndex,
+    entity: Entity,
+    state: &mut PlanState,
+    reason: PlanReason,
+    status: &mut Mut<PathStatus>,
+    path: &mut Mut<NavPath>,
+    new_status: PathStatus,
+) {
+    book.stop(entity, state);
+    status.set_if_neq(new_status.clone());
+    if !path.is_empty() {
+        **path = NavPath::default();
+    }
+    index.unindex(entity);
+    index.watch_failure(entity, &new_status);
+    let failed = PathFailed {
+        entity,
+        reason,
+        status: new_status,
+    };
+    commands.write_message(failed.clone());
+    commands.trigger(failed);
+}
+
+/// Adds and removes [`Replanning`] markers as the transitions asked.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn sync_markers(meter: Res<Meter>, mut book: ResMut<PlanBook>, mut commands: Commands) {
+    let _cost = meter.start();
+    for (entity, on) in book.drain_markers() {
+        if on {
+            commands.entity(entity).try_insert(Replanning);
+        } else {
+            commands.entity(entity).try_remove::<Replanning>();
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! [`PathfindingDiagnostics`]: the plugin's counters, for games and tools.
+
+use std::time::Duration;
+
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::ReflectResource;
+use bevy_ecs::resource::Resource;
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+
+#[cfg(doc)]
+use crate::plugin::NavGrid;
+
+/// Counters describing the plugin's background work, updated once a frame,
+/// after the plugin's last set. Read-only for games (the plugin overwrites it).
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Debug, PartialEq, Default, Clone)
+)]
+pub struct PathfindingDiagnostics {
+    /// Searches started since the app began.
+    pub searches_started: u64,
+    /// Results applied to agents (paths, fallbacks and failures).
+    pub results_applied: u64,
+    /// Results thrown away because their agent was gone, had asked for a
+    /// newer plan, the grid changed under the path, or the agent could no
+    /// longer see the path's start (it is then planned again from where it
+    /// is).
+    pub results_discarded: u64,
+    /// Searches stopped by their cancel flag (before or while running).
+    pub searches_cancelled: u64,
+    /// Searches sent to the search threads and not yet applied.
+    pub in_flight: usize,
+    /// Agents waiting to be sent to the search threads (or for a
+    /// [`NavGrid`]); entries of agents whose request was removed meanwhile
+    /// are counted until the queue reaches them.
+    pub queued: usize,
+    /// Search threads: one per worker, plus stand-ins while long searches
+    /// run.
+    pub search_threads: usize,
+    /// Agents the edit check looked at since the app began (the edit index
+    /// hands it only the agents near an edit).
+    pub edit_checks: u64,
+    /// Searches the search threads ran since the app began (to the end, or
+    /// until cancelled while running; not those cancelled before they
+    /// started).
+    pub searches_finished: u64,
+    /// The time those searches took on the search threads, in all. The
+    /// mean search time is `search_time / searches_finished`.
+    pub search_time: Duration,
+    /// The time the plugin's systems took in the schedule's last run: its
+    /// cost to the frame, apart from the searches on their own threads.
+    pub frame_cost: Duration,
+}
+
+impl PathfindingDiagnostics {
+    /// The mean time of a finished search so far, or zero before the first.
+    #[must_use]
+    pub fn mean_search_time(&self) -> Duration {
+        if self.searches_finished == 0 {
+            Duration::ZERO
+        } else {
+            let mean = self.search_time.as_nanos() / u128::from(self.searches_finished);
+            Duration::from_nanos(u64::try_from(mean).unwrap_or(u64::MAX))
+        }
+    }
+}

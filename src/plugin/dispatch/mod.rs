@@ -1,0 +1,270 @@
+//! Dispatch: queued agents' searches go to the search executor, most urgent
+//! first, as far as the pacing allows.
+//!
+//! Searches run on the plugin's own search threads (see
+//! [`AnyAnglePlugin::search_threads`](crate::plugin::AnyAnglePlugin::search_threads)),
+//! never on the main thread. Each owns what it needs: an `Arc<Grid>`
+//! snapshot, the start and goal in grid coordinates, the options and a
+//! cancel flag. The main thread keeps the agents waiting for a search in
+//! lines (see [who is served first](crate::plugin#who-is-served-first)),
+//! fills the threads' priority channels from them, and reads finished
+//! searches without blocking.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `executor` | [`Searches`]: the one seam between the plugin and where searches run |
+//! | `workers` | the worker pool: search threads and their priority channels |
+//! | `pace` | how many searches to keep sent ahead |
+//!
+//! # Tickets
+//!
+//! Each plan an agent asks for gets a fresh *ticket* (a counter). A result
+//! whose ticket is not the agent's current one (the goal changed, the
+//! request was replaced, another replan started) or whose agent is gone is
+//! dropped. Asking for a new plan raises the old search's cancel flag: a
+//! thread skips a job whose flag is up, and a running search stops at its
+//! next check.
+
+mod executor;
+mod pace;
+mod workers;
+
+use bevy_ecs::prelude::*;
+use bevy_math::Vec2;
+
+pub(crate) use executor::Searches;
+pub(crate) use workers::Outcome;
+
+use crate::plugin::agent::{AgentIndex, CancelOnDrop, PlanBook, PlanState, Priority, fail};
+use crate::plugin::api::{
+    NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings,
+};
+use crate::plugin::stats::{Counters, Meter};
+use crate::plugin::world::{NavGrid, Positions, ViewKey};
+use crate::search::Algorithm;
+use crate::terrain::Profile;
+use workers::Job;
+
+/// What dispatch reads and writes of an agent.
+type AgentData = (
+    &'static PathRequest,
+    &'static mut PlanState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+);
+
+/// The plugin's planning resources dispatch changes.
+#[derive(bevy_ecs::system::SystemParam)]
+pub(crate) struct Planning<'w> {
+    book: ResMut<'w, PlanBook>,
+    index: ResMut<'w, AgentIndex>,
+    searches: ResMut<'w, Searches>,
+    counters: ResMut<'w, Counters>,
+}
+
+/// Sends queued agents' searches to the search threads, most urgent first,
+/// as far as the pacing allows (see [`pace`]).
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn dispatch_searches(
+    meter: Res<Meter>,
+    mut planning: Planning,
+    settings: Option<Res<PathfindingSettings>>,
+    nav: Option<ResMut<NavGrid>>,
+    mut agents: Query<AgentData>,
+    positions: Positions,
+    mut commands: Commands,
+    #[cfg(feature = "debug-gizmos")] traced: Query<(), With<crate::plugin::debug::TraceSearch>>,
+) {
+    let _cost = meter.start();
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    planning.searches.set_paused(settings.paused);
+    if planning.searches.outstanding() == 0 && planning.book.queue_is_empty() {
+        return;
+    }
+    planning.searches.tick();
+    let Some(mut nav) = nav else {
+        planning.counters.0.queued = planning.book.queued();
+        return;
+    };
+    // Eroded grids are kept for the clearances agents use, outside change
+    // detection: they are derived from the grid, not edits of it.
+    let nav = nav.bypass_change_detection();
+    let cap = settings
+        .max_searches_in_flight
+        .map_or(usize::MAX, |m| m.max(1));
+    // Searches for agents in a wall or on a blocked path go out at once;
+    // the others as the threads need them (each of those priorities' channel
+    // holds about two frames of work). The threads take the most urgent
+    // first, so the order of the lines is the order of service.
+    for priority in Priority::ALL {
+        while planning.searches.has_room(priority, cap) {
+            let Some(entity) = planning.book.pop_line(priority) else {
+                break;
+            };
+            #[cfg(feature = "debug-gizmos")]
+            let trace = traced.contains(entity);
+            #[cfg(not(feature = "debug-gizmos"))]
+            let trace = false;
+            send_search(
+                &mut planning,
+                &settings,
+                nav,
+                (entity, priority, trace),
+                &mut agents,
+                &positions,
+                &mut commands,
+            );
+        }
+    }
+    let counters = &mut planning.counters.0;
+    counters.in_flight = planning.searches.outstanding();
+    counters.queued = planning.book.queued();
+    counters.search_threads = planning.searches.threads();
+}
+
+/// Sends one queued agent's search (or fails it if it has no valid
+/// endpoints); skips a stale queue entry.
+fn send_search(
+    planning: &mut Planning,
+    settings: &PathfindingSettings,
+    nav: &mut NavGrid,
+    (entity, priority, trace): (Entity, Priority, bool),
+    agents: &mut Query<AgentData>,
+    positions: &Positions,
+    commands: &mut Commands,
+) {
+    let Ok((request, mut state, mut status, mut path)) = agents.get_mut(entity) else {
+        return;
+    };
+    if !state.waits_in(priority) {
+        return; // a stale entry: the agent waits elsewhere or not at all
+    }
+    let plane = nav.transform().plane();
+    let target_of = |e: Entity| positions.current(e, plane);
+    let here = positions.current(entity, plane);
+    let search = prepare(request, here, target_of, nav, settings).and_then(|search| {
+        planning.book.use_grid(&mut state, Some(search.key));
+        planning.book.sync_clearances(nav);
+        // (The grid keeps the grid of every profile and clearance counted.)
+        let key = search.key;
+        nav.view(key)
+            .map(|v| (search, v.snapshot(), v.base_snapshot()))
+            .ok_or_else(|| PathFailure::Internal(format!("no grid for {key:?}")))
+    });
+    let (search, grid, base) = match search {
+        Ok(found) => found,
+        Err(failure) => {
+            let reason = state.reason();
+            fail(
+                commands,
+                &mut planning.book,
+                &mut planning.index,
+                entity,
+                &mut state,
+                reason,
+                &mut status,
+                &mut path,
+                PathStatus::Failed(failure),
+            );
+            return;
+        }
+    };
+    let Search {
+        start,
+        goal,
+        key,
+        algorithm,
+        costed,
+    } = search;
+    let costs = costed.and_then(|p| Some((nav.terrain_snapshot()?, p)));
+    let (cancel, flag) = CancelOnDrop::new();
+    planning.searches.send(
+        Job {
+            entity,
+            ticket: state.ticket(),
+            layout_id: nav.layout_id(),
+            grid_version: nav.version(),
+            key,
+            grid,
+            base: (!key.1.is_none()).then_some(base),
+            costs,
+            start: nav.to_grid(start),
+            goal_grid: nav.to_grid(goal),
+            goal,
+            algorithm,
+            options: settings.plan_options(algorithm),
+            cancel: flag,
+            #[cfg(feature = "debug-gizmos")]
+            trace,
+        },
+        priority,
+    );
+    #[cfg(not(feature = "debug-gizmos"))]
+    let _ = trace;
+    state.begin(&mut status, cancel, goal);
+    planning.counters.0.searches_started += 1;
+}
+
+/// What a search is sent with, besides the grid.
+struct Search {
+    start: Vec2,
+    goal: Vec2,
+    key: ViewKey,
+    algorithm: Algorithm,
+    /// The profile, if its costs differ.
+    costed: Option<Profile>,
+}
+
+/// What a request is searched with, or why it cannot be: its endpoints, the
+/// grid its profile and radius plan on, and the planner. A profile whose
+/// costs differ is planned by Theta* (or A*) with those costs; Anya only
+/// when no planner is named for the agent, else the request fails.
+fn prepare(
+    request: &PathRequest,
+    here: Option<Vec2>,
+    target: impl Fn(Entity) -> Option<Vec2>,
+    nav: &NavGrid,
+    settings: &PathfindingSettings,
+) -> Result<Search, PathFailure> {
+    let (start, goal) = endpoints(request, here, target)?;
+    let clearance = nav
+        .clearance_of(request.radius)
+        .map_err(|_| PathFailure::BadRadius)?;
+    let profile = nav
+        .profile(request.profile)
+        .ok_or(PathFailure::UnknownProfile)?;
+    let costed = (!profile.is_uniform()).then(|| profile.clone());
+    let algorithm = match (request.algorithm, &costed) {
+        (Some(Algorithm::Anya), Some(_)) => return Err(PathFailure::CostsNotSupported),
+        (Some(a), _) => a,
+        (None, Some(_)) if settings.algorithm == Algorithm::Anya => Algorithm::LazyTheta,
+        (None, _) => settings.algorithm,
+    };
+    Ok(Search {
+        start,
+        goal,
+        key: (request.profile, clearance),
+        algorithm,
+        costed,
+    })
+}
+
+/// The world start and goal of a request, or why there are none.
+fn endpoints(
+    request: &PathRequest,
+    start: Option<Vec2>,
+    target: impl Fn(Entity) -> Option<Vec2>,
+) -> Result<(Vec2, Vec2), PathFailure> {
+    let start = start.ok_or(PathFailure::NoPosition)?;
+    if !start.is_finite() {
+        return Err(PathFailure::NonFiniteStart);
+    }
+    let goal = match request.goal {
+        PathGoal::Point(p) => p,
+        PathGoal::Entity(e) => target(e).ok_or(PathFailure::TargetLost(e))?,
+    };
+    if !goal.is_finite() {
+        return Err(PathFailure::NonFiniteGoal);
+    }
+    Ok((start, goal))
+}

@@ -1,0 +1,72 @@
+//! Pacing: how many searches to keep sent ahead of the search threads.
+//!
+//! Searches for agents standing in a wall or on a blocked path are sent at
+//! once. For the others, the number sent ahead is limited by work, not by a
+//! count per frame: the plugin keeps about two frames of work waiting for the
+//! threads (from the measured frame time and mean search time), so threads
+//! never idle while agents wait and no search starts long after it was sent.
+//! The threads always take the most urgent search waiting. A frame with
+//! nothing to send or apply costs a few atomic loads.
+//!
+
+use std::time::{Duration, Instant};
+
+use super::workers::WorkerPool;
+
+/// How many searches to keep sent ahead, from measured frame and search
+/// times.
+pub(crate) struct Pace {
+    last_frame: Option<Instant>,
+    /// Smoothed frame interval.
+    frame: Duration,
+    /// Smoothed time of one search.
+    search: Duration,
+    /// `WorkerPool::work_done` when last read.
+    seen: (u64, Duration),
+}
+
+impl Default for Pace {
+    fn default() -> Self {
+        Pace {
+            last_frame: None,
+            frame: Duration::from_millis(16),
+            // Cautious until measured: a burst of slow searches sent at once
+            // would keep urgent ones waiting behind it.
+            search: Duration::from_millis(2),
+            seen: (0, Duration::ZERO),
+        }
+    }
+}
+
+impl Pace {
+    /// Updates the estimates (once a frame).
+    pub(crate) fn tick(&mut self, pool: &WorkerPool) {
+        let now = Instant::now();
+        if let Some(last) = self.last_frame.replace(now) {
+            let dt = now
+                .duration_since(last)
+                .clamp(Duration::from_millis(1), Duration::from_millis(100));
+            self.frame = (self.frame * 3 + dt) / 4;
+        }
+        let (done, busy) = pool.work_done();
+        if done > self.seen.0 {
+            let n = (done - self.seen.0) as u32;
+            let mean = busy.saturating_sub(self.seen.1) / n;
+            // Many searches since the last frame: their mean is the news;
+            // a few: smoothed.
+            let smoothed = if n >= 16 {
+                mean
+            } else {
+                (self.search * 3 + mean) / 4
+            };
+            self.search = smoothed.max(Duration::from_micros(1));
+            self.seen = (done, busy);
+        }
+    }
+
+    /// Searches to keep waiting for the threads: two frames of work.
+    pub(crate) fn target(&self, workers: usize) -> usize {
+        let per_frame = (2.0 * self.frame.as_secs_f64() / self.search.as_secs_f64()) as usize;
+        (per_frame * workers).clamp(8 * workers, 1 << 16)
+    }
+}

@@ -1,0 +1,67 @@
+//! The plugin's counters and frame timer, published once a frame as
+//! [`PathfindingDiagnostics`].
+//!
+//! Each stage adds its counts to [`Counters`] and times its systems with the
+//! [`Meter`]; [`publish`], after the plugin's last set, is the one writer of
+//! the public resource.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bevy_ecs::prelude::*;
+
+use crate::plugin::api::PathfindingDiagnostics;
+
+/// Time the plugin's systems spent since the last frame was published.
+#[derive(Resource, Default)]
+pub(crate) struct Meter {
+    nanos: AtomicU64,
+}
+
+impl Meter {
+    /// Starts timing a system; the time is added when the guard drops.
+    pub(crate) fn start(&self) -> Timed<'_> {
+        Timed {
+            meter: self,
+            began: Instant::now(),
+        }
+    }
+
+    /// The time gathered since the last call, and a fresh start.
+    fn take(&self) -> Duration {
+        Duration::from_nanos(self.nanos.swap(0, Ordering::Relaxed))
+    }
+}
+
+/// Adds the time from its creation to its drop to a [`Meter`].
+pub(crate) struct Timed<'a> {
+    meter: &'a Meter,
+    began: Instant,
+}
+
+impl Drop for Timed<'_> {
+    fn drop(&mut self) {
+        let nanos = u64::try_from(self.began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.meter.nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+/// What the stages count, as [`PathfindingDiagnostics`] shows it (its
+/// `frame_cost` comes from the [`Meter`]).
+#[derive(Resource, Default)]
+pub(crate) struct Counters(pub(crate) PathfindingDiagnostics);
+
+/// Publishes the counters and what the plugin's systems cost this frame in
+/// [`PathfindingDiagnostics`]. Runs after the plugin's last set.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn publish(
+    meter: Res<Meter>,
+    counters: Res<Counters>,
+    mut diagnostics: ResMut<PathfindingDiagnostics>,
+) {
+    let now = PathfindingDiagnostics {
+        frame_cost: meter.take(),
+        ..counters.0
+    };
+    diagnostics.set_if_neq(now);
+}

@@ -19,9 +19,9 @@ use crate::plugin::api::{
     NavPath, PathFailure, PathReady, PathRequest, PathStatus, PathfindingSettings, PlanReason,
 };
 use crate::plugin::detect::EditWatch;
-use crate::plugin::dispatch::{Outcome, Searches};
+use crate::plugin::dispatch::{Outcome, Planning};
 use crate::plugin::geometry::{EditCheck, cut_at_blocked_segment, edit_impact, join, way_out};
-use crate::plugin::stats::{Counters, Meter};
+use crate::plugin::stats::Meter;
 use crate::plugin::world::{NavGrid, PositionData, View, position};
 use crate::search::{Path, PlanError, Role};
 
@@ -33,16 +33,6 @@ type AgentData = (
     &'static mut NavPath,
     PositionData,
 );
-
-/// The plugin's planning resources apply changes.
-#[derive(bevy_ecs::system::SystemParam)]
-pub(crate) struct Planning<'w> {
-    book: ResMut<'w, PlanBook>,
-    index: ResMut<'w, AgentIndex>,
-    searches: ResMut<'w, Searches>,
-    counters: ResMut<'w, Counters>,
-    watch: Res<'w, EditWatch>,
-}
 
 /// What becomes of one search's answer.
 enum Verdict<'a> {
@@ -83,6 +73,7 @@ enum Region {
 pub(crate) fn apply_results(
     meter: Res<Meter>,
     mut planning: Planning,
+    watch: Res<EditWatch>,
     settings: Option<Res<PathfindingSettings>>,
     mut nav: Option<ResMut<NavGrid>>,
     mut agents: Query<AgentData>,
@@ -93,7 +84,7 @@ pub(crate) fn apply_results(
     counters.searches_cancelled = planning.searches.cancelled();
     (counters.searches_finished, counters.search_time) = planning.searches.work_done();
     if !planning.searches.has_outcomes() {
-        keep_needed_edits(&planning, nav.as_mut());
+        keep_needed_edits(&planning, &watch, nav.as_mut());
         return;
     }
     let settings = settings.as_deref().copied().unwrap_or_default();
@@ -175,7 +166,7 @@ pub(crate) fn apply_results(
                 .request(agent.entity, agent.state, agent.status, why);
         }
     }
-    keep_needed_edits(&planning, nav.as_mut());
+    keep_needed_edits(&planning, &watch, nav.as_mut());
     let counters = &mut planning.counters.0;
     counters.searches_cancelled = planning.searches.cancelled();
     counters.in_flight = planning.searches.outstanding();
@@ -443,9 +434,9 @@ fn apply_path(
 /// Tells the grid to keep the edits that searches still in flight (and the
 /// edit check) need; older ones may go. Every frame, so that the log does
 /// not grow while no search runs.
-fn keep_needed_edits(planning: &Planning, nav: Option<&mut ResMut<NavGrid>>) {
+fn keep_needed_edits(planning: &Planning, watch: &EditWatch, nav: Option<&mut ResMut<NavGrid>>) {
     if let Some(nav) = nav {
-        let seen = planning.watch.seen_version();
+        let seen = watch.seen_version();
         let keep = planning
             .searches
             .oldest_version_in_flight()

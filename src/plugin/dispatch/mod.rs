@@ -53,13 +53,17 @@ type AgentData = (
     &'static mut NavPath,
 );
 
-/// The plugin's planning resources dispatch changes.
+/// The planning resources dispatch and apply change.
 #[derive(bevy_ecs::system::SystemParam)]
 pub(crate) struct Planning<'w> {
-    book: ResMut<'w, PlanBook>,
-    index: ResMut<'w, AgentIndex>,
-    searches: ResMut<'w, Searches>,
-    counters: ResMut<'w, Counters>,
+    /// The job queue, tickets, markers and clearances.
+    pub(crate) book: ResMut<'w, PlanBook>,
+    /// The edit index.
+    pub(crate) index: ResMut<'w, AgentIndex>,
+    /// The searches sent and not yet applied.
+    pub(crate) searches: ResMut<'w, Searches>,
+    /// The counters behind the diagnostics.
+    pub(crate) counters: ResMut<'w, Counters>,
 }
 
 /// Sends queued agents' searches to the search threads, most urgent first,

@@ -229,6 +229,44 @@ fn two_hundred_agents_all_get_valid_paths() {
     assert_eq!(d.results_applied, 200);
 }
 
+/// A game may spawn agents before it adds the plugin (a level loaded
+/// first, say): those agents, and the ones spawned after, are planned.
+#[test]
+fn agents_spawned_before_the_plugin_is_added_are_planned() {
+    let nav = arena();
+    let pairs = random_pairs(nav.grid(), 20, 11);
+    let mut app = App::new();
+    let early: Vec<(Entity, Vec2, Vec2)> = pairs[..10]
+        .iter()
+        .map(|&(s, g)| {
+            let (start, goal) = (nav.cell_center(s), nav.cell_center(g));
+            let e = app
+                .world_mut()
+                .spawn((NavPosition(start), PathRequest::to(goal)))
+                .id();
+            (e, start, goal)
+        })
+        .collect();
+    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
+        .insert_resource(nav.clone())
+        .insert_resource(SteeringClock::fixed(0.0));
+    app.finish();
+    app.cleanup();
+    let late = spawn_agents(&mut app, &pairs[10..]);
+    settle(&mut app);
+    for &(e, start, goal) in early.iter().chain(&late) {
+        assert_eq!(status(&app, e), PathStatus::Ready, "{e}");
+        assert_valid(&nav, &nav_path(&app, e), start, Some(goal));
+    }
+    // Removing a request still cancels its plan and inserting it again
+    // plans afresh.
+    let (e, _, goal) = early[0];
+    app.world_mut().entity_mut(e).remove::<PathRequest>();
+    app.world_mut().entity_mut(e).insert(PathRequest::to(goal));
+    settle(&mut app);
+    assert_eq!(status(&app, e), PathStatus::Ready);
+}
+
 /// `NavPath` change ticks, to check that unaffected agents are not touched.
 fn path_ticks(
     app: &App,

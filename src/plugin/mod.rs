@@ -252,8 +252,8 @@ impl Plugin for AnyAnglePlugin {
             .add_message::<PathReady>()
             .add_message::<PathFailed>();
         // Each agent's planning state, attached beside its request.
-        app.register_required_components::<PathRequest, agent::PlanState>()
-            .init_resource::<agent::PlanBook>()
+        agent::attach_state(app);
+        app.init_resource::<agent::PlanBook>()
             .init_resource::<agent::AgentIndex>()
             .init_resource::<detect::EditWatch>()
             .insert_resource(dispatch::Searches::new(self.threads()))
@@ -291,7 +291,7 @@ impl Plugin for AnyAnglePlugin {
         // Apply: answers become paths, failures or new requests.
         app.add_systems(
             schedule,
-            (apply::apply_results, agent::sync_markers)
+            (apply::apply_results, agent::sync_markers, stats::publish)
                 .chain()
                 .in_set(AnyAngleSystems::Apply),
         )
@@ -305,8 +305,8 @@ impl Plugin for AnyAnglePlugin {
                     .in_set(AnyAngleSystems::Steer),
             );
         }
-        // Once a frame, after the last stage: the counters for games.
-        app.add_systems(schedule, stats::publish.after(AnyAngleSystems::Steer));
+        // Once a frame, after the last stage: what the plugin cost it.
+        app.add_systems(schedule, stats::close_frame.after(AnyAngleSystems::Steer));
         #[cfg(feature = "reflect")]
         app.register_type::<PathRequest>()
             .register_type::<PathGoal>()

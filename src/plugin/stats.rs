@@ -2,8 +2,10 @@
 //! [`PathfindingDiagnostics`].
 //!
 //! Each stage adds its counts to [`Counters`] and times its systems with the
-//! [`Meter`]; [`publish`], after the plugin's last set, is the one writer of
-//! the public resource.
+//! [`Meter`]. Two systems here write the public resource: [`publish`], at
+//! the end of [`AnyAngleSystems::Apply`](crate::plugin::AnyAngleSystems::Apply),
+//! the counters; [`close_frame`], after the plugin's last set, what its
+//! systems cost the frame.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -51,17 +53,23 @@ impl Drop for Timed<'_> {
 #[derive(Resource, Default)]
 pub(crate) struct Counters(pub(crate) PathfindingDiagnostics);
 
-/// Publishes the counters and what the plugin's systems cost this frame in
-/// [`PathfindingDiagnostics`]. Runs after the plugin's last set.
+/// Publishes the counters in [`PathfindingDiagnostics`] (its `frame_cost`
+/// stays until [`close_frame`]). Runs at the end of the apply stage.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
-pub(crate) fn publish(
-    meter: Res<Meter>,
-    counters: Res<Counters>,
-    mut diagnostics: ResMut<PathfindingDiagnostics>,
-) {
+pub(crate) fn publish(counters: Res<Counters>, mut diagnostics: ResMut<PathfindingDiagnostics>) {
     let now = PathfindingDiagnostics {
-        frame_cost: meter.take(),
+        frame_cost: diagnostics.frame_cost,
         ..counters.0
     };
     diagnostics.set_if_neq(now);
+}
+
+/// Moves the time the plugin's systems took this frame into
+/// [`PathfindingDiagnostics::frame_cost`]. Runs after the plugin's last set.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn close_frame(meter: Res<Meter>, mut diagnostics: ResMut<PathfindingDiagnostics>) {
+    let took = meter.take();
+    if diagnostics.frame_cost != took {
+        diagnostics.frame_cost = took;
+    }
 }

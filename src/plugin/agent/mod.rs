@@ -14,6 +14,7 @@ mod index;
 mod queue;
 mod state;
 
+use bevy_app::App;
 use bevy_ecs::prelude::*;
 
 pub(crate) use index::{AgentIndex, index_margin, reindex_all};
@@ -30,6 +31,40 @@ pub(crate) struct Plans<'w> {
     pub(crate) book: ResMut<'w, PlanBook>,
     /// The edit index.
     pub(crate) index: ResMut<'w, AgentIndex>,
+}
+
+/// Attaches a [`PlanState`] to every agent: as a component
+/// [`PathRequest`](crate::plugin::PathRequest) requires, or, for an app
+/// that had spawned agents before it added the plugin (the requirement can
+/// then no longer be registered), to those agents now and to later ones as
+/// their request is added.
+pub(crate) fn attach_state(app: &mut App) {
+    use crate::plugin::api::PathRequest;
+    let world = app.world_mut();
+    if world
+        .try_register_required_components::<PathRequest, PlanState>()
+        .is_ok()
+    {
+        return;
+    }
+    let early: Vec<Entity> = world
+        .query_filtered::<Entity, (With<PathRequest>, Without<PlanState>)>()
+        .iter(world)
+        .collect();
+    for entity in early {
+        world.entity_mut(entity).insert(PlanState::default());
+    }
+    app.add_observer(
+        |added: On<Add<PathRequest>>,
+         mut commands: Commands,
+         states: Query<(), With<PlanState>>| {
+            if !states.contains(added.entity) {
+                commands
+                    .entity(added.entity)
+                    .try_insert(PlanState::default());
+            }
+        },
+    );
 }
 
 /// Ends an agent's planning in a failure: sets its status, clears its path

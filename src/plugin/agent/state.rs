@@ -9,11 +9,12 @@
 //! with it:
 //!
 //! ```text
-//!            request                 begin                  finish / stop
-//!   Idle ─────────────▶ Queued(p) ─────────▶ InFlight(p) ─────────────────▶ Idle
-//!    ▲                   ▲    │ request          │ request (cancels it)
-//!    │                   └────┴──────────────────┘
-//!    └──────────────── forget (from any phase) ───────
+//!           request              begin                 finish
+//!   Idle ────────────▶ Queued(p) ───────▶ InFlight(p) ─────────▶ Idle
+//!    ▲                  ▲  │   ▲               │
+//!    │                  │  └───┘ request       │
+//!    │                  └──────────────────────┘ request (cancels the search)
+//!    └──── stop (a failure) or forget: from any phase
 //! ```
 //!
 //! - [`PlanBook::request`]: a new plan is wanted (a new ticket; a running

@@ -9,7 +9,7 @@ use bevy_ecs::resource::Resource;
 use bevy_reflect::std_traits::ReflectDefault;
 
 #[cfg(doc)]
-use crate::plugin::NavGrid;
+use crate::plugin::world::NavGrid;
 
 /// Counters describing the plugin's background work, updated once a frame,
 /// after the plugin's last set. Read-only for games (the plugin overwrites it).

@@ -11,7 +11,9 @@ use bevy_reflect::std_traits::ReflectDefault;
 use thiserror::Error;
 
 #[cfg(doc)]
-use crate::plugin::{NavPosition, PathRequest};
+use super::PathRequest;
+#[cfg(doc)]
+use crate::plugin::world::NavPosition;
 use crate::search::Algorithm;
 
 /// Where an agent's path stands. A required component of [`PathRequest`].

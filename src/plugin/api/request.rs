@@ -10,7 +10,7 @@ use bevy_math::Vec2;
 use super::path::PathFailure;
 use super::path::{NavPath, PathStatus};
 #[cfg(doc)]
-use crate::plugin::NavPosition;
+use crate::plugin::world::NavPosition;
 use crate::plugin::world::ProfileId;
 use crate::search::Algorithm;
 

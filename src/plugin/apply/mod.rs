@@ -48,13 +48,50 @@ enum Verdict<'a> {
         region: Region,
         walk_out: bool,
         no_room: bool,
+        view: View<'a>,
     },
     /// A path, and why to plan again once it is applied (edits made while
-    /// it was planned that shorten or block it).
+    /// it was planned that shorten or block it). (`view`, in both: the grid
+    /// the search ran on, as it is now.)
     Path {
         found: &'a Path,
         refine: Option<PlanReason>,
+        view: View<'a>,
     },
+}
+
+/// Carries out a verdict; returns why (and whether the answer counts as
+/// discarded) when the agent must be planned again.
+fn act(
+    ctx: &Context<'_>,
+    planning: &mut Planning,
+    agent: &mut Agent<'_, '_>,
+    verdict: Verdict<'_>,
+    commands: &mut Commands,
+) -> Option<(PlanReason, bool)> {
+    match verdict {
+        Verdict::Again { why, discarded } => Some((why, discarded)),
+        Verdict::Failed {
+            status,
+            region,
+            walk_out,
+            no_room,
+            view,
+        } => {
+            apply_failure(planning, agent, status, region, commands);
+            if walk_out {
+                walk_out_after_failure(ctx, view, &mut planning.index, agent, no_room);
+            }
+            None
+        }
+        Verdict::Path {
+            found,
+            refine,
+            view,
+        } => apply_path(ctx, view, planning, agent, found, refine, commands)
+            .err()
+            .map(|why| (why, true)),
+    }
 }
 
 /// What a failed search's answer tells of the region it started in.
@@ -112,52 +149,26 @@ pub(crate) fn apply_results(
         {
             crate::plugin::debug::keep_trace(&mut commands, done.entity, *trace, done.start, took);
         }
-        let nav = nav.as_deref();
-        let here =
-            nav.and_then(|nav| position(pos, nav.transform().plane()).map(|p| nav.to_grid(p)));
         let mut agent = Agent {
             entity: done.entity,
             reason,
-            here,
+            here: None,
             state: &mut state,
             status: &mut status,
             path: &mut path,
         };
-        let again = match (judge(nav, &done, reason, here), nav) {
-            (Verdict::Again { why, discarded }, _) => Some((why, discarded)),
-            (verdict, Some(nav)) => {
+        let again = match nav.as_deref() {
+            None => Some((PlanReason::GridReplaced, true)),
+            Some(nav) => {
+                agent.here = position(pos, nav.transform().plane()).map(|p| nav.to_grid(p));
                 let ctx = Context {
                     nav,
                     settings: &settings,
                     done: &done,
                 };
-                match verdict {
-                    Verdict::Failed {
-                        status,
-                        region,
-                        walk_out,
-                        no_room,
-                    } => {
-                        apply_failure(&mut planning, &mut agent, status, region, &mut commands);
-                        if walk_out {
-                            walk_out_after_failure(&ctx, &mut planning.index, &mut agent, no_room);
-                        }
-                        None
-                    }
-                    Verdict::Path { found, refine } => apply_path(
-                        &ctx,
-                        &mut planning,
-                        &mut agent,
-                        found,
-                        refine,
-                        &mut commands,
-                    )
-                    .err()
-                    .map(|why| (why, true)),
-                    Verdict::Again { .. } => unreachable!("matched above"),
-                }
+                let verdict = judge(nav, &done, reason, agent.here);
+                act(&ctx, &mut planning, &mut agent, verdict, &mut commands)
             }
-            (_, None) => unreachable!("without a grid, every answer is planned again"),
         };
         if let Some((why, discarded)) = again {
             planning.counters.0.results_discarded += u64::from(discarded);
@@ -195,7 +206,7 @@ struct Context<'a> {
 /// Judges a search's answer for an agent that still wants it (see
 /// [`Verdict`]); `here` is where the agent stands now (grid).
 fn judge<'a>(
-    nav: Option<&NavGrid>,
+    nav: &'a NavGrid,
     done: &'a Outcome,
     reason: PlanReason,
     here: Option<DVec2>,
@@ -203,9 +214,6 @@ fn judge<'a>(
     let again = |why| Verdict::Again {
         why,
         discarded: true,
-    };
-    let Some(nav) = nav else {
-        return again(PlanReason::GridReplaced);
     };
     let Some(result) = done.result.as_ref() else {
         // Cancelled, yet still wanted: plan again.
@@ -231,7 +239,11 @@ fn judge<'a>(
         None => None,
     };
     match result {
-        Ok(found) if has_path => Verdict::Path { found, refine },
+        Ok(found) if has_path => Verdict::Path {
+            found,
+            refine,
+            view,
+        },
         Ok(_) => Verdict::Failed {
             status: PathStatus::Failed(PathFailure::Internal(
                 "the planner returned no waypoints".into(),
@@ -239,6 +251,7 @@ fn judge<'a>(
             region: Region::Untold,
             walk_out: false,
             no_room: false,
+            view,
         },
         // "No room" holds where the search started. An agent that has
         // moved on since (walking out of a place an edit closed in on, or
@@ -257,6 +270,7 @@ fn judge<'a>(
             }),
             walk_out: true,
             no_room: matches!(error, PlanError::NoRoom),
+            view,
         },
     }
 }
@@ -308,6 +322,7 @@ fn apply_failure(
 /// cells whose freeing may make room).
 fn walk_out_after_failure(
     ctx: &Context<'_>,
+    view: View<'_>,
     index: &mut AgentIndex,
     agent: &mut Agent<'_, '_>,
     no_room: bool,
@@ -316,10 +331,7 @@ fn walk_out_after_failure(
     let Some(here) = agent.here else {
         return;
     };
-    let in_wall = nav
-        .view(done.key)
-        .is_some_and(|view| !view.grid.is_point_traversable(here));
-    if in_wall
+    if !view.grid.is_point_traversable(here)
         && let Some(way_out) = way_out(nav, done.key, here, Some(done.algorithm), done.goal, false)
     {
         **agent.path = way_out;
@@ -349,6 +361,7 @@ fn walk_out_after_failure(
 /// old path meanwhile.
 fn apply_path(
     ctx: &Context<'_>,
+    view: View<'_>,
     planning: &mut Planning,
     agent: &mut Agent<'_, '_>,
     found: &Path,
@@ -356,9 +369,6 @@ fn apply_path(
     commands: &mut Commands,
 ) -> Result<(), PlanReason> {
     let Context { nav, done, .. } = *ctx;
-    let view = nav
-        .view(done.key)
-        .expect("judged on the grid of the search");
     let joined = join(view.grid, found, agent.here, done.start).filter(|j| {
         // Walking back to where the search started is no use when an edit
         // blocked the path beyond (unless that is the way out of a wall).

@@ -5,7 +5,7 @@
 //! in [`AnyAngleSystems::Steer`](crate::plugin::AnyAngleSystems::Steer). It moves the
 //! agent's `Transform` (feature `transform`) when it has one, otherwise its
 //! [`NavPosition`]. Only the two coordinates of the grid's
-//! [`WorldPlane`](crate::plugin::WorldPlane) change (`translation.z` is kept in the
+//! [`WorldPlane`] change (`translation.z` is kept in the
 //! XY plane, the height `translation.y` on the XZ plane). A child entity is
 //! steered in world space: its `Transform` is set so that, through its
 //! parent's `GlobalTransform`, it lands on the path. It never writes a

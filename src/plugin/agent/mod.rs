@@ -1,10 +1,10 @@
 //! The agents' planning state: one state machine per agent ([`PlanState`],
-//! changed only through [`PlanBook`]'s transitions), the job queue it waits
-//! in, and the edit index that finds the agents an edit may concern.
+//! changed only through the named transitions of `state`), the job queue it
+//! waits in, and the edit index that finds the agents an edit may concern.
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | `state` | [`PlanState`], its phases and transitions ([`PlanBook`]) |
+//! | `state` | [`PlanState`], its phases and transitions, and [`PlanBook`] (queue, tickets, markers, grids in use) |
 //! | `queue` | the job queue, one line per [`Priority`] |
 //! | `index` | [`AgentIndex`]: agents by the cells near their paths |
 //! | `edit_index` | the spatial index of boxes behind it |

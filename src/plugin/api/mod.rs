@@ -6,7 +6,6 @@
 //! inserts (as required components) a [`PathStatus`] and an empty
 //! [`NavPath`], which the plugin fills in from a background search.
 //!
-//!
 //! # Consuming results
 //!
 //! Either react to the entity events [`PathReady`] and [`PathFailed`] with an

@@ -197,12 +197,20 @@ fn arena() -> NavGrid {
 /// Spawns agents at cell centres, standing still.
 fn spawn_agents(app: &mut App, pairs: &[(UVec2, UVec2)]) -> Vec<(Entity, Vec2, Vec2)> {
     let nav = app.world().resource::<NavGrid>().clone();
+    spawn_on(app.world_mut(), &nav, pairs)
+}
+
+/// Spawns agents at the centres of `nav`'s cells, standing still.
+fn spawn_on(
+    world: &mut World,
+    nav: &NavGrid,
+    pairs: &[(UVec2, UVec2)],
+) -> Vec<(Entity, Vec2, Vec2)> {
     pairs
         .iter()
         .map(|&(s, g)| {
             let (start, goal) = (nav.cell_center(s), nav.cell_center(g));
-            let e = app
-                .world_mut()
+            let e = world
                 .spawn((NavPosition(start), PathRequest::to(goal)))
                 .id();
             (e, start, goal)
@@ -236,17 +244,7 @@ fn agents_spawned_before_the_plugin_is_added_are_planned() {
     let nav = arena();
     let pairs = random_pairs(nav.grid(), 20, 11);
     let mut app = App::new();
-    let early: Vec<(Entity, Vec2, Vec2)> = pairs[..10]
-        .iter()
-        .map(|&(s, g)| {
-            let (start, goal) = (nav.cell_center(s), nav.cell_center(g));
-            let e = app
-                .world_mut()
-                .spawn((NavPosition(start), PathRequest::to(goal)))
-                .id();
-            (e, start, goal)
-        })
-        .collect();
+    let early = spawn_on(app.world_mut(), &nav, &pairs[..10]);
     app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
         .insert_resource(nav.clone())
         .insert_resource(SteeringClock::fixed(0.0));

@@ -258,11 +258,19 @@ fn agents_spawned_before_the_plugin_is_added_are_planned() {
     }
     // Removing a request still cancels its plan and inserting it again
     // plans afresh.
-    let (e, _, goal) = early[0];
+    let (e, start, goal) = early[0];
+    let started = |app: &App| {
+        app.world()
+            .resource::<PathfindingDiagnostics>()
+            .searches_started
+    };
+    let before = started(&app);
     app.world_mut().entity_mut(e).remove::<PathRequest>();
     app.world_mut().entity_mut(e).insert(PathRequest::to(goal));
     settle(&mut app);
+    assert_eq!(started(&app), before + 1, "one new search for the request");
     assert_eq!(status(&app, e), PathStatus::Ready);
+    assert_valid(&nav, &nav_path(&app, e), start, Some(goal));
 }
 
 /// `NavPath` change ticks, to check that unaffected agents are not touched.

@@ -26,6 +26,7 @@
 //!   the answer is applied ([`PlanBook::finish`]), turned into a failure
 //!   ([`PlanBook::stop`]) or replaced ([`PlanBook::request`]).
 //! - [`PlanBook::forget`]: the request is gone.
+//! - [`PlanState::record_region`]: a failed search told where it started.
 //! - [`PlanState::replace_request`] records the request plans answer;
 //!   [`PlanBook::use_grid`] the grid (profile and clearance) they run on.
 
@@ -164,6 +165,12 @@ impl PlanState {
         self.key.unwrap_or((ProfileId::DEFAULT, Clearance::NONE))
     }
 
+    /// Records a point of the region its last search started in (see
+    /// [`PlanState::reachable`]), as the search's answer told it.
+    pub(crate) fn record_region(&mut self, reachable: Option<DVec2>) {
+        self.reachable = reachable;
+    }
+
     // Transitions that touch nothing but the agent's own state.
 
     /// Records the request the agent's plans now answer; returns the one
@@ -264,7 +271,7 @@ impl PlanBook {
         state: &mut PlanState,
         reachable: Option<DVec2>,
     ) {
-        state.reachable = reachable;
+        state.record_region(reachable);
         self.stop(entity, state);
     }
 

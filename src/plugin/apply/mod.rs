@@ -301,7 +301,7 @@ fn apply_failure(
 ) {
     planning.counters.0.results_applied += 1;
     if let Region::Point(reachable) = region {
-        planning.book.finish(agent.entity, agent.state, reachable);
+        agent.state.record_region(reachable);
     }
     fail(
         commands,

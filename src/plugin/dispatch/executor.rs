@@ -22,6 +22,9 @@ pub(crate) struct Searches {
     /// Whether the pool was last told to hold its threads.
     paused: bool,
     pace: Pace,
+    /// Searches of each paced priority to keep waiting for the threads, as
+    /// the pace set it at the last tick.
+    target: usize,
     /// Grid versions of the searches sent and not answered, with counts.
     versions_in_flight: BTreeMap<u64, usize>,
 }
@@ -29,10 +32,13 @@ pub(crate) struct Searches {
 impl Searches {
     /// An executor with `threads` search threads.
     pub(crate) fn new(threads: usize) -> Self {
+        let pool = WorkerPool::new(threads);
+        let pace = Pace::default();
         Searches {
-            pool: WorkerPool::new(threads),
+            target: pace.target(pool.workers()),
+            pool,
             paused: false,
-            pace: Pace::default(),
+            pace,
             versions_in_flight: BTreeMap::new(),
         }
     }
@@ -49,6 +55,7 @@ impl Searches {
     /// after long searches.
     pub(crate) fn tick(&mut self) {
         self.pace.tick(&self.pool);
+        self.target = self.pace.target(self.pool.workers());
         if self.pool.outstanding() > 0 {
             self.pool.supervise();
         }
@@ -59,8 +66,7 @@ impl Searches {
     /// more than `cap` in flight.
     pub(crate) fn has_room(&self, priority: Priority, cap: usize) -> bool {
         let paced = priority >= Priority::FirstPath;
-        let target = self.pace.target(self.pool.workers());
-        (!paced || self.pool.waiting(priority) < target) && self.pool.outstanding() < cap
+        (!paced || self.pool.waiting(priority) < self.target) && self.pool.outstanding() < cap
     }
 
     /// Sends a search.

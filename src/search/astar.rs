@@ -23,9 +23,9 @@ pub(crate) fn search(
     ctx: &mut SearchContext<'_>,
     scratch: &mut Scratch,
     out: &mut Vec<DVec2>,
+    resume: bool,
 ) -> Outcome {
     let graph = Graph::new(ctx);
-    scratch.prepare(graph.id_bound());
     let weight = ctx.options.weight();
     // Targets for the heuristic: the goal vertex, or the goal's cell corners
     // with the straight remainder to the goal point.
@@ -57,13 +57,22 @@ pub(crate) fn search(
     };
 
     let start = graph.start;
-    scratch.relax(start, 0.0, start, || h(graph.point(start)));
-    ctx.stats.generated += 1;
-    ctx.stats.pushed += 1;
+    if !resume {
+        scratch.prepare(graph.id_bound());
+        scratch.relax(start, 0.0, start, || h(graph.point(start)));
+        ctx.stats.generated += 1;
+        ctx.stats.pushed += 1;
+    }
 
-    while let Some(n) = scratch.pop() {
-        if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
-            return outcome;
+    loop {
+        if let Some(stop) = ctx.should_stop() {
+            return stop;
+        }
+        let Some(n) = scratch.pop() else {
+            return Outcome::Exhausted;
+        };
+        if graph.finish_or_close(scratch, ctx, n, out) {
+            return Outcome::Found;
         }
         let g_n = scratch.get(n).g;
         // (Inlined by hand, as in Lazy Theta*.)
@@ -78,7 +87,6 @@ pub(crate) fn search(
             },
         );
     }
-    Outcome::Exhausted
 }
 
 /// Whether a leg between two path points is usable (visible, and allowed by

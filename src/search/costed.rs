@@ -59,20 +59,29 @@ pub(crate) fn search(
     any_angle: bool,
     scratch: &mut Scratch,
     out: &mut Vec<DVec2>,
+    resume: bool,
 ) -> Outcome {
     let graph = Graph::new(ctx);
-    scratch.prepare(graph.id_bound());
     let weight = ctx.options.weight();
     let goal_point = ctx.goal.p;
     let h = |p: DVec2| weight * p.distance(goal_point);
 
     let start = graph.start;
-    scratch.relax(start, 0.0, start, || h(graph.point(start)));
-    ctx.stats.generated += 1;
-    ctx.stats.pushed += 1;
+    if !resume {
+        scratch.prepare(graph.id_bound());
+        scratch.relax(start, 0.0, start, || h(graph.point(start)));
+        ctx.stats.generated += 1;
+        ctx.stats.pushed += 1;
+    }
 
     let mut edges = [(0u32, DVec2::ZERO); MAX_EDGES];
-    while let Some(n) = scratch.pop() {
+    loop {
+        if let Some(stop) = ctx.should_stop() {
+            return stop;
+        }
+        let Some(n) = scratch.pop() else {
+            return Outcome::Exhausted;
+        };
         // Path 2, checked when the node is popped: straight from its
         // parent's parent, if that sees it and costs less (the node was
         // queued with its cost from its parent, an upper bound).
@@ -91,8 +100,8 @@ pub(crate) fn search(
                 }
             }
         }
-        if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
-            return outcome;
+        if graph.finish_or_close(scratch, ctx, n, out) {
+            return Outcome::Found;
         }
         let g_n = scratch.get(n).g;
         let here = graph.point(n);
@@ -117,5 +126,4 @@ pub(crate) fn search(
             }
         }
     }
-    Outcome::Exhausted
 }

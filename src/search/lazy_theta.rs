@@ -19,19 +19,28 @@ pub(crate) fn search(
     ctx: &mut SearchContext<'_>,
     scratch: &mut Scratch,
     out: &mut Vec<DVec2>,
+    resume: bool,
 ) -> Outcome {
     let graph = Graph::new(ctx);
-    scratch.prepare(graph.id_bound());
     let weight = ctx.options.weight();
     let goal_point = ctx.goal.p;
     let h = |p: DVec2| weight * p.distance(goal_point);
 
     let start = graph.start;
-    scratch.relax(start, 0.0, start, || h(graph.point(start)));
-    ctx.stats.generated += 1;
-    ctx.stats.pushed += 1;
+    if !resume {
+        scratch.prepare(graph.id_bound());
+        scratch.relax(start, 0.0, start, || h(graph.point(start)));
+        ctx.stats.generated += 1;
+        ctx.stats.pushed += 1;
+    }
 
-    while let Some(n) = scratch.pop() {
+    loop {
+        if let Some(stop) = ctx.should_stop() {
+            return stop;
+        }
+        let Some(n) = scratch.pop() else {
+            return Outcome::Exhausted;
+        };
         // SetVertex: verify the assumed line of sight from the parent.
         let parent = scratch.get(n).parent;
         if n != start && !graph.visible(ctx, parent, n) {
@@ -50,8 +59,8 @@ pub(crate) fn search(
             s.g = best.0;
             s.parent = best.1;
         }
-        if let Some(outcome) = graph.finish_or_close(scratch, ctx, n, out) {
-            return outcome;
+        if graph.finish_or_close(scratch, ctx, n, out) {
+            return Outcome::Found;
         }
         let n_parent = scratch.get(n).parent;
         let g_parent = scratch.get(n_parent).g;
@@ -71,5 +80,4 @@ pub(crate) fn search(
             },
         );
     }
-    Outcome::Exhausted
 }

@@ -33,6 +33,8 @@ mod endpoint;
 mod heap;
 mod lazy_theta;
 mod paged;
+#[cfg(test)]
+mod slice_tests;
 mod trace;
 mod vertex_graph;
 
@@ -378,6 +380,9 @@ pub(crate) enum Outcome {
     Budget,
     /// The cancel flag was raised.
     Cancelled,
+    /// The slice of expansions asked for is done; the search can go on
+    /// from its scratch memory.
+    Paused,
 }
 
 /// What a search core gets besides its scratch memory.
@@ -390,16 +395,26 @@ pub(crate) struct SearchContext<'a> {
     pub stats: SearchStats,
     /// Where to record what the search expands, if anywhere.
     pub trace: Option<&'a mut SearchTrace>,
+    /// Stop (out of budget, or paused) once this many nodes are expanded.
+    pub stop_at: u64,
 }
 
 impl SearchContext<'_> {
-    /// Checked every 1024 expansions: whether to stop, and why.
+    /// Checked before each expansion: whether to stop, and why. The node
+    /// budget and the end of a slice are checked each time, the cancel flag
+    /// every 1024 expansions.
     #[inline]
     pub(crate) fn should_stop(&self) -> Option<Outcome> {
-        if let Some(budget) = self.options.node_budget
-            && self.stats.expanded >= budget
-        {
-            return Some(Outcome::Budget);
+        if self.stats.expanded >= self.stop_at {
+            let spent = self
+                .options
+                .node_budget
+                .is_some_and(|budget| self.stats.expanded >= budget);
+            return Some(if spent {
+                Outcome::Budget
+            } else {
+                Outcome::Paused
+            });
         }
         if self.stats.expanded.is_multiple_of(1024)
             && let Some(flag) = self.cancel
@@ -434,6 +449,28 @@ impl SearchContext<'_> {
 pub struct Planner {
     vertex: vertex_graph::Scratch,
     anya: anya::Scratch,
+    /// The query of a search paused between slices.
+    paused: Option<Resolved>,
+}
+
+/// What a search paused between slices needs besides its scratch memory:
+/// the query as [`Planner::plan_slice`] resolved it, and the work done.
+struct Resolved {
+    start: Endpoint,
+    goal: Endpoint,
+    kind: PathKind,
+    start_moved_from: Option<DVec2>,
+    stats: SearchStats,
+}
+
+/// How far a search run in slices got ([`Planner::plan_slice`]).
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// The search ended, with this answer.
+    Done(Result<Path, PlanError>),
+    /// The slice ran out; the search goes on at the next call with
+    /// `resume`.
+    Paused,
 }
 
 impl fmt::Debug for Planner {
@@ -626,103 +663,190 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
         cancel: Option<&AtomicBool>,
-        mut trace: Option<&mut SearchTrace>,
+        trace: Option<&mut SearchTrace>,
         costs: Option<costed::Costs<'_>>,
     ) -> Result<Path, PlanError> {
-        if let Some(t) = trace.as_deref_mut() {
-            t.reset(options.algorithm);
-        }
-        if !start.is_finite() {
-            return Err(PlanError::NonFinite(Role::Start));
-        }
-        if !goal.is_finite() {
-            return Err(PlanError::NonFinite(Role::Goal));
-        }
-        // -0.0 is the number 0: make it +0.0 so that ordering by bits or
-        // `total_cmp` treats it as such.
-        let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
-        let (start_ep, start_moved_from) = match Endpoint::resolve(grid, start) {
-            Some(ep) => (ep, None),
-            None => {
-                let p = endpoint::nearest_valid_point(grid, start, None)
-                    .ok_or(PlanError::NoFreeCell)?;
-                let ep =
-                    Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
-                (ep, Some(start))
-            }
-        };
-        let (goal_ep, kind) = match Endpoint::resolve(grid, goal) {
-            Some(ep) if ep.region == start_ep.region => (ep, PathKind::Found),
-            _ => {
-                let p = endpoint::nearest_valid_point(grid, goal, Some(start_ep.region))
-                    .expect("the start's region has a free cell");
-                if options.fallback == FallbackPolicy::Fail {
-                    return Err(PlanError::Unreachable { closest: p });
-                }
-                let ep =
-                    Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
-                (
-                    ep,
-                    PathKind::Fallback {
-                        requested_goal: goal,
-                    },
-                )
-            }
-        };
-
-        let mut ctx = SearchContext {
+        let query = Query {
             grid,
-            start: &start_ep,
-            goal: &goal_ep,
+            start,
+            goal,
             options,
             cancel,
-            stats: SearchStats::default(),
+            costs,
+        };
+        match self.plan_slice(&query, trace, false, None) {
+            Step::Done(answer) => answer,
+            // (Without a slice limit a search never pauses.)
+            Step::Paused => Err(PlanError::SearchFailed {
+                stats: SearchStats::default(),
+            }),
+        }
+    }
+
+    /// [`Planner::plan_core`] in slices: runs the search for at most
+    /// `slice` more expansions (`None`: to the end) and returns
+    /// [`Step::Paused`] if it has not ended by then. With `resume`, it goes
+    /// on with the search this planner paused last, whose `query` must be
+    /// the same (the query is only read again for its grid, options, cancel
+    /// flag and costs); without one paused, it starts afresh. Without
+    /// `resume`, it starts afresh and drops any paused search. The answer is
+    /// the one [`Planner::plan_core`] gives, however the work is sliced.
+    pub(crate) fn plan_slice(
+        &mut self,
+        query: &Query<'_>,
+        mut trace: Option<&mut SearchTrace>,
+        resume: bool,
+        slice: Option<u64>,
+    ) -> Step {
+        let (resolved, resume) = match self.paused.take() {
+            Some(resolved) if resume => (resolved, true),
+            _ => {
+                if let Some(t) = trace.as_deref_mut() {
+                    t.reset(query.options.algorithm);
+                }
+                match resolve(query) {
+                    Ok(resolved) => (resolved, false),
+                    Err(error) => return Step::Done(Err(error)),
+                }
+            }
+        };
+        let options = query.options;
+        let budget = options.node_budget.unwrap_or(u64::MAX);
+        let stop_at = slice.map_or(budget, |n| {
+            budget.min(resolved.stats.expanded.saturating_add(n.max(1)))
+        });
+        let mut ctx = SearchContext {
+            grid: query.grid,
+            start: &resolved.start,
+            goal: &resolved.goal,
+            options,
+            cancel: query.cancel,
+            stats: resolved.stats,
             trace,
+            stop_at,
         };
         let mut waypoints = Vec::new();
-        let outcome = if start_ep.p == goal_ep.p {
+        let (start_ep, goal_ep) = (&resolved.start, &resolved.goal);
+        let outcome = if !resume && start_ep.p == goal_ep.p {
             waypoints.push(start_ep.p);
             Outcome::Found
-        } else if let Some(costs) = costs {
+        } else if let Some(costs) = query.costs {
             // (No straight-line shortcut: it need not be the cheapest.)
             let any_angle = options.algorithm == Algorithm::LazyTheta;
-            costed::search(&mut ctx, costs, any_angle, &mut self.vertex, &mut waypoints)
-        } else if options.algorithm.is_any_angle()
-            && endpoint::visible(&mut ctx, &start_ep, &goal_ep)
+            let vertex = &mut self.vertex;
+            costed::search(&mut ctx, costs, any_angle, vertex, &mut waypoints, resume)
+        } else if !resume
+            && options.algorithm.is_any_angle()
+            && endpoint::visible(&mut ctx, start_ep, goal_ep)
         {
             waypoints.extend([start_ep.p, goal_ep.p]);
             Outcome::Found
         } else {
             match options.algorithm {
                 Algorithm::LazyTheta => {
-                    lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints)
+                    lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints, resume)
                 }
-                Algorithm::Anya => anya::search(&mut ctx, &mut self.anya, &mut waypoints),
+                Algorithm::Anya => anya::search(&mut ctx, &mut self.anya, &mut waypoints, resume),
                 Algorithm::AStarSmoothed => {
-                    let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints);
+                    let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints, resume);
                     if o == Outcome::Found {
                         astar::smooth(&mut ctx, &mut waypoints);
                     }
                     o
                 }
-                Algorithm::AStar => astar::search(&mut ctx, &mut self.vertex, &mut waypoints),
+                Algorithm::AStar => {
+                    astar::search(&mut ctx, &mut self.vertex, &mut waypoints, resume)
+                }
             }
         };
         let stats = ctx.stats;
-        match outcome {
+        let answer = match outcome {
             Outcome::Found => Ok(Path {
                 length: polyline_length(&waypoints),
-                cost: costs.map_or_else(|| polyline_length(&waypoints), |c| c.polyline(&waypoints)),
+                cost: query
+                    .costs
+                    .map_or_else(|| polyline_length(&waypoints), |c| c.polyline(&waypoints)),
                 waypoints,
-                kind,
-                start_moved_from,
+                kind: resolved.kind,
+                start_moved_from: resolved.start_moved_from,
                 stats,
             }),
             Outcome::Budget => Err(PlanError::BudgetExhausted { stats }),
             Outcome::Cancelled => Err(PlanError::Cancelled),
             Outcome::Exhausted => Err(PlanError::SearchFailed { stats }),
-        }
+            Outcome::Paused => {
+                self.paused = Some(Resolved { stats, ..resolved });
+                return Step::Paused;
+            }
+        };
+        Step::Done(answer)
     }
+}
+
+/// One query's inputs, as [`Planner::plan_slice`] reads them.
+pub(crate) struct Query<'a> {
+    pub grid: &'a Grid,
+    pub start: DVec2,
+    pub goal: DVec2,
+    pub options: &'a PlanOptions,
+    pub cancel: Option<&'a AtomicBool>,
+    /// Terrain costs, for a non-uniform profile (Theta\* or A\*).
+    pub costs: Option<costed::Costs<'a>>,
+}
+
+/// Checks a query's endpoints and resolves them: the start moved to the
+/// nearest valid point if need be, an unreachable goal replaced by its
+/// fallback target (or refused, as the policy says).
+fn resolve(query: &Query<'_>) -> Result<Resolved, PlanError> {
+    let Query {
+        grid,
+        start,
+        goal,
+        options,
+        ..
+    } = *query;
+    if !start.is_finite() {
+        return Err(PlanError::NonFinite(Role::Start));
+    }
+    if !goal.is_finite() {
+        return Err(PlanError::NonFinite(Role::Goal));
+    }
+    // -0.0 is the number 0: make it +0.0 so that ordering by bits or
+    // `total_cmp` treats it as such.
+    let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
+    let (start_ep, start_moved_from) = match Endpoint::resolve(grid, start) {
+        Some(ep) => (ep, None),
+        None => {
+            let p =
+                endpoint::nearest_valid_point(grid, start, None).ok_or(PlanError::NoFreeCell)?;
+            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+            (ep, Some(start))
+        }
+    };
+    let (goal_ep, kind) = match Endpoint::resolve(grid, goal) {
+        Some(ep) if ep.region == start_ep.region => (ep, PathKind::Found),
+        _ => {
+            let p = endpoint::nearest_valid_point(grid, goal, Some(start_ep.region))
+                .expect("the start's region has a free cell");
+            if options.fallback == FallbackPolicy::Fail {
+                return Err(PlanError::Unreachable { closest: p });
+            }
+            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+            (
+                ep,
+                PathKind::Fallback {
+                    requested_goal: goal,
+                },
+            )
+        }
+    };
+    Ok(Resolved {
+        start: start_ep,
+        goal: goal_ep,
+        kind,
+        start_moved_from,
+        stats: SearchStats::default(),
+    })
 }
 
 thread_local! {

@@ -12,7 +12,7 @@ use bevy_math::DVec2;
 
 use super::heap::f_key;
 use super::paged::{Paged, TILE, Tiling};
-use super::{Endpoint, Outcome, SearchContext};
+use super::{Endpoint, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
 
@@ -530,9 +530,8 @@ impl<'a> Graph<'a> {
     }
 
     /// The step after popping `n`: if it is the goal, writes the path into
-    /// `out` and returns [`Outcome::Found`]; otherwise closes and counts it
-    /// as expanded, and returns the outcome to stop with if the budget or
-    /// the cancel flag says so.
+    /// `out` and returns `true`; otherwise closes and counts it as expanded
+    /// (the search then makes its successors) and returns `false`.
     #[inline]
     pub(crate) fn finish_or_close(
         &self,
@@ -540,11 +539,11 @@ impl<'a> Graph<'a> {
         ctx: &mut SearchContext<'_>,
         n: u32,
         out: &mut Vec<DVec2>,
-    ) -> Option<Outcome> {
+    ) -> bool {
         ctx.stats.popped += 1;
         if n == self.goal {
             self.reconstruct(scratch, out);
-            return Some(Outcome::Found);
+            return true;
         }
         let s = scratch.get_mut(n);
         s.closed = true;
@@ -553,7 +552,7 @@ impl<'a> Graph<'a> {
         if let Some(trace) = ctx.trace.as_deref_mut() {
             trace.point(self.point(n), self.point(parent));
         }
-        ctx.should_stop()
+        false
     }
 
     /// Writes the path ending at `goal` into `out`, start first.

@@ -252,6 +252,8 @@ pub(crate) struct Scratch {
     /// Root ids of the vertices of this query's grid; the start has spare
     /// id 0.
     tiling: Tiling,
+    /// The shortest goal node pushed so far, kept while a search is paused.
+    best_goal: f64,
 }
 
 impl Scratch {
@@ -286,19 +288,24 @@ pub(crate) fn search(
     ctx: &mut SearchContext<'_>,
     scratch: &mut Scratch,
     out: &mut Vec<DVec2>,
+    resume: bool,
 ) -> Outcome {
     let grid = ctx.grid;
-    scratch.tiling = Tiling::new(grid.width(), grid.height());
+    if !resume {
+        scratch.tiling = Tiling::new(grid.width(), grid.height());
+        scratch.roots.prepare(scratch.tiling.len());
+        scratch.nodes.clear();
+        scratch.succ.clear();
+        scratch.turns.clear();
+        scratch.open.clear();
+        scratch.best_goal = f64::INFINITY;
+    }
     let start_id = scratch.tiling.spare(0);
-    scratch.roots.prepare(scratch.tiling.len());
-    scratch.nodes.clear();
-    scratch.succ.clear();
-    scratch.turns.clear();
-    scratch.open.clear();
 
     let (s, t) = (ctx.start.p, ctx.goal.p);
     let on_line = |v: f64| (v.fract() == 0.0).then_some(v as i64);
     let mut stats = ctx.stats;
+    let best_goal = scratch.best_goal;
     let mut anya = Anya {
         grid,
         goal: ctx.goal,
@@ -313,24 +320,33 @@ pub(crate) fn search(
         stats: &mut stats,
         trace: ctx.trace.take(),
         eager: false,
-        best_goal: f64::INFINITY,
+        best_goal,
     };
 
-    anya.scratch.roots.improve(start_id, 0.0, start_id);
-    if let Some([x, y]) = ctx.start.vertex {
-        // Never turn at the start vertex again.
-        let id = anya.scratch.vertex_id(x, y);
-        anya.scratch.roots.improve(id, 0.0, start_id);
+    if !resume {
+        anya.scratch.roots.improve(start_id, 0.0, start_id);
+        if let Some([x, y]) = ctx.start.vertex {
+            // Never turn at the start vertex again.
+            let id = anya.scratch.vertex_id(x, y);
+            anya.scratch.roots.improve(id, 0.0, start_id);
+        }
+        let wedge = if ctx.start.restricted {
+            Wedge::SouthEast
+        } else {
+            Wedge::Full
+        };
+        anya.seed_root(s, start_id, 0.0, wedge);
+        flush(&mut anya);
     }
-    let wedge = if ctx.start.restricted {
-        Wedge::SouthEast
-    } else {
-        Wedge::Full
-    };
-    anya.seed_root(s, start_id, 0.0, wedge);
-    flush(&mut anya);
 
     let outcome = loop {
+        // Between two expansions the whole search is in `scratch`: a search
+        // paused here continues from it.
+        ctx.stats = *anya.stats;
+        if let Some(stop) = ctx.should_stop() {
+            anya.scratch.best_goal = anya.best_goal;
+            return stop;
+        }
         let Some(id) = anya.scratch.open.pop() else {
             break Outcome::Exhausted;
         };
@@ -354,10 +370,6 @@ pub(crate) fn search(
         anya.record(&node);
         anya.expand(&node);
         flush(&mut anya);
-        ctx.stats = *anya.stats;
-        if let Some(stop) = ctx.should_stop() {
-            return stop;
-        }
     };
     ctx.stats = stats;
     outcome

@@ -61,7 +61,9 @@
 //! # let _ = build;
 //! ```
 
-use std::time::{Duration, Instant};
+use core::time::Duration;
+
+use bevy_platform::time::Instant;
 
 use bevy_app::{App, Plugin, PostUpdate};
 use bevy_asset::Assets;

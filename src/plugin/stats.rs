@@ -8,7 +8,9 @@
 //! systems cost the frame.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use core::time::Duration;
+
+use bevy_platform::time::Instant;
 
 use bevy_ecs::prelude::*;
 

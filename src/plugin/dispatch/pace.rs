@@ -9,7 +9,9 @@
 //! nothing to send or apply costs a few atomic loads.
 //!
 
-use std::time::{Duration, Instant};
+use core::time::Duration;
+
+use bevy_platform::time::Instant;
 
 use super::workers::WorkerPool;
 

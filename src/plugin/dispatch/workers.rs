@@ -19,7 +19,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use core::time::Duration;
+
+use bevy_platform::time::Instant;
 
 use bevy_ecs::entity::Entity;
 use bevy_math::{DVec2, Vec2};

@@ -434,39 +434,42 @@ struct Game {
 }
 
 impl Game {
-    fn new(map: &str, agents: usize, seed: u64) -> Game {
+    fn new(map: &str, agents: usize, seed: u64, threads: Option<usize>) -> Game {
         let path = format!("{}/data/maps/{map}", env!("CARGO_MANIFEST_DIR"));
         let grid = Grid::from_movingai(&std::fs::read_to_string(path).unwrap()).unwrap();
         let mut app = App::new();
-        app.add_plugins(AnyAnglePlugin::default())
-            .insert_resource(NavGrid::new(grid, GridTransform::default()))
-            .insert_resource(SteeringClock::fixed(1.0 / FPS))
-            .init_resource::<Violations>()
-            .init_resource::<Applied>()
-            .init_resource::<WalkBacks>()
-            .add_observer(|ready: On<PathReady>, mut applied: ResMut<Applied>| {
-                applied.0.push(ready.entity);
-            })
-            .init_resource::<LastFailures>()
-            .add_observer(
-                |failed: On<bevy_anyangle::plugin::PathFailed>,
-                 settings: Res<PathfindingSettings>,
-                 mut log: ResMut<LastFailures>| {
-                    log.0.insert(
-                        failed.entity,
-                        format!(
-                            "{:?} ({:?}) with {:?}",
-                            failed.status, failed.reason, settings.fallback
-                        ),
-                    );
-                },
-            )
-            .add_systems(
-                Update,
-                check_applied_paths
-                    .after(AnyAngleSystems::Apply)
-                    .before(AnyAngleSystems::Steer),
-            );
+        app.add_plugins(AnyAnglePlugin {
+            search_threads: threads,
+            ..AnyAnglePlugin::default()
+        })
+        .insert_resource(NavGrid::new(grid, GridTransform::default()))
+        .insert_resource(SteeringClock::fixed(1.0 / FPS))
+        .init_resource::<Violations>()
+        .init_resource::<Applied>()
+        .init_resource::<WalkBacks>()
+        .add_observer(|ready: On<PathReady>, mut applied: ResMut<Applied>| {
+            applied.0.push(ready.entity);
+        })
+        .init_resource::<LastFailures>()
+        .add_observer(
+            |failed: On<bevy_anyangle::plugin::PathFailed>,
+             settings: Res<PathfindingSettings>,
+             mut log: ResMut<LastFailures>| {
+                log.0.insert(
+                    failed.entity,
+                    format!(
+                        "{:?} ({:?}) with {:?}",
+                        failed.status, failed.reason, settings.fallback
+                    ),
+                );
+            },
+        )
+        .add_systems(
+            Update,
+            check_applied_paths
+                .after(AnyAngleSystems::Apply)
+                .before(AnyAngleSystems::Steer),
+        );
         app.finish();
         app.cleanup();
         let mut game = Game {
@@ -781,22 +784,46 @@ fn settings_variant(k: usize) -> PathfindingSettings {
 }
 
 fn run_game(map: &str, agents: usize, frames: usize, edits: usize, seed: u64) -> Figures {
-    run_game_with(map, agents, frames, edits, seed, false, true)
+    run_game_with(map, agents, frames, edits, seed, Run::default())
 }
 
-/// `switch_settings`: also cycle through [`settings_variant`]s; `reports`:
-/// keep what failure reports show (see [`Game::reports`]).
+/// How a game runs besides its map, size and seed.
+#[derive(Clone, Copy)]
+struct Run {
+    /// Also cycle through [`settings_variant`]s.
+    switch_settings: bool,
+    /// Keep what failure reports show (see [`Game::reports`]).
+    reports: bool,
+    /// The plugin's search threads (`Some(0)`: searches on the main
+    /// thread).
+    threads: Option<usize>,
+}
+
+impl Default for Run {
+    fn default() -> Self {
+        Run {
+            switch_settings: false,
+            reports: true,
+            threads: None,
+        }
+    }
+}
+
 fn run_game_with(
     map: &str,
     agents: usize,
     frames: usize,
     edits: usize,
     seed: u64,
-    switch_settings: bool,
-    reports: bool,
+    run: Run,
 ) -> Figures {
+    let Run {
+        switch_settings,
+        reports,
+        threads,
+    } = run;
     let began = Instant::now();
-    let mut game = Game::new(map, agents, seed);
+    let mut game = Game::new(map, agents, seed, threads);
     game.reports = reports;
     let warm_up = frames / 5;
     let mut memory_after_warm_up = None;
@@ -973,7 +1000,35 @@ fn agents_on_a_maze_with_edits_every_frame_stay_in_free_space() {
 /// The soak's short version: settings switched mid-run as well.
 #[test]
 fn settings_switched_mid_run_keep_every_agent_in_free_space() {
-    run_game_with("lak303d.map", 1000, 1100, 2, 0x5EED_0003, true, true);
+    let run = Run {
+        switch_settings: true,
+        ..Run::default()
+    };
+    run_game_with("lak303d.map", 1000, 1100, 2, 0x5EED_0003, run);
+}
+
+/// The game of the first test with searches on the main thread, in slices
+/// within the frame budget (as in the browser): the same invariants hold.
+#[test]
+fn agents_with_searches_on_the_main_thread_and_edits_every_frame_stay_in_free_space() {
+    let run = Run {
+        threads: Some(0),
+        ..Run::default()
+    };
+    let figures = run_game_with("den520d.map", 1000, 600, 1, 0x5EED_0004, run);
+    assert_eq!(figures.diagnostics.search_threads, 0);
+}
+
+/// The maze, whose searches are long, on the main thread: searches paused
+/// at the end of a frame go on in the next, are cancelled while paused, and
+/// the invariants hold.
+#[test]
+fn agents_on_a_maze_with_searches_on_the_main_thread_stay_in_free_space() {
+    let run = Run {
+        threads: Some(0),
+        ..Run::default()
+    };
+    run_game_with("maze512-1-0.map", 300, 400, 3, 0x5EED_0005, run);
 }
 
 /// The long soak: 5,000 agents, edits every frame for 10,000 frames (close
@@ -985,7 +1040,12 @@ fn settings_switched_mid_run_keep_every_agent_in_free_space() {
 #[test]
 #[ignore = "minutes long: cargo test --test game -- --ignored soak"]
 fn soak() {
-    let figures = run_game_with("den520d.map", 5000, 10_000, 2, 0x5EED_50AC, true, false);
+    let run = Run {
+        switch_settings: true,
+        reports: false,
+        threads: None,
+    };
+    let figures = run_game_with("den520d.map", 5000, 10_000, 2, 0x5EED_50AC, run);
     let d = figures.diagnostics;
     println!(
         "soak: {} frames with edits, settled {} frames later, {:.0} s; memory after warm-up and at the end: {:?} MiB; {d:?}",

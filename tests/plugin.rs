@@ -44,8 +44,12 @@ impl EventLog {
 }
 
 fn app_with(nav: NavGrid) -> App {
+    app_with_plugin(nav, AnyAnglePlugin::default())
+}
+
+fn app_with_plugin(nav: NavGrid, plugin: AnyAnglePlugin) -> App {
     let mut app = App::new();
-    app.add_plugins((TaskPoolPlugin::default(), AnyAnglePlugin::default()))
+    app.add_plugins((TaskPoolPlugin::default(), plugin))
         .insert_resource(nav)
         .insert_resource(SteeringClock::fixed(0.0))
         .init_resource::<EventLog>()
@@ -216,6 +220,55 @@ fn spawn_on(
             (e, start, goal)
         })
         .collect()
+}
+
+/// Without search threads (as in the browser), searches run on the main
+/// thread in slices: every agent gets the path the threads give it, agents
+/// with a radius, another planner and unreachable goals included.
+#[test]
+fn searches_on_the_main_thread_give_the_paths_search_threads_give() {
+    let grid = Grid::from_movingai(&map("AR0011SR.map")).unwrap();
+    let pairs = random_pairs(&grid, 300, 11);
+    let run = |threads: Option<usize>| {
+        let nav = NavGrid::new(grid.clone(), GridTransform::default());
+        let plugin = AnyAnglePlugin {
+            search_threads: threads,
+            ..AnyAnglePlugin::default()
+        };
+        let mut app = app_with_plugin(nav.clone(), plugin);
+        let world = app.world_mut();
+        let agents: Vec<Entity> = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &(s, g))| {
+                let request = match i % 4 {
+                    0 => PathRequest::to(nav.cell_center(g)).with_radius(0.6),
+                    1 => PathRequest::to(nav.cell_center(g)).with_algorithm(Algorithm::LazyTheta),
+                    // A goal in the wall around the map: a fallback path.
+                    2 => PathRequest::to(Vec2::new(-3.5, nav.cell_center(g).y)),
+                    _ => PathRequest::to(nav.cell_center(g)),
+                };
+                world.spawn((NavPosition(nav.cell_center(s)), request)).id()
+            })
+            .collect();
+        settle(&mut app);
+        let d = *app.world().resource::<PathfindingDiagnostics>();
+        let paths: Vec<(PathStatus, NavPath)> = agents
+            .iter()
+            .map(|&e| (status(&app, e), nav_path(&app, e)))
+            .collect();
+        (paths, d)
+    };
+    let (threaded, d) = run(Some(1));
+    assert_eq!(d.search_threads, 1);
+    let (main_thread, d) = run(Some(0));
+    assert_eq!(d.search_threads, 0);
+    assert_eq!(d.searches_finished, 300, "{d:?}");
+    for (i, (a, b)) in threaded.iter().zip(&main_thread).enumerate() {
+        assert!(!a.1.is_empty(), "agent {i}: {a:?}");
+        assert_eq!(a, b, "agent {i}");
+    }
+    assert!(threaded.iter().any(|(s, _)| *s == PathStatus::Fallback));
 }
 
 #[test]

@@ -195,6 +195,12 @@ pub struct AnyAnglePlugin {
     /// machine's cores (the main thread keeps one), at least 1. A search
     /// that runs longer than 20 ms gets a stand-in thread meanwhile, so one
     /// slow query never holds up the others.
+    ///
+    /// `Some(0)`, and always where threads cannot be started (the browser:
+    /// `wasm32` without atomics): searches run on the main thread, in
+    /// slices, for at most
+    /// [`PathfindingSettings::main_thread_budget`] each frame (3 ms by
+    /// default), in the same order of service and with the same answers.
     pub search_threads: Option<usize>,
 }
 
@@ -232,16 +238,22 @@ impl AnyAnglePlugin {
     }
 
     /// The number of search threads this plugin starts (see
-    /// [`AnyAnglePlugin::search_threads`]).
+    /// [`AnyAnglePlugin::search_threads`]); 0: searches run on the main
+    /// thread.
     #[must_use]
     pub fn threads(&self) -> usize {
-        self.search_threads
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1))
-            })
-            .max(1)
+        if !THREADS_AVAILABLE {
+            return 0;
+        }
+        self.search_threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+        })
     }
 }
+
+/// Whether this platform can start threads (not the browser without
+/// atomics).
+const THREADS_AVAILABLE: bool = !cfg!(all(target_arch = "wasm32", not(target_feature = "atomics")));
 
 impl Plugin for AnyAnglePlugin {
     fn build(&self, app: &mut App) {

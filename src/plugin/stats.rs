@@ -7,8 +7,8 @@
 //! the counters; [`close_frame`], after the plugin's last set, what its
 //! systems cost the frame.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy_platform::time::Instant;
 

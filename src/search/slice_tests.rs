@@ -52,7 +52,13 @@ fn whole(query: &Query<'_>) -> Result<super::Path, PlanError> {
 #[test]
 fn every_planner_gives_the_same_answer_in_slices_as_whole() {
     let mut paused_once = 0;
-    for name in ["arena", "AR0011SR", "den520d", "maze512-1-0", "random512-20-0"] {
+    for name in [
+        "arena",
+        "AR0011SR",
+        "den520d",
+        "maze512-1-0",
+        "random512-20-0",
+    ] {
         let (text, scen) = map(name);
         let grid = Grid::from_movingai(&text).unwrap();
         let step = (scen.entries.len() / 12).max(1);
@@ -72,7 +78,10 @@ fn every_planner_gives_the_same_answer_in_slices_as_whole() {
                 let expected = whole(&query);
                 for slice in [1, 37, 1000] {
                     let (got, slices) = sliced(&mut planner, &query, slice);
-                    assert_eq!(got, expected, "{name} {algorithm} query {i}, slices of {slice}");
+                    assert_eq!(
+                        got, expected,
+                        "{name} {algorithm} query {i}, slices of {slice}"
+                    );
                     if slices > 1 {
                         paused_once += 1;
                     }

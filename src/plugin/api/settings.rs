@@ -32,10 +32,13 @@
 //! | `fallback` | agents whose status is `Fallback` or `Unreachable`, and agents whose search is running (planned with the old policy), replan ([`PlanReason::FallbackChanged`](crate::plugin::PlanReason::FallbackChanged)) |
 //! | `node_budget` | raised or removed: agents whose last search ran out of budget (status `Failed(BudgetExhausted)`) replan ([`PlanReason::BudgetChanged`](crate::plugin::PlanReason::BudgetChanged)) |
 //! | `paused` | searches already running finish; the others wait (agents keep their paths) |
+//! | `main_thread_budget` | without search threads: the searches of the next frames run for that long a frame |
 //! | everything else | applies to the next searches; no replan |
 //!
 //! A replanning agent keeps following its current path meanwhile (it is
 //! marked [`Replanning`](crate::plugin::Replanning)).
+
+use core::time::Duration;
 
 #[cfg(feature = "reflect")]
 use bevy_ecs::reflect::ReflectResource;
@@ -73,6 +76,15 @@ pub struct PathfindingSettings {
     /// planning to look at it) and for tests that need results to arrive
     /// late. Default: `false`.
     pub paused: bool,
+    /// Without search threads (in the browser, or with
+    /// [`AnyAnglePlugin::search_threads`](crate::plugin::AnyAnglePlugin::search_threads)
+    /// `Some(0)`), searches run on the main thread, in slices, for about
+    /// this long each frame; a search that does not end in a frame goes on
+    /// in the next. A frame runs over it by at most about a quarter of a
+    /// millisecond. Searches give the same paths as on threads. Ignored
+    /// with search threads. Default: 3 ms (a fifth of a 60 fps frame).
+    #[cfg_attr(feature = "serde", serde(default = "default_main_thread_budget"))]
+    pub main_thread_budget: Duration,
     /// Node expansions allowed per search before it fails with
     /// [`PathFailure::BudgetExhausted`](crate::plugin::PathFailure::BudgetExhausted):
     /// the agent then stands where it is with an empty [`NavPath`](crate::plugin::NavPath)
@@ -129,11 +141,17 @@ impl Default for PathfindingSettings {
             fallback: FallbackPolicy::ClosestReachable,
             max_searches_in_flight: None,
             paused: false,
+            main_thread_budget: default_main_thread_budget(),
             node_budget: Some(DEFAULT_NODE_BUDGET),
             heuristic_weight: 1.0,
             replan_distance: 2.0,
         }
     }
+}
+
+/// [`PathfindingSettings::main_thread_budget`]'s default: 3 ms.
+fn default_main_thread_budget() -> Duration {
+    Duration::from_millis(3)
 }
 
 impl PathfindingSettings {

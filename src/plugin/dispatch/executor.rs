@@ -2,62 +2,101 @@
 //! takes jobs, hands back outcomes, paces how many are sent ahead and keeps
 //! count of the grid versions searches in flight still read.
 //!
-//! Dispatch and apply reach the search threads only through [`Searches`],
-//! so another executor (one that runs searches on the main thread, a slice
-//! per frame) can take the worker pool's place behind the same methods.
+//! Dispatch and apply reach the searches only through [`Searches`], which
+//! runs them on the worker pool's threads or, where there are none, on the
+//! main thread in slices (see [`main_thread`](super::main_thread)).
 
+use core::time::Duration;
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use bevy_ecs::resource::Resource;
 
+use super::job::{Job, Outcome};
+use super::main_thread::MainThread;
 use super::pace::Pace;
-use super::workers::{Job, Outcome, WorkerPool};
+use super::workers::WorkerPool;
 use crate::plugin::agent::Priority;
+
+/// Where searches run.
+enum Executor {
+    /// On search threads.
+    Threads(WorkerPool),
+    /// On the main thread, a slice at a time.
+    MainThread(MainThread),
+}
 
 /// The searches sent and not yet applied (not public).
 #[derive(Resource)]
 pub(crate) struct Searches {
-    pool: WorkerPool,
-    /// Whether the pool was last told to hold its threads.
+    executor: Executor,
+    /// Whether searches not yet begun were last told to wait.
     paused: bool,
     pace: Pace,
-    /// Searches of each paced priority to keep waiting for the threads, as
-    /// the pace set it at the last tick.
+    /// Searches of each paced priority to keep waiting, as the pace set it
+    /// at the last tick.
     target: usize,
     /// Grid versions of the searches sent and not answered, with counts.
     versions_in_flight: BTreeMap<u64, usize>,
 }
 
 impl Searches {
-    /// An executor with `threads` search threads.
+    /// An executor with `threads` search threads; with none (or if no
+    /// thread can be started), searches run on the main thread.
     pub(crate) fn new(threads: usize) -> Self {
-        let pool = WorkerPool::new(threads);
-        let pace = Pace::default();
-        Searches {
-            target: pace.target(pool.workers()),
-            pool,
+        let executor = match threads {
+            0 => Executor::MainThread(MainThread::default()),
+            n => {
+                let pool = WorkerPool::new(n);
+                if pool.threads() == 0 {
+                    Executor::MainThread(MainThread::default())
+                } else {
+                    Executor::Threads(pool)
+                }
+            }
+        };
+        let mut searches = Searches {
+            executor,
             paused: false,
-            pace,
+            pace: Pace::default(),
+            target: 0,
             versions_in_flight: BTreeMap::new(),
-        }
+        };
+        searches.target = searches.pace_target(Duration::ZERO);
+        searches
     }
 
     /// Holds (or releases) searches not yet started.
     pub(crate) fn set_paused(&mut self, paused: bool) {
         if self.paused != paused {
             self.paused = paused;
-            self.pool.set_paused(paused);
+            match &mut self.executor {
+                Executor::Threads(pool) => pool.set_paused(paused),
+                Executor::MainThread(main) => main.set_paused(paused),
+            }
         }
     }
 
     /// Once a frame with work to do: updates the pacing estimates and looks
-    /// after long searches.
-    pub(crate) fn tick(&mut self) {
-        self.pace.tick(&self.pool);
-        self.target = self.pace.target(self.pool.workers());
-        if self.pool.outstanding() > 0 {
-            self.pool.supervise();
+    /// after long searches. `main_thread_budget` is the time searches may
+    /// take on the main thread each frame (without threads).
+    pub(crate) fn tick(&mut self, main_thread_budget: Duration) {
+        self.pace.tick(self.work_done());
+        self.target = self.pace_target(main_thread_budget);
+        if let Executor::Threads(pool) = &self.executor
+            && pool.outstanding() > 0
+        {
+            pool.supervise();
+        }
+    }
+
+    fn pace_target(&self, main_thread_budget: Duration) -> usize {
+        self.pace.target(self.threads_serving(), main_thread_budget)
+    }
+
+    /// Without threads: runs searches on this thread for about `budget`.
+    pub(crate) fn work(&mut self, budget: Duration) {
+        if let Executor::MainThread(main) = &mut self.executor {
+            main.work(budget);
         }
     }
 
@@ -66,25 +105,43 @@ impl Searches {
     /// more than `cap` in flight.
     pub(crate) fn has_room(&self, priority: Priority, cap: usize) -> bool {
         let paced = priority >= Priority::FirstPath;
-        (!paced || self.pool.waiting(priority) < self.target) && self.pool.outstanding() < cap
+        let waiting = match &self.executor {
+            Executor::Threads(pool) => pool.waiting(priority),
+            Executor::MainThread(main) => main.waiting(priority),
+        };
+        (!paced || waiting < self.target) && self.outstanding() < cap
     }
 
     /// Sends a search.
     pub(crate) fn send(&mut self, job: Job, priority: Priority) {
         *self.versions_in_flight.entry(job.grid_version).or_default() += 1;
-        self.pool.send(job, priority);
+        match &mut self.executor {
+            Executor::Threads(pool) => pool.send(job, priority),
+            Executor::MainThread(main) => main.send(job, priority),
+        }
     }
 
     /// Whether an outcome waits to be applied.
     pub(crate) fn has_outcomes(&self) -> bool {
-        self.pool.has_outcomes()
+        match &self.executor {
+            Executor::Threads(pool) => pool.has_outcomes(),
+            Executor::MainThread(main) => main.has_outcomes(),
+        }
     }
 
     /// The outcomes that arrived, each counted as answered.
     pub(crate) fn take_outcomes(&mut self) -> Vec<Outcome> {
-        let outcomes: Vec<Outcome> = self.pool.outcomes().collect();
+        let outcomes: Vec<Outcome> = match &mut self.executor {
+            Executor::Threads(pool) => {
+                let outcomes: Vec<Outcome> = pool.outcomes().collect();
+                for _ in &outcomes {
+                    pool.answered();
+                }
+                outcomes
+            }
+            Executor::MainThread(main) => main.take_outcomes(),
+        };
         for done in &outcomes {
-            self.pool.answered();
             if let Some(n) = self.versions_in_flight.get_mut(&done.grid_version) {
                 *n -= 1;
                 if *n == 0 {
@@ -102,22 +159,42 @@ impl Searches {
 
     /// Searches sent and not yet applied.
     pub(crate) fn outstanding(&self) -> usize {
-        self.pool.outstanding()
+        match &self.executor {
+            Executor::Threads(pool) => pool.outstanding(),
+            Executor::MainThread(main) => main.outstanding(),
+        }
     }
 
     /// Searches stopped by their cancel flag since the start.
     pub(crate) fn cancelled(&self) -> u64 {
-        self.pool.cancelled()
+        match &self.executor {
+            Executor::Threads(pool) => pool.cancelled(),
+            Executor::MainThread(main) => main.cancelled(),
+        }
     }
 
     /// Searches run to the end (or until cancelled while running) since the
     /// start, and the time they took.
     pub(crate) fn work_done(&self) -> (u64, Duration) {
-        self.pool.work_done()
+        match &self.executor {
+            Executor::Threads(pool) => pool.work_done(),
+            Executor::MainThread(main) => main.work_done(),
+        }
     }
 
-    /// Threads running searches now.
+    /// Threads running searches now (0: searches run on the main thread).
     pub(crate) fn threads(&self) -> usize {
-        self.pool.threads()
+        match &self.executor {
+            Executor::Threads(pool) => pool.threads(),
+            Executor::MainThread(_) => 0,
+        }
+    }
+
+    /// Threads that serve short searches (0 on the main thread).
+    fn threads_serving(&self) -> usize {
+        match &self.executor {
+            Executor::Threads(pool) => pool.workers(),
+            Executor::MainThread(_) => 0,
+        }
     }
 }

@@ -26,6 +26,8 @@
 //! next check.
 
 mod executor;
+mod job;
+mod main_thread;
 mod pace;
 mod workers;
 
@@ -33,7 +35,7 @@ use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 
 pub(crate) use executor::Searches;
-pub(crate) use workers::Outcome;
+pub(crate) use job::Outcome;
 
 use crate::plugin::agent::{AgentIndex, CancelOnDrop, PlanBook, PlanState, Priority, fail};
 use crate::plugin::api::{
@@ -43,7 +45,7 @@ use crate::plugin::stats::{Counters, Meter};
 use crate::plugin::world::{NavGrid, Positions, ViewKey};
 use crate::search::Algorithm;
 use crate::terrain::Profile;
-use workers::Job;
+use job::Job;
 
 /// What dispatch reads and writes of an agent.
 type AgentData = (
@@ -66,8 +68,9 @@ pub(crate) struct Planning<'w> {
     pub(crate) counters: ResMut<'w, Counters>,
 }
 
-/// Sends queued agents' searches to the search threads, most urgent first,
-/// as far as the pacing allows (see [`pace`]).
+/// Sends queued agents' searches to the executor, most urgent first, as far
+/// as the pacing allows (see [`pace`]); without search threads, runs them
+/// for the main thread's budget.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn dispatch_searches(
     meter: Res<Meter>,
@@ -85,14 +88,40 @@ pub(crate) fn dispatch_searches(
     if planning.searches.outstanding() == 0 && planning.book.queue_is_empty() {
         return;
     }
-    planning.searches.tick();
-    let Some(mut nav) = nav else {
-        planning.counters.0.queued = planning.book.queued();
-        return;
-    };
-    // Eroded grids are kept for the clearances agents use, outside change
-    // detection: they are derived from the grid, not edits of it.
-    let nav = nav.bypass_change_detection();
+    planning.searches.tick(settings.main_thread_budget);
+    if let Some(mut nav) = nav {
+        send_searches(
+            &mut planning,
+            &settings,
+            nav.bypass_change_detection(),
+            &mut agents,
+            &positions,
+            &mut commands,
+            #[cfg(feature = "debug-gizmos")]
+            &traced,
+        );
+    }
+    // Without search threads, the searches run here, within the budget.
+    planning.searches.work(settings.main_thread_budget);
+    let counters = &mut planning.counters.0;
+    counters.in_flight = planning.searches.outstanding();
+    counters.queued = planning.book.queued();
+    counters.search_threads = planning.searches.threads();
+}
+
+/// Sends queued agents' searches, most urgent first, as far as the pacing
+/// allows. Eroded grids are kept in `nav` for the clearances agents use,
+/// outside change detection: they are derived from the grid, not edits of
+/// it.
+fn send_searches(
+    planning: &mut Planning,
+    settings: &PathfindingSettings,
+    nav: &mut NavGrid,
+    agents: &mut Query<AgentData>,
+    positions: &Positions,
+    commands: &mut Commands,
+    #[cfg(feature = "debug-gizmos")] traced: &Query<(), With<crate::plugin::debug::TraceSearch>>,
+) {
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
@@ -110,20 +139,16 @@ pub(crate) fn dispatch_searches(
             #[cfg(not(feature = "debug-gizmos"))]
             let trace = false;
             send_search(
-                &mut planning,
-                &settings,
+                planning,
+                settings,
                 nav,
                 (entity, priority, trace),
-                &mut agents,
-                &positions,
-                &mut commands,
+                agents,
+                positions,
+                commands,
             );
         }
     }
-    let counters = &mut planning.counters.0;
-    counters.in_flight = planning.searches.outstanding();
-    counters.queued = planning.book.queued();
-    counters.search_threads = planning.searches.threads();
 }
 
 /// Sends one queued agent's search (or fails it if it has no valid

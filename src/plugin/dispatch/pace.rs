@@ -5,15 +5,13 @@
 //! count per frame: the plugin keeps about two frames of work waiting for the
 //! threads (from the measured frame time and mean search time), so threads
 //! never idle while agents wait and no search starts long after it was sent.
-//! The threads always take the most urgent search waiting. A frame with
-//! nothing to send or apply costs a few atomic loads.
-//!
+//! Without threads, two frames of the main thread's budget. The most urgent
+//! search waiting is always served first. A frame with nothing to send or
+//! apply costs a few atomic loads.
 
 use core::time::Duration;
 
 use bevy_platform::time::Instant;
-
-use super::workers::WorkerPool;
 
 /// How many searches to keep sent ahead, from measured frame and search
 /// times.
@@ -23,7 +21,8 @@ pub(crate) struct Pace {
     frame: Duration,
     /// Smoothed time of one search.
     search: Duration,
-    /// `WorkerPool::work_done` when last read.
+    /// The executor's work done (searches ended, time they ran) when last
+    /// read.
     seen: (u64, Duration),
 }
 
@@ -41,8 +40,9 @@ impl Default for Pace {
 }
 
 impl Pace {
-    /// Updates the estimates (once a frame).
-    pub(crate) fn tick(&mut self, pool: &WorkerPool) {
+    /// Updates the estimates (once a frame) from the executor's work done
+    /// so far.
+    pub(crate) fn tick(&mut self, (done, busy): (u64, Duration)) {
         let now = Instant::now();
         if let Some(last) = self.last_frame.replace(now) {
             let dt = now
@@ -50,7 +50,6 @@ impl Pace {
                 .clamp(Duration::from_millis(1), Duration::from_millis(100));
             self.frame = (self.frame * 3 + dt) / 4;
         }
-        let (done, busy) = pool.work_done();
         if done > self.seen.0 {
             let n = (done - self.seen.0) as u32;
             let mean = busy.saturating_sub(self.seen.1) / n;
@@ -66,9 +65,14 @@ impl Pace {
         }
     }
 
-    /// Searches to keep waiting for the threads: two frames of work.
-    pub(crate) fn target(&self, workers: usize) -> usize {
-        let per_frame = (2.0 * self.frame.as_secs_f64() / self.search.as_secs_f64()) as usize;
+    /// Searches to keep waiting: two frames of work for `workers` search
+    /// threads, or, with none, for the main thread's budget per frame.
+    pub(crate) fn target(&self, workers: usize, main_thread_budget: Duration) -> usize {
+        let search = self.search.as_secs_f64();
+        if workers == 0 {
+            return ((2.0 * main_thread_budget.as_secs_f64() / search) as usize).clamp(8, 1 << 16);
+        }
+        let per_frame = (2.0 * self.frame.as_secs_f64() / search) as usize;
         (per_frame * workers).clamp(8 * workers, 1 << 16)
     }
 }

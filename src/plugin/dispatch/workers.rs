@@ -16,85 +16,24 @@
 //! if the pool has more threads than it needs. At most as many stand-ins as
 //! workers run at once.
 
+use core::time::Duration;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
-use core::time::Duration;
 
 use bevy_platform::time::Instant;
-
-use bevy_ecs::entity::Entity;
-use bevy_math::{DVec2, Vec2};
 use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex};
 
-#[cfg(test)]
-use crate::clearance::Clearance;
-use crate::grid::Grid;
+use super::job::{Job, Outcome, Progress};
 use crate::plugin::agent::Priority;
-#[cfg(test)]
-use crate::plugin::world::ProfileId;
-use crate::plugin::world::ViewKey;
-use crate::search::Costs;
 #[cfg(feature = "debug-gizmos")]
 use crate::search::SearchTrace;
-use crate::search::{Algorithm, Path, PlanError, PlanOptions, Planner};
-use crate::terrain::{Profile, TerrainMap};
+use crate::search::{PlanError, Planner, Step};
 
 /// How soon a search counts as long, and a stand-in thread takes over its
 /// share of the short ones.
 pub(crate) const LONG_SEARCH: Duration = Duration::from_millis(20);
-
-/// One search to run.
-pub(crate) struct Job {
-    pub entity: Entity,
-    pub ticket: u64,
-    pub layout_id: u64,
-    /// The [`NavGrid`](crate::plugin::NavGrid) version `grid` belongs to.
-    pub grid_version: u64,
-    /// The profile and clearance `grid` is for.
-    pub key: ViewKey,
-    /// The grid the agent plans on (its profile's, eroded for its
-    /// clearance).
-    pub grid: Arc<Grid>,
-    /// For a clearance: the profile's grid `grid` is eroded from.
-    pub base: Option<Arc<Grid>>,
-    /// For a profile whose costs differ: the terrain and the profile.
-    pub costs: Option<(Arc<TerrainMap>, Profile)>,
-    /// Start and goal in grid coordinates.
-    pub start: DVec2,
-    pub goal_grid: DVec2,
-    /// The goal in world coordinates (as asked for).
-    pub goal: Vec2,
-    pub algorithm: Algorithm,
-    pub options: PlanOptions,
-    /// Raised when the agent no longer wants this plan.
-    pub cancel: Arc<AtomicBool>,
-    /// Whether to record what the search expands (for the debug view).
-    #[cfg(feature = "debug-gizmos")]
-    pub trace: bool,
-}
-
-/// What a job sends back.
-pub(crate) struct Outcome {
-    pub entity: Entity,
-    pub ticket: u64,
-    pub layout_id: u64,
-    /// The [`NavGrid`](crate::plugin::NavGrid) version of the grid the search ran
-    /// on.
-    pub grid_version: u64,
-    /// The profile and clearance of the grid the search ran on.
-    pub key: ViewKey,
-    pub start: DVec2,
-    pub algorithm: Algorithm,
-    pub goal: Vec2,
-    /// `None`: the job was cancelled (before or during its search).
-    pub result: Option<Result<Path, PlanError>>,
-    /// What the search expanded and how long it took, if the job asked
-    /// for it.
-    #[cfg(feature = "debug-gizmos")]
-    pub trace: Option<(Box<SearchTrace>, Duration)>,
-}
 
 /// One thread's state, read by [`WorkerPool::supervise`].
 struct Slot {
@@ -337,7 +276,7 @@ fn run(shared: &Shared, slot: &Slot) {
         let mut trace = job
             .trace
             .then(|| (Box::<SearchTrace>::default(), Duration::ZERO));
-        let result = if job.cancel.load(Ordering::Relaxed) {
+        let result = if job.cancelled() {
             None
         } else {
             let began = Instant::now();
@@ -349,33 +288,7 @@ fn run(shared: &Shared, slot: &Slot) {
             let traced = trace.as_mut().map(|t| &mut *t.0);
             #[cfg(not(feature = "debug-gizmos"))]
             let traced = None;
-            let costs = job
-                .costs
-                .as_ref()
-                .map(|(terrain, profile)| Costs { terrain, profile });
-            let result = match &job.base {
-                // An agent with a clearance: on its eroded grid, starting
-                // where it fits.
-                Some(base) => crate::clearance::plan_inner(
-                    &mut planner,
-                    (base, &job.grid, job.key.1),
-                    job.start,
-                    job.goal_grid,
-                    &job.options,
-                    Some(&job.cancel),
-                    traced,
-                    costs,
-                ),
-                None => planner.plan_core(
-                    &job.grid,
-                    job.start,
-                    job.goal_grid,
-                    &job.options,
-                    Some(&job.cancel),
-                    traced,
-                    costs,
-                ),
-            };
+            let step = job.run(&mut planner, &mut Progress::default(), traced, None);
             slot.started.store(0, Ordering::Release);
             shared.finished.fetch_add(1, Ordering::Relaxed);
             let took = began.elapsed();
@@ -386,25 +299,20 @@ fn run(shared: &Shared, slot: &Slot) {
             shared
                 .busy_nanos
                 .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
-            (!matches!(result, Err(PlanError::Cancelled))).then_some(result)
+            match step {
+                // (Without a slice limit a search never pauses.)
+                Step::Done(Err(PlanError::Cancelled)) | Step::Paused => None,
+                Step::Done(result) => Some(result),
+            }
         };
         if result.is_none() {
             shared.cancelled.fetch_add(1, Ordering::Relaxed);
         }
-        let outcome = Outcome {
-            entity: job.entity,
-            ticket: job.ticket,
-            layout_id: job.layout_id,
-            grid_version: job.grid_version,
-            key: job.key,
-            start: job.start,
-            algorithm: job.algorithm,
-            goal: job.goal,
+        let outcome = job.answer(
             result,
             #[cfg(feature = "debug-gizmos")]
             trace,
-        };
-        drop(job);
+        );
         if shared.outcomes.send(outcome).is_err() {
             return; // the pool is gone
         }
@@ -431,8 +339,14 @@ fn leave_after_long(shared: &Shared, slot: &Slot) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use bevy_ecs::entity::Entity;
+    use bevy_math::{DVec2, Vec2};
+
     use super::*;
-    use crate::search::Algorithm;
+    use crate::clearance::Clearance;
+    use crate::grid::Grid;
+    use crate::plugin::world::ProfileId;
+    use crate::search::{Algorithm, PlanOptions};
 
     fn job(grid: &Arc<Grid>, entity: u32, cancel: bool) -> Job {
         Job {

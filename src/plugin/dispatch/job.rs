@@ -1,0 +1,151 @@
+//! Jobs: one search to run, what it sends back, and how it runs, whole or
+//! in slices, on whichever executor takes it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bevy_ecs::entity::Entity;
+use bevy_math::{DVec2, Vec2};
+#[cfg(feature = "debug-gizmos")]
+use core::time::Duration;
+
+use crate::grid::Grid;
+use crate::plugin::world::ViewKey;
+use crate::search::{
+    Algorithm, Costs, Path, PlanError, PlanOptions, Planner, Query, SearchTrace, Step,
+};
+use crate::terrain::{Profile, TerrainMap};
+
+/// One search to run.
+pub(crate) struct Job {
+    pub entity: Entity,
+    pub ticket: u64,
+    pub layout_id: u64,
+    /// The [`NavGrid`](crate::plugin::NavGrid) version `grid` belongs to.
+    pub grid_version: u64,
+    /// The profile and clearance `grid` is for.
+    pub key: ViewKey,
+    /// The grid the agent plans on (its profile's, eroded for its
+    /// clearance).
+    pub grid: Arc<Grid>,
+    /// For a clearance: the profile's grid `grid` is eroded from.
+    pub base: Option<Arc<Grid>>,
+    /// For a profile whose costs differ: the terrain and the profile.
+    pub costs: Option<(Arc<TerrainMap>, Profile)>,
+    /// Start and goal in grid coordinates.
+    pub start: DVec2,
+    pub goal_grid: DVec2,
+    /// The goal in world coordinates (as asked for).
+    pub goal: Vec2,
+    pub algorithm: Algorithm,
+    pub options: PlanOptions,
+    /// Raised when the agent no longer wants this plan.
+    pub cancel: Arc<AtomicBool>,
+    /// Whether to record what the search expands (for the debug view).
+    #[cfg(feature = "debug-gizmos")]
+    pub trace: bool,
+}
+
+/// What a job sends back.
+pub(crate) struct Outcome {
+    pub entity: Entity,
+    pub ticket: u64,
+    pub layout_id: u64,
+    /// The [`NavGrid`](crate::plugin::NavGrid) version of the grid the search ran
+    /// on.
+    pub grid_version: u64,
+    /// The profile and clearance of the grid the search ran on.
+    pub key: ViewKey,
+    pub start: DVec2,
+    pub algorithm: Algorithm,
+    pub goal: Vec2,
+    /// `None`: the job was cancelled (before or during its search).
+    pub result: Option<Result<Path, PlanError>>,
+    /// What the search expanded and how long it took, if the job asked
+    /// for it.
+    #[cfg(feature = "debug-gizmos")]
+    pub trace: Option<(Box<SearchTrace>, Duration)>,
+}
+
+/// Where a job's search stands between its slices.
+#[derive(Default)]
+pub(crate) struct Progress {
+    /// For an agent with a clearance: the point where it fits that the
+    /// search starts from, once found.
+    from: Option<DVec2>,
+    /// Whether the search has begun (its next slice resumes it).
+    begun: bool,
+}
+
+impl Job {
+    /// Whether the agent no longer wants this plan.
+    pub(crate) fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Runs this job's search on `planner` for at most `slice` more
+    /// expansions (`None`: to the end), going on from `progress`. The
+    /// planner must not run another search between two slices of this one.
+    /// The answer is the same however the search is sliced.
+    pub(crate) fn run(
+        &self,
+        planner: &mut Planner,
+        progress: &mut Progress,
+        trace: Option<&mut SearchTrace>,
+        slice: Option<u64>,
+    ) -> Step {
+        let from = match (&self.base, progress.from) {
+            (_, Some(from)) => from,
+            (None, None) => self.start,
+            // An agent with a clearance: on its eroded grid, starting where
+            // it fits.
+            (Some(base), None) => {
+                match crate::clearance::start_point(base, &self.grid, self.key.1, self.start) {
+                    Some(from) => from,
+                    None => return Step::Done(Err(PlanError::NoRoom)),
+                }
+            }
+        };
+        progress.from = Some(from);
+        let query = Query {
+            grid: &self.grid,
+            start: from,
+            goal: self.goal_grid,
+            options: &self.options,
+            cancel: Some(&self.cancel),
+            costs: self
+                .costs
+                .as_ref()
+                .map(|(terrain, profile)| Costs { terrain, profile }),
+        };
+        let resume = core::mem::replace(&mut progress.begun, true);
+        let mut step = planner.plan_slice(&query, trace, resume, slice);
+        if let Step::Done(Ok(path)) = &mut step
+            && from != self.start
+        {
+            path.start_moved_from = Some(self.start);
+        }
+        step
+    }
+
+    /// The outcome that answers this job with `result` (`None`: cancelled).
+    pub(crate) fn answer(
+        self,
+        result: Option<Result<Path, PlanError>>,
+        #[cfg(feature = "debug-gizmos")] trace: Option<(Box<SearchTrace>, Duration)>,
+    ) -> Outcome {
+        Outcome {
+            entity: self.entity,
+            ticket: self.ticket,
+            layout_id: self.layout_id,
+            grid_version: self.grid_version,
+            key: self.key,
+            start: self.start,
+            algorithm: self.algorithm,
+            goal: self.goal,
+            result,
+            #[cfg(feature = "debug-gizmos")]
+            trace,
+        }
+    }
+}

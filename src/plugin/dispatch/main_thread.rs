@@ -1,0 +1,497 @@
+//! Main-thread executor: searches run on the main thread in slices, within a
+//! time budget each frame, where there are no search threads.
+//!
+//! In the browser (`wasm32` without atomics) no thread can be started, and a
+//! game may ask for none ([`AnyAnglePlugin::search_threads`] `Some(0)`).
+//! Then each frame, once dispatch has sent its searches, [`MainThread::work`]
+//! runs them until the frame's budget
+//! ([`PathfindingSettings::main_thread_budget`]) is spent: a search that
+//! does not end in its slice is paused, its state kept in its own
+//! [`Planner`], and goes on in a later slice, in this frame or the next.
+//! Answers are the ones the search threads give.
+//!
+//! Order of service, as the threads serve: the most urgent search first; of
+//! two as urgent, the one begun first. A search that has run longer than
+//! [`LONG_SEARCH`] in all no longer holds up the others: it runs when nothing
+//! else waits, and gets one slice at the start of every frame, so it still
+//! ends. At most [`PLANNERS`] searches are begun and not ended at once, each
+//! with its planner's memory.
+//!
+//! [`AnyAnglePlugin::search_threads`]: crate::plugin::AnyAnglePlugin::search_threads
+//! [`PathfindingSettings::main_thread_budget`]: crate::plugin::PathfindingSettings::main_thread_budget
+
+use core::time::Duration;
+use std::collections::VecDeque;
+
+use bevy_platform::time::Instant;
+
+use super::job::{Job, Outcome, Progress};
+use super::workers::LONG_SEARCH;
+use crate::plugin::agent::Priority;
+#[cfg(feature = "debug-gizmos")]
+use crate::search::SearchTrace;
+use crate::search::{Path, PlanError, Planner, Step};
+
+/// The most searches begun and not yet ended at once (each holds a planner,
+/// whose memory on a grid up to about 1000 x 1000 cells is the grid's).
+pub(crate) const PLANNERS: usize = 2;
+
+/// The longest slice aimed for: a search is paused about this often, so a
+/// frame overruns its budget by at most about this much.
+const SLICE: Duration = Duration::from_micros(250);
+
+/// A search begun and not yet ended.
+struct Running {
+    job: Job,
+    priority: Priority,
+    planner: Planner,
+    progress: Progress,
+    /// Time it has run so far.
+    spent: Duration,
+    /// When it began, in the order searches begin.
+    order: u64,
+    #[cfg(feature = "debug-gizmos")]
+    trace: Option<(Box<SearchTrace>, Duration)>,
+}
+
+/// The main-thread executor's searches: waiting, begun, answered.
+pub(crate) struct MainThread {
+    /// Searches sent and not begun, one line per priority.
+    waiting: [VecDeque<Job>; 4],
+    running: Vec<Running>,
+    /// Planners of ended searches, for the next ones (memory kept).
+    spare: Vec<Planner>,
+    outcomes: Vec<Outcome>,
+    /// Whether searches not yet begun are held.
+    paused: bool,
+    begun: u64,
+    finished: u64,
+    busy: Duration,
+    cancelled: u64,
+    /// Smoothed nanoseconds of one expansion, to size slices.
+    per_expansion: f64,
+    /// How long a search runs before it counts as long.
+    long: Duration,
+}
+
+impl Default for MainThread {
+    fn default() -> Self {
+        MainThread {
+            waiting: Default::default(),
+            running: Vec::with_capacity(PLANNERS),
+            spare: Vec::new(),
+            outcomes: Vec::new(),
+            paused: false,
+            begun: 0,
+            finished: 0,
+            busy: Duration::ZERO,
+            cancelled: 0,
+            // Cautious until measured.
+            per_expansion: 2_000.0,
+            long: LONG_SEARCH,
+        }
+    }
+}
+
+/// What to run next.
+enum Next {
+    /// The begun search at this index.
+    Running(usize),
+    /// The oldest waiting search of this priority.
+    Waiting(Priority),
+}
+
+impl MainThread {
+    /// Queues `job` with `priority`.
+    pub(crate) fn send(&mut self, job: Job, priority: Priority) {
+        self.waiting[priority as usize].push_back(job);
+    }
+
+    /// Holds (or releases) searches not yet begun.
+    pub(crate) fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+    }
+
+    /// The answers ready, taken.
+    pub(crate) fn take_outcomes(&mut self) -> Vec<Outcome> {
+        core::mem::take(&mut self.outcomes)
+    }
+
+    /// Whether an answer is ready.
+    pub(crate) fn has_outcomes(&self) -> bool {
+        !self.outcomes.is_empty()
+    }
+
+    /// Searches sent whose answer has not been taken yet.
+    pub(crate) fn outstanding(&self) -> usize {
+        self.waiting.iter().map(VecDeque::len).sum::<usize>()
+            + self.running.len()
+            + self.outcomes.len()
+    }
+
+    /// Searches of `priority` sent and not begun.
+    pub(crate) fn waiting(&self, priority: Priority) -> usize {
+        self.waiting[priority as usize].len()
+    }
+
+    /// Searches answered as cancelled so far.
+    pub(crate) fn cancelled(&self) -> u64 {
+        self.cancelled
+    }
+
+    /// Searches ended so far and the time they ran.
+    pub(crate) fn work_done(&self) -> (u64, Duration) {
+        (self.finished, self.busy)
+    }
+
+    /// Runs searches for about `budget`: slices of the most urgent ones
+    /// until the budget is spent or nothing is left to run.
+    pub(crate) fn work(&mut self, budget: Duration) {
+        let began = Instant::now();
+        self.drop_cancelled();
+        let mut first = true;
+        loop {
+            let spent = began.elapsed();
+            if spent >= budget {
+                break;
+            }
+            let Some(next) = self.next(core::mem::take(&mut first)) else {
+                break;
+            };
+            let index = match next {
+                Next::Running(i) => i,
+                Next::Waiting(priority) => {
+                    let Some(job) = self.waiting[priority as usize].pop_front() else {
+                        break;
+                    };
+                    if job.cancelled() {
+                        self.skip(job);
+                        continue;
+                    }
+                    self.begin(job, priority)
+                }
+            };
+            self.slice(index, budget.saturating_sub(spent).min(SLICE));
+        }
+    }
+
+    /// Answers the searches, begun or not, whose agent no longer wants
+    /// them.
+    fn drop_cancelled(&mut self) {
+        for line in 0..self.waiting.len() {
+            if self.waiting[line].iter().any(Job::cancelled) {
+                let jobs = core::mem::take(&mut self.waiting[line]);
+                for job in jobs {
+                    if job.cancelled() {
+                        self.skip(job);
+                    } else {
+                        self.waiting[line].push_back(job);
+                    }
+                }
+            }
+        }
+        let mut i = 0;
+        while i < self.running.len() {
+            if self.running[i].job.cancelled() {
+                let done = self.running.swap_remove(i);
+                self.end(done, None);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// What to run next: the most urgent begun or waiting search (a begun
+    /// one before a waiting one as urgent), long searches last; with
+    /// `long_first`, a long search if there is one.
+    fn next(&self, long_first: bool) -> Option<Next> {
+        let pick = |long: bool| {
+            self.running
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| (r.spent > self.long) == long)
+                .min_by_key(|(_, r)| (r.priority, r.order))
+                .map(|(i, r)| (i, r.priority))
+        };
+        let long = pick(true);
+        if long_first && let Some((i, _)) = long {
+            return Some(Next::Running(i));
+        }
+        let begun = pick(false);
+        let waiting = if self.paused || self.running.len() >= PLANNERS {
+            None
+        } else {
+            Priority::ALL
+                .into_iter()
+                .find(|&p| !self.waiting[p as usize].is_empty())
+        };
+        match (begun, waiting) {
+            (Some((i, p)), Some(w)) if p <= w => Some(Next::Running(i)),
+            (_, Some(w)) => Some(Next::Waiting(w)),
+            (Some((i, _)), None) => Some(Next::Running(i)),
+            (None, None) => long.map(|(i, _)| Next::Running(i)),
+        }
+    }
+
+    /// Begins `job`'s search (no work yet); returns its index.
+    fn begin(&mut self, job: Job, priority: Priority) -> usize {
+        #[cfg(feature = "debug-gizmos")]
+        let trace = job
+            .trace
+            .then(|| (Box::<SearchTrace>::default(), Duration::ZERO));
+        self.begun += 1;
+        self.running.push(Running {
+            job,
+            priority,
+            planner: self.spare.pop().unwrap_or_default(),
+            progress: Progress::default(),
+            spent: Duration::ZERO,
+            order: self.begun,
+            #[cfg(feature = "debug-gizmos")]
+            trace,
+        });
+        self.running.len() - 1
+    }
+
+    /// Runs one slice of the begun search at `index`, sized to take about
+    /// `aim`.
+    fn slice(&mut self, index: usize, aim: Duration) {
+        let expansions = (aim.as_nanos() as f64 / self.per_expansion).clamp(16.0, 1e7) as u64;
+        let running = &mut self.running[index];
+        #[cfg(feature = "debug-gizmos")]
+        let traced = running.trace.as_mut().map(|t| &mut *t.0);
+        #[cfg(not(feature = "debug-gizmos"))]
+        let traced = None;
+        let began = Instant::now();
+        let step = running.job.run(
+            &mut running.planner,
+            &mut running.progress,
+            traced,
+            Some(expansions),
+        );
+        let took = began.elapsed();
+        running.spent += took;
+        match step {
+            Step::Paused => {
+                // A paused slice did all its expansions: the news on their
+                // cost.
+                let each = took.as_nanos() as f64 / expansions as f64;
+                self.per_expansion = (self.per_expansion * 3.0 + each) / 4.0;
+            }
+            Step::Done(result) => {
+                let done = self.running.swap_remove(index);
+                let result = match result {
+                    Err(PlanError::Cancelled) => None,
+                    result => Some(result),
+                };
+                self.end(done, result);
+            }
+        }
+    }
+
+    /// Answers an ended (or cancelled) search and keeps its planner.
+    fn end(&mut self, done: Running, result: Option<Result<Path, PlanError>>) {
+        let Running {
+            job,
+            planner,
+            spent,
+            #[cfg(feature = "debug-gizmos")]
+            mut trace,
+            ..
+        } = done;
+        self.spare.push(planner);
+        #[cfg(feature = "debug-gizmos")]
+        if let Some(t) = trace.as_mut() {
+            t.1 = spent;
+        }
+        self.busy += spent;
+        self.finished += 1;
+        if result.is_none() {
+            self.cancelled += 1;
+        }
+        self.outcomes.push(job.answer(
+            result,
+            #[cfg(feature = "debug-gizmos")]
+            trace,
+        ));
+    }
+
+    /// Answers a search that never began (its agent no longer wants it).
+    fn skip(&mut self, job: Job) {
+        self.cancelled += 1;
+        self.outcomes.push(job.answer(
+            None,
+            #[cfg(feature = "debug-gizmos")]
+            None,
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use bevy_ecs::entity::Entity;
+    use bevy_math::{DVec2, Vec2};
+
+    use super::*;
+    use crate::clearance::Clearance;
+    use crate::grid::Grid;
+    use crate::plugin::world::ProfileId;
+    use crate::search::{Algorithm, PlanOptions};
+
+    fn job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2) -> Job {
+        Job {
+            entity: Entity::from_raw_u32(ticket).unwrap(),
+            ticket: u64::from(ticket),
+            layout_id: 1,
+            grid_version: grid.version(),
+            key: (ProfileId::DEFAULT, Clearance::NONE),
+            grid: Arc::clone(grid),
+            base: None,
+            costs: None,
+            start,
+            goal_grid: goal,
+            goal: Vec2::ZERO,
+            algorithm: Algorithm::Anya,
+            options: PlanOptions::default(),
+            cancel: Arc::new(AtomicBool::new(false)),
+            #[cfg(feature = "debug-gizmos")]
+            trace: false,
+        }
+    }
+
+    fn short(grid: &Arc<Grid>, ticket: u32) -> Job {
+        let goal = DVec2::new(f64::from(grid.width()) - 0.5, 0.5);
+        job(grid, ticket, DVec2::new(0.5, 0.5), goal)
+    }
+
+    /// The maze corner to corner: thousands of expansions.
+    fn maze() -> (Arc<Grid>, DVec2, DVec2) {
+        let text = include_str!("../../../data/maps/maze512-1-0.map");
+        let grid = Arc::new(Grid::from_movingai(text).unwrap());
+        (grid, DVec2::new(1.5, 1.5), DVec2::new(510.5, 510.5))
+    }
+
+    #[test]
+    fn every_job_is_answered_once_and_cancelled_jobs_do_not_search() {
+        let grid = Arc::new(Grid::new(64, 8).unwrap());
+        let mut main = MainThread::default();
+        for i in 1..=50 {
+            let job = short(&grid, i);
+            job.cancel.store(i % 5 == 0, Ordering::Relaxed);
+            main.send(job, Priority::ALL[i as usize % 4]);
+        }
+        assert_eq!(main.outstanding(), 50);
+        let mut got = Vec::new();
+        for _ in 0..100 {
+            main.work(Duration::from_millis(5));
+            got.extend(main.take_outcomes());
+        }
+        assert_eq!(got.len(), 50);
+        assert_eq!(main.outstanding(), 0);
+        assert!(Priority::ALL.iter().all(|&p| main.waiting(p) == 0));
+        for o in &got {
+            assert_eq!(o.result.is_none(), o.ticket % 5 == 0, "ticket {}", o.ticket);
+            if let Some(result) = &o.result {
+                assert!(result.is_ok(), "ticket {}: {result:?}", o.ticket);
+            }
+        }
+        assert_eq!(main.cancelled(), 10);
+        // Cancelled jobs never ran.
+        assert_eq!(main.work_done().0, 40);
+    }
+
+    #[test]
+    fn urgent_jobs_jump_the_line_and_paused_ones_wait() {
+        let grid = Arc::new(Grid::new(64, 8).unwrap());
+        let mut main = MainThread::default();
+        main.set_paused(true);
+        for i in 1..=20 {
+            main.send(short(&grid, i), Priority::Refine);
+        }
+        main.send(short(&grid, 100), Priority::FirstPath);
+        main.send(short(&grid, 200), Priority::Urgent);
+        main.work(Duration::from_millis(50));
+        assert!(!main.has_outcomes(), "held while paused");
+        main.set_paused(false);
+        let mut order = Vec::new();
+        while main.outstanding() > 0 {
+            main.work(Duration::from_millis(50));
+            order.extend(main.take_outcomes().into_iter().map(|o| o.ticket));
+        }
+        assert_eq!(&order[..2], &[200, 100], "{order:?}");
+        assert_eq!(order.len(), 22);
+    }
+
+    #[test]
+    fn a_search_paused_across_frames_gives_the_answer_it_gives_whole() {
+        let (grid, start, goal) = maze();
+        let whole = crate::search::plan(&grid, start, goal, &PlanOptions::default()).unwrap();
+        assert!(whole.stats.expanded > 2_000, "{:?}", whole.stats);
+        let mut main = MainThread::default();
+        main.send(job(&grid, 1, start, goal), Priority::FirstPath);
+        // Frames of a tenth of a millisecond: the search takes many.
+        let mut frames = 0;
+        while !main.has_outcomes() {
+            main.work(Duration::from_micros(100));
+            frames += 1;
+            assert!(frames < 1_000_000);
+        }
+        assert!(frames > 3, "{frames} frames");
+        let outcome = main.take_outcomes().pop().unwrap();
+        assert_eq!(outcome.result, Some(Ok(whole)));
+        assert_eq!(main.outstanding(), 0);
+    }
+
+    #[test]
+    fn a_paused_search_is_cancelled_at_the_next_frame() {
+        let (grid, start, goal) = maze();
+        let mut main = MainThread::default();
+        let long = job(&grid, 1, start, goal);
+        let cancel = Arc::clone(&long.cancel);
+        main.send(long, Priority::FirstPath);
+        main.work(Duration::from_micros(50));
+        assert!(!main.has_outcomes());
+        assert_eq!(main.running.len(), 1, "begun and paused");
+        cancel.store(true, Ordering::Relaxed);
+        main.work(Duration::ZERO);
+        let outcome = main.take_outcomes().pop().unwrap();
+        assert!(outcome.result.is_none());
+        assert_eq!(main.cancelled(), 1);
+        assert_eq!(main.outstanding(), 0);
+        // Its planner is kept for the next search.
+        assert_eq!(main.spare.len(), 1);
+    }
+
+    #[test]
+    fn a_long_search_does_not_hold_up_short_ones_and_still_ends() {
+        let (grid, start, goal) = maze();
+        let small = Arc::new(Grid::new(64, 8).unwrap());
+        let mut main = MainThread {
+            long: Duration::from_micros(500),
+            ..MainThread::default()
+        };
+        main.send(job(&grid, 1, start, goal), Priority::FirstPath);
+        // Run it until it counts as long.
+        while main.running.first().is_some_and(|r| r.spent <= main.long) {
+            main.work(Duration::from_micros(100));
+        }
+        assert!(
+            !main.has_outcomes(),
+            "the maze search takes longer than that"
+        );
+        // Short searches, as urgent, sent after it, end first.
+        for i in 2..=11 {
+            main.send(short(&small, i), Priority::FirstPath);
+        }
+        let mut order = Vec::new();
+        while main.outstanding() > 0 {
+            main.work(Duration::from_millis(1));
+            order.extend(main.take_outcomes().into_iter().map(|o| o.ticket));
+        }
+        assert_eq!(order.last(), Some(&1), "{order:?}");
+        assert_eq!(order.len(), 11);
+    }
+}

@@ -8,6 +8,14 @@
 //!   frames and game time (frames / 60), beside the *raw bound*: the time
 //!   one thread's `Planner` takes for the same queries, divided by the
 //!   plugin's search threads.
+//! - **Main thread** (`main_thread/{map}/{agents}`): the all-ready scenario
+//!   without search threads (`search_threads: Some(0)`, as in the browser):
+//!   searches run on the main thread within `main_thread_budget` (3 ms) a
+//!   frame. Beside it the *main-thread bound*: the raw planner's
+//!   single-thread time divided by the budget's share of a frame (3 ms of
+//!   16.7); and the plugin's cost per frame (`frame_cost`: its systems, the
+//!   searches included) at the median, the 99th percentile and the worst
+//!   frame, beside the budget.
 //! - **Edit frames** (criterion, `edit_frame/{map}/{agents}/{case}`): the
 //!   main-thread time of one frame that makes a one-cell edit (the edit call
 //!   plus `App::update`), once every agent holds a path: `nobody`, a cell
@@ -32,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathRequest, PathStatus,
-    PathfindingDiagnostics,
+    PathfindingDiagnostics, PathfindingSettings,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::App;
@@ -130,9 +138,15 @@ fn workers() -> usize {
 /// A headless app with the plugin and `nav`, and one agent per pair
 /// requesting a path (not yet updated).
 fn app_with_agents(nav: NavGrid, agents: &[(UVec2, UVec2)]) -> App {
+    app_with_agents_on(nav, agents, None)
+}
+
+/// [`app_with_agents`] with `threads` search threads (`None`: the default).
+fn app_with_agents_on(nav: NavGrid, agents: &[(UVec2, UVec2)], threads: Option<usize>) -> App {
     let mut app = App::new();
     app.add_plugins(AnyAnglePlugin {
         steering: false,
+        search_threads: threads,
         ..AnyAnglePlugin::default()
     });
     let spawn: Vec<(NavPosition, PathRequest)> = agents
@@ -215,6 +229,38 @@ fn all_ready(name: &str, nav: &NavGrid, n: usize) {
         bound.as_secs_f64(),
         game.as_secs_f64() / bound.as_secs_f64(),
         d.searches_started,
+    );
+}
+
+/// The all-ready scenario with searches on the main thread; prints a table
+/// row.
+fn main_thread(name: &str, nav: &NavGrid, n: usize) {
+    let queries = pairs(nav.grid(), n, 0x5eed_0000 + n as u64);
+    let raw = raw_time(nav.grid(), &queries);
+    let budget = PathfindingSettings::default().main_thread_budget;
+    let bound = raw.mul_f64(FRAME.as_secs_f64() / budget.as_secs_f64());
+    let mut app = app_with_agents_on(nav.clone(), &queries, Some(0));
+    let mut costs = Vec::new();
+    let frames = run_paced(&mut app, 100_000, |app| {
+        costs.push(app.world().resource::<PathfindingDiagnostics>().frame_cost);
+        all_have_paths(app)
+    });
+    let game = FRAME * frames as u32;
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.search_threads, 0);
+    costs.sort_unstable();
+    let at = |q: f64| costs[((costs.len() - 1) as f64 * q).round() as usize];
+    let ms = |t: Duration| t.as_secs_f64() * 1e3;
+    println!(
+        "| {name} | {n} | {frames} | {:.3} s | {:.3} s | {:.3} s | {:.2} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} ms |",
+        game.as_secs_f64(),
+        raw.as_secs_f64(),
+        bound.as_secs_f64(),
+        game.as_secs_f64() / bound.as_secs_f64(),
+        ms(at(0.5)),
+        ms(at(0.99)),
+        ms(costs[costs.len() - 1]),
+        ms(budget),
     );
 }
 
@@ -355,6 +401,20 @@ fn main() {
             for n in [1_000, 10_000, 50_000] {
                 if wanted(&format!("all_ready/{name}/{n}")) {
                     all_ready(name, nav, n);
+                }
+            }
+        }
+        println!();
+    }
+    if filter.starts_with("main_thread") || filter.is_empty() {
+        println!(
+            "| map | agents | frames | game time | raw planner, 1 thread | main-thread bound | game time / bound | frame cost p50 | p99 | worst | budget |"
+        );
+        println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for (name, nav) in maps {
+            for n in [1_000, 10_000] {
+                if wanted(&format!("main_thread/{name}/{n}")) {
+                    main_thread(name, nav, n);
                 }
             }
         }

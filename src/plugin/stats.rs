@@ -31,6 +31,12 @@ impl Meter {
         }
     }
 
+    /// The time the plugin's systems have taken so far this frame (the
+    /// systems still running not counted).
+    pub(crate) fn so_far(&self) -> Duration {
+        Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+
     /// The time gathered since the last call, and a fresh start.
     fn take(&self) -> Duration {
         Duration::from_nanos(self.nanos.swap(0, Ordering::Relaxed))
@@ -41,6 +47,13 @@ impl Meter {
 pub(crate) struct Timed<'a> {
     meter: &'a Meter,
     began: Instant,
+}
+
+impl Timed<'_> {
+    /// The time since this system started.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.began.elapsed()
+    }
 }
 
 impl Drop for Timed<'_> {

@@ -38,20 +38,21 @@ pub struct PathfindingDiagnostics {
     /// are counted until the queue reaches them.
     pub queued: usize,
     /// Search threads: one per worker, plus stand-ins while long searches
-    /// run.
+    /// run; 0 when searches run on the main thread.
     pub search_threads: usize,
     /// Agents the edit check looked at since the app began (the edit index
     /// hands it only the agents near an edit).
     pub edit_checks: u64,
-    /// Searches the search threads ran since the app began (to the end, or
-    /// until cancelled while running; not those cancelled before they
-    /// started).
+    /// Searches run since the app began (to the end, or until cancelled
+    /// while running; not those cancelled before they started).
     pub searches_finished: u64,
-    /// The time those searches took on the search threads, in all. The
-    /// mean search time is `search_time / searches_finished`.
+    /// The time those searches took, in all. The mean search time is
+    /// `search_time / searches_finished`.
     pub search_time: Duration,
     /// The time the plugin's systems took in the schedule's last run: its
-    /// cost to the frame, apart from the searches on their own threads.
+    /// cost to the frame, apart from the searches on their own threads
+    /// (without search threads, the searches run on the main thread are
+    /// part of it).
     pub frame_cost: Duration,
 }
 

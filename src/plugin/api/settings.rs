@@ -78,11 +78,15 @@ pub struct PathfindingSettings {
     pub paused: bool,
     /// Without search threads (in the browser, or with
     /// [`AnyAnglePlugin::search_threads`](crate::plugin::AnyAnglePlugin::search_threads)
-    /// `Some(0)`), searches run on the main thread, in slices, for about
-    /// this long each frame; a search that does not end in a frame goes on
-    /// in the next. A frame runs over it by at most about a quarter of a
-    /// millisecond. Searches give the same paths as on threads. Ignored
-    /// with search threads. Default: 3 ms (a fifth of a 60 fps frame).
+    /// `Some(0)`), searches run on the main thread, in slices, and the
+    /// plugin's systems take about this long a frame in all: searches get
+    /// what the plugin's other work that frame leaves of it. A search that
+    /// does not end in a frame goes on in the next, with the same path as
+    /// on a thread. The last slice may run over by up to about a quarter of
+    /// a millisecond, and applying the answers comes on top (see
+    /// [`PathfindingDiagnostics::frame_cost`](crate::plugin::PathfindingDiagnostics::frame_cost)).
+    /// Ignored with search threads. Default: 3 ms (a fifth of a 60 fps
+    /// frame).
     #[cfg_attr(feature = "serde", serde(default = "default_main_thread_budget"))]
     pub main_thread_budget: Duration,
     /// Node expansions allowed per search before it fails with

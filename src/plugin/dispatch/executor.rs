@@ -82,10 +82,10 @@ impl Searches {
     pub(crate) fn tick(&mut self, main_thread_budget: Duration) {
         self.pace.tick(self.work_done());
         self.target = self.pace_target(main_thread_budget);
-        if let Executor::Threads(pool) = &self.executor
-            && pool.outstanding() > 0
-        {
-            pool.supervise();
+        match &mut self.executor {
+            Executor::Threads(pool) if pool.outstanding() > 0 => pool.supervise(),
+            Executor::Threads(_) => {}
+            Executor::MainThread(main) => main.new_frame(),
         }
     }
 
@@ -93,10 +93,13 @@ impl Searches {
         self.pace.target(self.threads_serving(), main_thread_budget)
     }
 
-    /// Without threads: runs searches on this thread for about `budget`.
-    pub(crate) fn work(&mut self, budget: Duration) {
-        if let Executor::MainThread(main) = &mut self.executor {
-            main.work(budget);
+    /// Without threads: runs searches on this thread for about `budget`,
+    /// and returns whether they ran out before the budget did (so that more
+    /// may be sent). With threads: nothing to do, `false`.
+    pub(crate) fn work(&mut self, budget: Duration) -> bool {
+        match &mut self.executor {
+            Executor::MainThread(main) => main.work(budget),
+            Executor::Threads(_) => false,
         }
     }
 

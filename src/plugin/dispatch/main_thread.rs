@@ -72,6 +72,8 @@ pub(crate) struct MainThread {
     per_expansion: f64,
     /// How long a search runs before it counts as long.
     long: Duration,
+    /// Whether a long search gets the next slice (once a frame).
+    long_due: bool,
 }
 
 impl Default for MainThread {
@@ -89,6 +91,7 @@ impl Default for MainThread {
             // Cautious until measured.
             per_expansion: 2_000.0,
             long: LONG_SEARCH,
+            long_due: false,
         }
     }
 }
@@ -144,25 +147,31 @@ impl MainThread {
         (self.finished, self.busy)
     }
 
+    /// A new frame begins: a long search, if any, gets the next slice.
+    pub(crate) fn new_frame(&mut self) {
+        self.long_due = true;
+    }
+
     /// Runs searches for about `budget`: slices of the most urgent ones
-    /// until the budget is spent or nothing is left to run.
-    pub(crate) fn work(&mut self, budget: Duration) {
+    /// until the budget is spent or nothing is left to run. Returns whether
+    /// it ran out of searches (rather than of time).
+    pub(crate) fn work(&mut self, budget: Duration) -> bool {
         let began = Instant::now();
         self.drop_cancelled();
-        let mut first = true;
         loop {
             let spent = began.elapsed();
             if spent >= budget {
-                break;
+                return false;
             }
-            let Some(next) = self.next(core::mem::take(&mut first)) else {
-                break;
+            let long_first = core::mem::take(&mut self.long_due);
+            let Some(next) = self.next(long_first) else {
+                return true;
             };
             let index = match next {
                 Next::Running(i) => i,
                 Next::Waiting(priority) => {
                     let Some(job) = self.waiting[priority as usize].pop_front() else {
-                        break;
+                        return true;
                     };
                     if job.cancelled() {
                         self.skip(job);

@@ -33,6 +33,7 @@ mod workers;
 
 use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
+use bevy_platform::time::Instant;
 
 pub(crate) use executor::Searches;
 pub(crate) use job::Outcome;
@@ -76,33 +77,47 @@ pub(crate) fn dispatch_searches(
     meter: Res<Meter>,
     mut planning: Planning,
     settings: Option<Res<PathfindingSettings>>,
-    nav: Option<ResMut<NavGrid>>,
+    mut nav: Option<ResMut<NavGrid>>,
     mut agents: Query<AgentData>,
     positions: Positions,
     mut commands: Commands,
     #[cfg(feature = "debug-gizmos")] traced: Query<(), With<crate::plugin::debug::TraceSearch>>,
 ) {
-    let _cost = meter.start();
+    let cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     planning.searches.set_paused(settings.paused);
     if planning.searches.outstanding() == 0 && planning.book.queue_is_empty() {
         return;
     }
     planning.searches.tick(settings.main_thread_budget);
-    if let Some(mut nav) = nav {
-        send_searches(
-            &mut planning,
-            &settings,
-            nav.bypass_change_detection(),
-            &mut agents,
-            &positions,
-            &mut commands,
-            #[cfg(feature = "debug-gizmos")]
-            &traced,
-        );
+    // Without search threads, the searches run here, for what is left of
+    // the budget once the plugin's other systems had their share of the
+    // frame; sent a batch at a time, so that none waits long after it was
+    // sent and the budget is used while agents wait.
+    let budget = settings
+        .main_thread_budget
+        .saturating_sub(meter.so_far() + cost.elapsed());
+    let began = Instant::now();
+    loop {
+        let popped = match nav.as_mut() {
+            Some(nav) => send_searches(
+                &mut planning,
+                &settings,
+                nav.bypass_change_detection(),
+                &mut agents,
+                &positions,
+                &mut commands,
+                #[cfg(feature = "debug-gizmos")]
+                &traced,
+            ),
+            None => 0,
+        };
+        let left = budget.saturating_sub(began.elapsed());
+        let idle = planning.searches.work(left);
+        if !idle || popped == 0 || planning.book.queue_is_empty() {
+            break;
+        }
     }
-    // Without search threads, the searches run here, within the budget.
-    planning.searches.work(settings.main_thread_budget);
     let counters = &mut planning.counters.0;
     counters.in_flight = planning.searches.outstanding();
     counters.queued = planning.book.queued();
@@ -110,7 +125,7 @@ pub(crate) fn dispatch_searches(
 }
 
 /// Sends queued agents' searches, most urgent first, as far as the pacing
-/// allows. Eroded grids are kept in `nav` for the clearances agents use,
+/// allows; returns how many entries it took from the queue. Eroded grids are kept in `nav` for the clearances agents use,
 /// outside change detection: they are derived from the grid, not edits of
 /// it.
 fn send_searches(
@@ -121,7 +136,8 @@ fn send_searches(
     positions: &Positions,
     commands: &mut Commands,
     #[cfg(feature = "debug-gizmos")] traced: &Query<(), With<crate::plugin::debug::TraceSearch>>,
-) {
+) -> usize {
+    let mut popped = 0;
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
@@ -134,6 +150,7 @@ fn send_searches(
             let Some(entity) = planning.book.pop_line(priority) else {
                 break;
             };
+            popped += 1;
             #[cfg(feature = "debug-gizmos")]
             let trace = traced.contains(entity);
             #[cfg(not(feature = "debug-gizmos"))]
@@ -149,6 +166,7 @@ fn send_searches(
             );
         }
     }
+    popped
 }
 
 /// Sends one queued agent's search (or fails it if it has no valid

@@ -29,7 +29,9 @@
 //! # Using it in a game
 //!
 //! 1. Add [`AnyAnglePlugin`]. It plans on search threads of its own (see
-//!    [`AnyAnglePlugin::search_threads`]), so it needs no task pool.
+//!    [`AnyAnglePlugin::search_threads`]), so it needs no task pool; where
+//!    there are none (the browser), on the main thread within a budget per
+//!    frame.
 //! 2. Insert a [`NavGrid`] resource: the walkable grid and where it lies in
 //!    the world (see [`world::nav_grid`] for the y-up world / y-down grid
 //!    convention).
@@ -84,7 +86,11 @@
 //! The plugin's systems run in [`AnyAnglePlugin::schedule`] (`Update` by
 //! default) in four chained sets, [`AnyAngleSystems`]: detect who needs a
 //! plan, send searches to the search threads, apply finished ones, steer.
-//! The main thread never runs a search and never waits for one. In a frame
+//! With search threads, the main thread never runs a search and never waits
+//! for one; without (the browser, or `search_threads: Some(0)`), dispatch
+//! runs them on the main thread in slices, for at most
+//! [`PathfindingSettings::main_thread_budget`] a frame, and a search that
+//! does not end goes on in the next frame. In a frame
 //! where nothing changed, the systems only look at change ticks, an empty
 //! queue and an empty channel (plus the position of each entity some agent
 //! follows, and of agents that moved).

@@ -85,7 +85,9 @@ pub struct PathfindingSettings {
     /// on a thread. The last slice may run over by up to about a quarter of
     /// a millisecond, and applying the answers comes on top (see
     /// [`PathfindingDiagnostics::frame_cost`](crate::plugin::PathfindingDiagnostics::frame_cost)).
-    /// Ignored with search threads. Default: 3 ms (a fifth of a 60 fps
+    /// While searches wait, one short slice (about 0.05 ms) runs each frame
+    /// whatever the budget, so that they always go on. Ignored with search
+    /// threads. Default: 3 ms (a fifth of a 60 fps
     /// frame).
     #[cfg_attr(feature = "serde", serde(default = "default_main_thread_budget"))]
     pub main_thread_budget: Duration,

@@ -40,6 +40,9 @@ pub(crate) const PLANNERS: usize = 2;
 /// frame overruns its budget by at most about this much.
 const SLICE: Duration = Duration::from_micros(250);
 
+/// The shortest slice aimed for.
+const MIN_SLICE: Duration = Duration::from_micros(50);
+
 /// A search begun and not yet ended.
 struct Running {
     job: Job,
@@ -74,6 +77,8 @@ pub(crate) struct MainThread {
     long: Duration,
     /// Whether a long search gets the next slice (once a frame).
     long_due: bool,
+    /// Whether a slice ran this frame.
+    sliced: bool,
 }
 
 impl Default for MainThread {
@@ -92,6 +97,7 @@ impl Default for MainThread {
             per_expansion: 2_000.0,
             long: LONG_SEARCH,
             long_due: false,
+            sliced: false,
         }
     }
 }
@@ -147,20 +153,23 @@ impl MainThread {
         (self.finished, self.busy)
     }
 
-    /// A new frame begins: a long search, if any, gets the next slice.
+    /// A new frame begins: a long search, if any, gets the next slice, and
+    /// one slice runs whatever the budget.
     pub(crate) fn new_frame(&mut self) {
         self.long_due = true;
+        self.sliced = false;
     }
 
     /// Runs searches for about `budget`: slices of the most urgent ones
-    /// until the budget is spent or nothing is left to run. Returns whether
-    /// it ran out of searches (rather than of time).
+    /// until the budget is spent or nothing is left to run (and one short
+    /// slice in a frame at least, so that searches go on at any budget).
+    /// Returns whether it ran out of searches (rather than of time).
     pub(crate) fn work(&mut self, budget: Duration) -> bool {
         let began = Instant::now();
         self.drop_cancelled();
         loop {
             let spent = began.elapsed();
-            if spent >= budget {
+            if spent >= budget && self.sliced {
                 return false;
             }
             let long_first = core::mem::take(&mut self.long_due);
@@ -180,7 +189,9 @@ impl MainThread {
                     self.begin(job, priority)
                 }
             };
-            self.slice(index, budget.saturating_sub(spent).min(SLICE));
+            let aim = budget.saturating_sub(spent).max(MIN_SLICE).min(SLICE);
+            self.slice(index, aim);
+            self.sliced = true;
         }
     }
 
@@ -452,6 +463,36 @@ mod tests {
         let outcome = main.take_outcomes().pop().unwrap();
         assert_eq!(outcome.result, Some(Ok(whole)));
         assert_eq!(main.outstanding(), 0);
+    }
+
+    #[test]
+    fn searches_go_on_at_a_zero_budget_one_slice_a_frame() {
+        let (grid, start, goal) = maze();
+        let small = Arc::new(Grid::new(64, 8).unwrap());
+        let mut main = MainThread::default();
+        main.send(job(&grid, 1, start, goal), Priority::FirstPath);
+        main.send(short(&small, 2), Priority::FirstPath);
+        let mut frames = 0;
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            main.new_frame();
+            main.work(Duration::ZERO);
+            // A second call in the same frame runs nothing.
+            let state = |main: &MainThread| {
+                let spent: Duration = main.running.iter().map(|r| r.spent).sum();
+                (spent, main.outcomes.len(), main.begun)
+            };
+            let after_one = state(&main);
+            assert!(!main.work(Duration::ZERO), "out of time, not of work");
+            assert_eq!(state(&main), after_one);
+            got.extend(main.take_outcomes());
+            frames += 1;
+            assert!(frames < 1_000_000);
+        }
+        assert!(frames > 3, "{frames} frames");
+        let whole = crate::search::plan(&grid, start, goal, &PlanOptions::default()).unwrap();
+        let maze_answer = got.iter().find(|o| o.ticket == 1).unwrap();
+        assert_eq!(maze_answer.result, Some(Ok(whole)));
     }
 
     #[test]

@@ -3,17 +3,20 @@
 //!
 //! Searches run on the plugin's own search threads (see
 //! [`AnyAnglePlugin::search_threads`](crate::plugin::AnyAnglePlugin::search_threads)),
-//! never on the main thread. Each owns what it needs: an `Arc<Grid>`
+//! or, where there are none, on the main thread in slices within a budget a
+//! frame (see [`main_thread`]). Each owns what it needs: an `Arc<Grid>`
 //! snapshot, the start and goal in grid coordinates, the options and a
 //! cancel flag. The main thread keeps the agents waiting for a search in
 //! lines (see [who is served first](crate::plugin#who-is-served-first)),
-//! fills the threads' priority channels from them, and reads finished
+//! fills the executor's priority lines from them, and reads finished
 //! searches without blocking.
 //!
 //! | module | what it holds |
 //! |---|---|
 //! | `executor` | [`Searches`]: the one seam between the plugin and where searches run |
+//! | `job` | one search to run, its answer, and the routine both executors run it with |
 //! | `workers` | the worker pool: search threads and their priority channels |
+//! | `main_thread` | the main-thread executor: searches in slices within a budget a frame |
 //! | `pace` | how many searches to keep sent ahead |
 //!
 //! # Tickets

@@ -45,7 +45,7 @@ pub mod prelude {
     pub use crate::grid::{Grid, GridError, MapParseError, Scenario};
     pub use crate::search::{
         Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, Path, PathKind, PlanError, PlanOptions,
-        Planner, SearchStats, plan,
+        PlanTask, Planner, SearchStats, plan,
     };
     pub use bevy_math::{DVec2, URect, UVec2};
 }

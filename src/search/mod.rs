@@ -35,6 +35,7 @@ mod lazy_theta;
 mod paged;
 #[cfg(test)]
 mod slice_tests;
+mod task;
 mod trace;
 mod vertex_graph;
 
@@ -53,6 +54,7 @@ use crate::grid::Grid;
 pub(crate) use costed::Costs;
 pub(crate) use endpoint::Endpoint;
 pub(crate) use endpoint::{nearest_valid_point, owned_point};
+pub use task::PlanTask;
 pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};
 
 /// Which planner to run.

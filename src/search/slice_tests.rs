@@ -193,3 +193,41 @@ fn a_paused_search_is_cancelled_and_a_new_query_drops_it() {
     };
     assert_eq!(again, fresh);
 }
+
+#[test]
+fn a_plan_task_gives_the_planners_answer_and_hands_its_memory_on() {
+    use std::sync::Arc;
+
+    use super::PlanTask;
+
+    let (text, scen) = map("den520d");
+    let grid = Arc::new(Grid::from_movingai(&text).unwrap());
+    let mut planner = Some(Planner::new());
+    let mut steps = 0;
+    for e in scen.entries.iter().step_by(97) {
+        for algorithm in Algorithm::ALL {
+            let options = PlanOptions::with_algorithm(algorithm);
+            let (start, goal) = (centre(e.start), centre(e.goal));
+            let expected = super::plan(&grid, start, goal, &options);
+            let mut task = PlanTask::with_planner(
+                planner.take().unwrap(),
+                Arc::clone(&grid),
+                start,
+                goal,
+                options,
+            );
+            let answer = loop {
+                steps += 1;
+                if let Some(answer) = task.step(25) {
+                    break answer;
+                }
+                assert!(!task.is_done());
+            };
+            assert_eq!(answer, expected, "{algorithm} {e:?}");
+            assert!(task.is_done());
+            assert_eq!(task.step(25), None, "nothing runs after the answer");
+            planner = Some(task.into_planner());
+        }
+    }
+    assert!(steps > 1000, "{steps} steps");
+}

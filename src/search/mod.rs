@@ -402,7 +402,7 @@ pub(crate) struct SearchContext<'a> {
 }
 
 impl SearchContext<'_> {
-    /// Checked before each expansion: whether to stop, and why. The node
+    /// Checked between expansions: whether to stop, and why. The node
     /// budget and the end of a slice are checked each time, the cancel flag
     /// every 1024 expansions.
     #[inline]

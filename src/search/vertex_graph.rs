@@ -234,7 +234,7 @@ impl Scratch {
     /// Offers `node` a path of cost `g` through `parent`: if that improves
     /// on its cost and it is not closed, records it and (re)queues the node
     /// with key `g + h()`. Returns whether it improved.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn relax(
         &mut self,
         node: u32,

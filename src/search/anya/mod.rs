@@ -340,13 +340,6 @@ pub(crate) fn search(
     }
 
     let outcome = loop {
-        // Between two expansions the whole search is in `scratch`: a search
-        // paused here continues from it.
-        ctx.stats = *anya.stats;
-        if let Some(stop) = ctx.should_stop() {
-            anya.scratch.best_goal = anya.best_goal;
-            return stop;
-        }
         let Some(id) = anya.scratch.open.pop() else {
             break Outcome::Exhausted;
         };
@@ -370,6 +363,13 @@ pub(crate) fn search(
         anya.record(&node);
         anya.expand(&node);
         flush(&mut anya);
+        // Between two expansions the whole search is in `scratch`: a search
+        // paused here goes on from it.
+        ctx.stats = *anya.stats;
+        if let Some(stop) = ctx.should_stop() {
+            anya.scratch.best_goal = anya.best_goal;
+            return stop;
+        }
     };
     ctx.stats = stats;
     outcome

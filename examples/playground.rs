@@ -12,13 +12,19 @@
 //! (`--ignore-rust-version`: the `bevy` crate asks for a newer Rust than this
 //! crate does.)
 //!
+//! In the browser (WebGL2): `scripts/web.sh build` builds it into
+//! `target/web/`, `scripts/web.sh serve` serves that page. There the bundled
+//! maps are built into the program, the searches share the page's one
+//! thread, and the options come from the page's address, e.g.
+//! `index.html?agents=100&map=arena&algorithm=lazy-theta`.
+//!
 //! | input | what it does |
 //! |---|---|
 //! | left drag | paint walls (starting on a free cell) or erase them (starting on a wall) |
 //! | right click | goal of the selected agent, or of every agent |
 //! | `S` / middle click | select the agent nearest the cursor: its last search is drawn; `Esc` clears |
 //! | `1` `2` `3` `4` | Anya, Lazy Theta*, A*, A* smoothed |
-//! | `Space` | 1,000 more agents |
+//! | `Space` | 1,000 more agents (250 in the browser) |
 //! | `M` / `N` | next / previous bundled map |
 //! | `W` | agents wander to new goals when they arrive (on / off) |
 //! | `G` | outline walls with gizmos too |
@@ -42,15 +48,19 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+#[cfg(not(target_arch = "wasm32"))]
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::ScalingMode;
 use bevy::image::ImageSampler;
 use bevy::input::mouse::MouseWheel;
+// std's `Instant` panics in the browser; this one reads the page's clock there.
+use bevy::platform::time::Instant;
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
+#[cfg(not(target_arch = "wasm32"))]
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::window::{PrimaryWindow, WindowResolution};
 use bevy_anyangle::grid::Grid;
@@ -63,8 +73,20 @@ use bevy_anyangle::plugin::{
 };
 use bevy_anyangle::search::Algorithm;
 
-/// The bundled maps `M` and `N` cycle through, small to large.
-const MAPS: [&str; 11] = [
+/// Lists the bundled maps `M` and `N` cycle through once, as [`MAPS`], and
+/// for the browser, which has no files, [`MAP_TEXTS`]: their text, built
+/// into the program.
+macro_rules! bundled_maps {
+    ($($name:literal),* $(,)?) => {
+        /// The bundled maps `M` and `N` cycle through, small to large.
+        const MAPS: &[&str] = &[$($name),*];
+        /// The text of each of [`MAPS`].
+        #[cfg(target_arch = "wasm32")]
+        const MAP_TEXTS: &[&str] = &[$(include_str!(concat!("../data/maps/", $name, ".map"))),*];
+    };
+}
+
+bundled_maps![
     "arena",
     "lt_backalley_n",
     "lak303d",
@@ -78,7 +100,15 @@ const MAPS: [&str; 11] = [
     "random512-10-0",
 ];
 
+#[cfg(not(target_arch = "wasm32"))]
 const MAP_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/maps");
+
+/// Agents at the start, unless told otherwise, and agents `Space` adds. In
+/// the browser the searches share the page's one thread with the drawing.
+#[cfg(not(target_arch = "wasm32"))]
+const AGENTS: (usize, usize) = (300, 1000);
+#[cfg(target_arch = "wasm32")]
+const AGENTS: (usize, usize) = (200, 250);
 
 /// Walls and floor of the map picture.
 const FLOOR: [u8; 4] = [24, 26, 32, 255];
@@ -102,23 +132,26 @@ struct Args {
     tile: u32,
     seed: u64,
     script: Option<Script>,
+    /// Where a script saves its screenshot (not in the browser).
+    #[cfg(not(target_arch = "wasm32"))]
     out: PathBuf,
 }
 
 const USAGE: &str = "usage: playground [--map NAME|FILE] [--agents N] [--algorithm NAME] [--tile N] \
 [--seed N] [--script compare|replan|intervals --out FILE.png]";
 
-fn parse_args() -> Result<Args, String> {
+fn parse_args(given: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut args = Args {
         map: "den520d".into(),
-        agents: 300,
+        agents: AGENTS.0,
         algorithm: Algorithm::Anya,
         tile: 1,
         seed: 7,
         script: None,
+        #[cfg(not(target_arch = "wasm32"))]
         out: PathBuf::from("playground.png"),
     };
-    let mut it = std::env::args().skip(1);
+    let mut it = given.into_iter();
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -140,6 +173,7 @@ fn parse_args() -> Result<Args, String> {
                     other => return Err(format!("unknown script {other:?}")),
                 });
             }
+            #[cfg(not(target_arch = "wasm32"))]
             "--out" => args.out = PathBuf::from(value()?),
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -148,14 +182,52 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    let args = match parse_args() {
+    let args = match parse_args(std::env::args().skip(1)) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("{message}");
             std::process::exit(2);
         }
     };
+    run(args);
+}
+
+/// In the browser: the options come from the page's address
+/// (`?agents=100&map=arena` is `--agents 100 --map arena`); the defaults
+/// if they do not parse or name a map that is not bundled.
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    use web_sys::wasm_bindgen::JsValue;
+
+    let query = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    let flags = query
+        .trim_start_matches('?')
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .flat_map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            [format!("--{key}"), value.to_owned()]
+        });
+    let args = match parse_args(flags) {
+        Ok(args) if MAPS.contains(&args.map.as_str()) => args,
+        Ok(args) => {
+            let message = format!("{}: not a bundled map; one of {MAPS:?}", args.map);
+            web_sys::console::warn_1(&JsValue::from_str(&message));
+            parse_args([]).expect("the defaults")
+        }
+        Err(message) => {
+            web_sys::console::warn_1(&JsValue::from_str(&message));
+            parse_args([]).expect("the defaults")
+        }
+    };
+    run(args);
+}
+
+fn run(args: Args) {
     let title = match args.script {
         Some(_) => "bevy_anyangle playground (script)",
         None => "bevy_anyangle playground",
@@ -165,6 +237,11 @@ fn main() {
         primary_window: Some(Window {
             title: title.into(),
             resolution: WindowResolution::new(1280, 800),
+            // In the browser: the page's canvas, as large as its parent.
+            #[cfg(target_arch = "wasm32")]
+            canvas: Some("#bevy".into()),
+            #[cfg(target_arch = "wasm32")]
+            fit_canvas_to_parent: true,
             ..default()
         }),
         ..default()
@@ -245,6 +322,7 @@ struct Playground {
     patches: HashMap<UVec2, Entity>,
     frame: u32,
     /// Script: the frame the screenshot was asked for.
+    #[cfg(not(target_arch = "wasm32"))]
     shot_at: Option<u32>,
 }
 
@@ -262,6 +340,7 @@ impl Playground {
             shown: Vec::new(),
             patches: HashMap::new(),
             frame: 0,
+            #[cfg(not(target_arch = "wasm32"))]
             shot_at: None,
         }
     }
@@ -325,17 +404,35 @@ fn gizmos_ended(mut timing: ResMut<Timing>) {
 /// Reads a bundled map by name, or a map file by path, tiled `tile` times
 /// each way.
 fn load_map(name: &str, tile: u32) -> Result<Grid, String> {
+    let (source, text) = map_text(name)?;
+    let grid = Grid::from_movingai(&text).map_err(|e| format!("{source}: {e}"))?;
+    if tile == 1 {
+        return Ok(grid);
+    }
+    tiled_rect(&grid, tile, tile, 0)
+}
+
+/// The text of a bundled map by name, or of a map file by path, and where it
+/// came from (for messages).
+#[cfg(not(target_arch = "wasm32"))]
+fn map_text(name: &str) -> Result<(String, String), String> {
     let path = if name.contains('/') || name.contains('.') {
         PathBuf::from(name)
     } else {
         PathBuf::from(format!("{MAP_DIR}/{name}.map"))
     };
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let grid = Grid::from_movingai(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if tile == 1 {
-        return Ok(grid);
-    }
-    tiled_rect(&grid, tile, tile, 0)
+    Ok((path.display().to_string(), text))
+}
+
+/// The text of a bundled map by name (the browser has no files to read).
+#[cfg(target_arch = "wasm32")]
+fn map_text(name: &str) -> Result<(String, String), String> {
+    let i = MAPS
+        .iter()
+        .position(|m| *m == name)
+        .ok_or_else(|| format!("{name}: not a bundled map"))?;
+    Ok((name.to_owned(), MAP_TEXTS[i].to_owned()))
 }
 
 /// `across` x `down` copies of `grid`, `gap` walled cells apart.
@@ -698,7 +795,7 @@ fn keys(
     if input.just_pressed(KeyCode::Space)
         && let Some(nav) = nav.as_deref()
     {
-        spawn_agents(&mut commands, nav, &mut playground.rng, 1000);
+        spawn_agents(&mut commands, nav, &mut playground.rng, AGENTS.1);
     }
     let step = if input.just_pressed(KeyCode::KeyM) {
         1
@@ -900,6 +997,13 @@ fn wander(
 
 /// Drives a script: the edit, the screenshot, the exit.
 #[expect(clippy::too_many_arguments, reason = "system parameters")]
+#[cfg_attr(
+    target_arch = "wasm32",
+    expect(
+        clippy::needless_return,
+        reason = "what the return skips (the screenshot) is native only"
+    )
+)]
 fn run_script(
     mut commands: Commands,
     args: Res<Args>,
@@ -909,7 +1013,7 @@ fn run_script(
     labels: Query<(&NavPath, &CompareLabel)>,
     traced: Query<(&NavPath, &LastSearch)>,
     mut camera: Single<(&mut Projection, &mut Transform), With<Camera2d>>,
-    mut exit: MessageWriter<AppExit>,
+    #[cfg(not(target_arch = "wasm32"))] mut exit: MessageWriter<AppExit>,
     mut labelled: Local<bool>,
 ) {
     let Some(script) = args.script else { return };
@@ -983,10 +1087,27 @@ fn run_script(
         }
         return;
     }
-    let shoot = match script {
-        Script::Compare | Script::Intervals => frame >= 60 && ready && *labelled,
-        Script::Replan => frame == 96,
-    };
+    // In the browser the scene stays on the page: no screenshot, no exit.
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let shoot = match script {
+            Script::Compare | Script::Intervals => frame >= 60 && ready && *labelled,
+            Script::Replan => frame == 96,
+        };
+        shoot_and_exit(&mut commands, &args, &mut playground, shoot, &mut exit);
+    }
+}
+
+/// A script's end: the screenshot once `shoot`, the exit once it is saved.
+#[cfg(not(target_arch = "wasm32"))]
+fn shoot_and_exit(
+    commands: &mut Commands,
+    args: &Args,
+    playground: &mut Playground,
+    shoot: bool,
+    exit: &mut MessageWriter<AppExit>,
+) {
+    let frame = playground.frame;
     if shoot && playground.shot_at.is_none() {
         playground.shot_at = Some(frame);
         commands
@@ -1177,7 +1298,11 @@ fn overlay(
         }
     }
     if args.script.is_none() {
-        s += "\nleft drag: walls | right click: goal | S: select | 1-4: planner | space: +1000 | M/N: map";
+        let _ = write!(
+            s,
+            "\nleft drag: walls | right click: goal | S: select | 1-4: planner | space: +{} | M/N: map",
+            AGENTS.1
+        );
     }
     s.trim_end().clone_into(&mut *writer.text(*text, 0));
 }

@@ -30,15 +30,17 @@ build() {
     # The full `bevy` crate asks for a newer Rust than this crate's
     # rust-version, hence --ignore-rust-version.
     echo "== building the playground for wasm32-unknown-unknown (release)"
-    cargo build --release --locked --example playground --features visual \
+    # No debug info in the page: it would more than double the download.
+    CARGO_PROFILE_RELEASE_DEBUG=false \
+        cargo build --release --locked --example playground --features visual \
         --ignore-rust-version --target wasm32-unknown-unknown
     target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
     wasm="$target_dir/wasm32-unknown-unknown/release/examples/playground.wasm"
     echo "== wasm-bindgen -> $out_dir/"
     rm -rf "$out_dir"
     mkdir -p "$out_dir"
-    "$bin/wasm-bindgen" --target web --no-typescript --out-dir "$out_dir" \
-        --out-name playground "$wasm"
+    "$bin/wasm-bindgen" --target web --no-typescript --remove-name-section \
+        --out-dir "$out_dir" --out-name playground "$wasm"
     cp web/index.html "$out_dir/"
     ls -l "$out_dir"
 }

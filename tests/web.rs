@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathReady, PathRequest,
-    PathStatus, PlanReason, Replanning,
+    PathStatus, PathfindingDiagnostics, PlanReason, Replanning,
 };
 use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
@@ -164,6 +164,10 @@ fn agents_on_a_bundled_map_get_walkable_paths() {
         assert_walkable(&app, e, s, g);
     }
     assert_eq!(app.world().resource::<Ready>().0.len(), n);
+    // No thread starts in the browser: the searches ran on the main thread.
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert_eq!(d.search_threads, 0, "{d:?}");
+    assert_eq!(d.searches_finished, n as u64, "{d:?}");
     wasm_bindgen_test::console_log!("{n} agents planned in {frames} frames");
 }
 

@@ -234,6 +234,10 @@ impl Scratch {
     /// Offers `node` a path of cost `g` through `parent`: if that improves
     /// on its cost and it is not closed, records it and (re)queues the node
     /// with key `g + h()`. Returns whether it improved.
+    #[expect(
+        clippy::inline_always,
+        reason = "left to the compiler it is not inlined into A*'s loop: 12 % more instructions (callgrind)"
+    )]
     #[inline(always)]
     pub(crate) fn relax(
         &mut self,

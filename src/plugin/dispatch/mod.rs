@@ -76,6 +76,13 @@ pub(crate) struct Planning<'w> {
 /// as the pacing allows (see [`pace`]); without search threads, runs them
 /// for the main thread's budget.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+#[cfg_attr(
+    feature = "debug-gizmos",
+    expect(
+        clippy::too_many_arguments,
+        reason = "system parameters; the debug view adds which agents to trace"
+    )
+)]
 pub(crate) fn dispatch_searches(
     meter: Res<Meter>,
     mut planning: Planning,

@@ -218,7 +218,9 @@ fn a_plan_task_gives_the_planners_answer_and_hands_its_memory_on() {
             );
             let answer = loop {
                 steps += 1;
-                if let Some(answer) = task.step(25) {
+                // (A step of 0 expansions runs one.)
+                let slice = if steps % 3 == 0 { 0 } else { 25 };
+                if let Some(answer) = task.step(slice) {
                     break answer;
                 }
                 assert!(!task.is_done());

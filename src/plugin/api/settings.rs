@@ -82,12 +82,14 @@ pub struct PathfindingSettings {
     /// plugin's systems take about this long a frame in all: searches get
     /// what the plugin's other work that frame leaves of it. A search that
     /// does not end in a frame goes on in the next, with the same path as
-    /// on a thread. The last slice may run over by up to about a quarter of
-    /// a millisecond, and applying the answers comes on top (see
+    /// on a thread. The last slice may run over by up to about 0.15 ms, and
+    /// applying the answers comes on top (see
     /// [`PathfindingDiagnostics::frame_cost`](crate::plugin::PathfindingDiagnostics::frame_cost)).
     /// While searches wait, one short slice (about 0.05 ms) runs each frame
-    /// whatever the budget, so that they always go on. Ignored with search
-    /// threads. Default: 3 ms (a fifth of a 60 fps
+    /// whatever the budget, so that they always go on. The first search on
+    /// a grid of up to about 1000 x 1000 cells also allocates its search
+    /// memory (a few milliseconds once; see [`Planner::reserve`](crate::search::Planner::reserve)).
+    /// Ignored with search threads. Default: 3 ms (a fifth of a 60 fps
     /// frame).
     #[cfg_attr(feature = "serde", serde(default = "default_main_thread_budget"))]
     pub main_thread_budget: Duration,

@@ -38,7 +38,7 @@ pub(crate) const PLANNERS: usize = 2;
 
 /// The longest slice aimed for: a search is paused about this often, so a
 /// frame overruns its budget by at most about this much.
-const SLICE: Duration = Duration::from_micros(250);
+const SLICE: Duration = Duration::from_micros(150);
 
 /// The shortest slice aimed for.
 const MIN_SLICE: Duration = Duration::from_micros(50);
@@ -94,7 +94,7 @@ impl Default for MainThread {
             busy: Duration::ZERO,
             cancelled: 0,
             // Cautious until measured.
-            per_expansion: 2_000.0,
+            per_expansion: 500.0,
             long: LONG_SEARCH,
             long_due: false,
             sliced: false,

@@ -58,10 +58,7 @@ pub(crate) fn search(
 
     let start = graph.start;
     if !resume {
-        scratch.prepare(graph.id_bound());
-        scratch.relax(start, 0.0, start, || h(graph.point(start)));
-        ctx.stats.generated += 1;
-        ctx.stats.pushed += 1;
+        graph.seed(scratch, ctx, h(graph.point(start)));
     }
 
     loop {

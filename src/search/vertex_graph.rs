@@ -533,6 +533,15 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// Starts a fresh search: clears `scratch` for this graph and queues
+    /// the start with heuristic `h_start`.
+    pub(crate) fn seed(&self, scratch: &mut Scratch, ctx: &mut SearchContext<'_>, h_start: f64) {
+        scratch.prepare(self.id_bound());
+        scratch.relax(self.start, 0.0, self.start, || h_start);
+        ctx.stats.generated += 1;
+        ctx.stats.pushed += 1;
+    }
+
     /// The step after popping `n`: if it is the goal, writes the path into
     /// `out` and returns `true`; otherwise closes and counts it as expanded
     /// (the search then makes its successors) and returns `false`.

@@ -149,3 +149,30 @@ impl Job {
         }
     }
 }
+
+/// A job for the executors' tests: an Anya search for entity `ticket` on
+/// `grid` from `start` to `goal` (grid coordinates).
+#[cfg(test)]
+pub(crate) fn test_job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2) -> Job {
+    use crate::clearance::Clearance;
+    use crate::plugin::world::ProfileId;
+
+    Job {
+        entity: Entity::from_raw_u32(ticket).unwrap(),
+        ticket: u64::from(ticket),
+        layout_id: 1,
+        grid_version: grid.version(),
+        key: (ProfileId::DEFAULT, Clearance::NONE),
+        grid: Arc::clone(grid),
+        base: None,
+        costs: None,
+        start,
+        goal_grid: goal,
+        goal: Vec2::ZERO,
+        algorithm: Algorithm::Anya,
+        options: PlanOptions::default(),
+        cancel: Arc::new(AtomicBool::new(false)),
+        #[cfg(feature = "debug-gizmos")]
+        trace: false,
+    }
+}

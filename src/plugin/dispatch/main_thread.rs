@@ -153,9 +153,11 @@ impl MainThread {
         (self.finished, self.busy)
     }
 
-    /// A new frame begins: a long search, if any, gets the next slice, and
-    /// one slice runs whatever the budget.
+    /// A new frame begins: searches no longer wanted are answered, a long
+    /// search, if any, gets the next slice, and one slice runs whatever the
+    /// budget.
     pub(crate) fn new_frame(&mut self) {
+        self.drop_cancelled();
         self.long_due = true;
         self.sliced = false;
     }
@@ -166,7 +168,6 @@ impl MainThread {
     /// Returns whether it ran out of searches (rather than of time).
     pub(crate) fn work(&mut self, budget: Duration) -> bool {
         let began = Instant::now();
-        self.drop_cancelled();
         loop {
             let spent = began.elapsed();
             if spent >= budget && self.sliced {
@@ -350,41 +351,18 @@ impl MainThread {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
 
-    use bevy_ecs::entity::Entity;
-    use bevy_math::{DVec2, Vec2};
+    use bevy_math::DVec2;
 
     use super::*;
-    use crate::clearance::Clearance;
     use crate::grid::Grid;
-    use crate::plugin::world::ProfileId;
-    use crate::search::{Algorithm, PlanOptions};
-
-    fn job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2) -> Job {
-        Job {
-            entity: Entity::from_raw_u32(ticket).unwrap(),
-            ticket: u64::from(ticket),
-            layout_id: 1,
-            grid_version: grid.version(),
-            key: (ProfileId::DEFAULT, Clearance::NONE),
-            grid: Arc::clone(grid),
-            base: None,
-            costs: None,
-            start,
-            goal_grid: goal,
-            goal: Vec2::ZERO,
-            algorithm: Algorithm::Anya,
-            options: PlanOptions::default(),
-            cancel: Arc::new(AtomicBool::new(false)),
-            #[cfg(feature = "debug-gizmos")]
-            trace: false,
-        }
-    }
+    use crate::plugin::dispatch::job::test_job;
+    use crate::search::PlanOptions;
 
     fn short(grid: &Arc<Grid>, ticket: u32) -> Job {
         let goal = DVec2::new(f64::from(grid.width()) - 0.5, 0.5);
-        job(grid, ticket, DVec2::new(0.5, 0.5), goal)
+        test_job(grid, ticket, DVec2::new(0.5, 0.5), goal)
     }
 
     /// The maze corner to corner: thousands of expansions.
@@ -451,7 +429,7 @@ mod tests {
         let whole = crate::search::plan(&grid, start, goal, &PlanOptions::default()).unwrap();
         assert!(whole.stats.expanded > 2_000, "{:?}", whole.stats);
         let mut main = MainThread::default();
-        main.send(job(&grid, 1, start, goal), Priority::FirstPath);
+        main.send(test_job(&grid, 1, start, goal), Priority::FirstPath);
         // Frames of a tenth of a millisecond: the search takes many.
         let mut frames = 0;
         while !main.has_outcomes() {
@@ -470,7 +448,7 @@ mod tests {
         let (grid, start, goal) = maze();
         let small = Arc::new(Grid::new(64, 8).unwrap());
         let mut main = MainThread::default();
-        main.send(job(&grid, 1, start, goal), Priority::FirstPath);
+        main.send(test_job(&grid, 1, start, goal), Priority::FirstPath);
         main.send(short(&small, 2), Priority::FirstPath);
         let mut frames = 0;
         let mut got = Vec::new();
@@ -499,14 +477,14 @@ mod tests {
     fn a_paused_search_is_cancelled_at_the_next_frame() {
         let (grid, start, goal) = maze();
         let mut main = MainThread::default();
-        let long = job(&grid, 1, start, goal);
+        let long = test_job(&grid, 1, start, goal);
         let cancel = Arc::clone(&long.cancel);
         main.send(long, Priority::FirstPath);
         main.work(Duration::from_micros(50));
         assert!(!main.has_outcomes());
         assert_eq!(main.running.len(), 1, "begun and paused");
         cancel.store(true, Ordering::Relaxed);
-        main.work(Duration::ZERO);
+        main.new_frame();
         let outcome = main.take_outcomes().pop().unwrap();
         assert!(outcome.result.is_none());
         assert_eq!(main.cancelled(), 1);
@@ -523,7 +501,7 @@ mod tests {
             long: Duration::from_micros(500),
             ..MainThread::default()
         };
-        main.send(job(&grid, 1, start, goal), Priority::FirstPath);
+        main.send(test_job(&grid, 1, start, goal), Priority::FirstPath);
         // Run it until it counts as long.
         while main.running.first().is_some_and(|r| r.spent <= main.long) {
             main.work(Duration::from_micros(100));

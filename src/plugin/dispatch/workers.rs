@@ -339,34 +339,19 @@ fn leave_after_long(shared: &Shared, slot: &Slot) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use bevy_ecs::entity::Entity;
-    use bevy_math::{DVec2, Vec2};
+    use bevy_math::DVec2;
 
     use super::*;
-    use crate::clearance::Clearance;
     use crate::grid::Grid;
-    use crate::plugin::world::ProfileId;
+    use crate::plugin::dispatch::job::test_job;
     use crate::search::{Algorithm, PlanOptions};
 
+    /// Across the top row of `grid`, west to east.
     fn job(grid: &Arc<Grid>, entity: u32, cancel: bool) -> Job {
-        Job {
-            entity: Entity::from_raw_u32(entity).unwrap(),
-            ticket: u64::from(entity),
-            layout_id: 1,
-            grid_version: grid.version(),
-            key: (ProfileId::DEFAULT, Clearance::NONE),
-            grid: Arc::clone(grid),
-            base: None,
-            costs: None,
-            start: DVec2::new(0.5, 0.5),
-            goal_grid: DVec2::new(f64::from(grid.width()) - 0.5, 0.5),
-            goal: Vec2::ZERO,
-            algorithm: Algorithm::Anya,
-            options: PlanOptions::default(),
-            cancel: Arc::new(AtomicBool::new(cancel)),
-            #[cfg(feature = "debug-gizmos")]
-            trace: false,
-        }
+        let goal = DVec2::new(f64::from(grid.width()) - 0.5, 0.5);
+        let job = test_job(grid, entity, DVec2::new(0.5, 0.5), goal);
+        job.cancel.store(cancel, Ordering::Relaxed);
+        job
     }
 
     fn collect(pool: &WorkerPool, n: usize) -> Vec<Outcome> {

@@ -8,6 +8,7 @@
 //! | [`clearance`] | eroded grids: where an agent of a given radius fits |
 //! | [`geom`] | exact orientation predicates |
 //! | [`los`] | line of sight, exactly as `SPEC.md` defines it |
+//! | [`mesh`] | navigation meshes of a grid's free space, kept in step with its edits (for Polyanya) |
 //! | [`terrain`] | terrain types per cell, movement profiles, the cost of a segment across terrain |
 //! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors, search traces |
 //! | `plugin` | the Bevy plugin (feature `plugin`), laid out as its pipeline (see its docs) |
@@ -32,6 +33,7 @@ pub mod clearance;
 pub mod geom;
 pub mod grid;
 pub mod los;
+pub mod mesh;
 #[cfg(feature = "plugin")]
 pub mod plugin;
 pub mod search;

@@ -1,5 +1,5 @@
-//! Anya's promise (`SPEC.md`): a shortest valid path, to 1e-9 relative, for
-//! any start and goal. Every path is checked by the validator of
+//! The exact planners' promise (`SPEC.md`): Anya and Polyanya give a
+//! shortest valid path, to 1e-9 relative, for any start and goal. Every path is checked by the validator of
 //! `tests/common` and its length compared with the reference optimum
 //! (Dijkstra on the corner visibility graph).
 
@@ -23,8 +23,19 @@ fn anya_run(
     family: Option<Family>,
     mix: QueryMix,
 ) -> Tally {
+    exact_run(Algorithm::Anya, optimality, seed, grids, family, mix)
+}
+
+fn exact_run(
+    algorithm: Algorithm,
+    optimality: Optimality,
+    seed: u64,
+    grids: usize,
+    family: Option<Family>,
+    mix: QueryMix,
+) -> Tally {
     run(Run {
-        algorithm: Algorithm::Anya,
+        algorithm,
         optimality,
         seed,
         grids,
@@ -60,6 +71,52 @@ fn anya_is_optimal_on_random_small_grids() {
         total += t.queries;
     }
     let t = anya_run(Optimality::Optimum, 0xa5a_0200, 600, None, QueryMix::ANY);
+    assert!(
+        t.fallback > 0 && t.moved > 0 && t.double_corner_ends > 0,
+        "{t:?}"
+    );
+    total += t.queries;
+    assert!(total >= 20_000, "{total}");
+}
+
+#[test]
+fn polyanya_paths_are_valid() {
+    let t = exact_run(
+        Algorithm::Polyanya,
+        Optimality::Valid,
+        0xa5a_1001,
+        400,
+        None,
+        QueryMix::ANY,
+    );
+    assert!(t.queries >= 3_000 && t.fallback > 0 && t.moved > 0, "{t:?}");
+}
+
+/// As [`anya_is_optimal_on_random_small_grids`], for Polyanya on the grids'
+/// navigation meshes.
+#[test]
+fn polyanya_is_optimal_on_random_small_grids() {
+    let mut total = 0;
+    for (i, family) in Family::ALL.into_iter().enumerate() {
+        let t = exact_run(
+            Algorithm::Polyanya,
+            Optimality::Optimum,
+            0xa5a_1100 + i as u64,
+            400,
+            Some(family),
+            QueryMix::LATTICE,
+        );
+        assert_eq!(t.compared, t.queries, "{family:?}: every query compared");
+        total += t.queries;
+    }
+    let t = exact_run(
+        Algorithm::Polyanya,
+        Optimality::Optimum,
+        0xa5a_1200,
+        600,
+        None,
+        QueryMix::ANY,
+    );
     assert!(
         t.fallback > 0 && t.moved > 0 && t.double_corner_ends > 0,
         "{t:?}"
@@ -212,21 +269,30 @@ fn cases() -> Vec<Case> {
 fn check_case(c: &Case, require_optimal: bool) -> Result<(), String> {
     let grid = Grid::from_ascii(c.picture).map_err(|e| e.to_string())?;
     let r = Reference::new(&grid);
-    let result = Planner::new().plan(
-        &grid,
-        c.start,
-        c.goal,
-        &PlanOptions::with_algorithm(Algorithm::Anya),
-    );
-    let report = |e: String| r.report(&format!("{}: {e}", c.name), c.start, c.goal, &result);
-    let path = result.as_ref().map_err(|e| report(format!("{e:?}")))?;
-    r.validate(c.start, c.goal, path, Expect::ANY_ANGLE)
-        .map_err(report)?;
-    if require_optimal && !close(path.length, c.length) {
-        return Err(report(format!(
-            "length {} but the shortest is {}",
-            path.length, c.length
-        )));
+    for algorithm in [Algorithm::Anya, Algorithm::Polyanya] {
+        let result = Planner::new().plan(
+            &grid,
+            c.start,
+            c.goal,
+            &PlanOptions::with_algorithm(algorithm),
+        );
+        let report = |e: String| {
+            r.report(
+                &format!("{} ({algorithm}): {e}", c.name),
+                c.start,
+                c.goal,
+                &result,
+            )
+        };
+        let path = result.as_ref().map_err(|e| report(format!("{e:?}")))?;
+        r.validate(c.start, c.goal, path, Expect::ANY_ANGLE)
+            .map_err(report)?;
+        if require_optimal && !close(path.length, c.length) {
+            return Err(report(format!(
+                "length {} but the shortest is {}",
+                path.length, c.length
+            )));
+        }
     }
     Ok(())
 }

@@ -66,6 +66,14 @@ fn first_query_on_a_large_grid_holds_little_memory() {
         );
         assert!(bytes > 0, "{algorithm}: a search holds some memory");
         assert!(bytes < bound, "{algorithm}: {bytes} bytes");
+        if algorithm == Algorithm::Polyanya {
+            // The mesh is the whole grid's, kept apart from search memory:
+            // a few bytes per free cell at most.
+            let mesh = planner.mesh().expect("kept").memory_bytes() as f64;
+            let per_cell = mesh / grid.free_count() as f64;
+            println!("{algorithm}: the mesh holds {mesh} bytes, {per_cell:.3} per free cell");
+            assert!(per_cell < 4.0, "{per_cell}");
+        }
         // The same query again: the pages it needs exist already.
         let again = planner
             .plan(&grid, start, goal, &PlanOptions::with_algorithm(algorithm))

@@ -4,7 +4,8 @@
 //!
 //! Each result must pass the reference validator of the crate's tests (every
 //! rule of `SPEC.md`: endpoints, moved starts, fallback targets, visibility,
-//! double corners, length, grid moves for A*), Anya must be exactly as long
+//! double corners, length, grid moves for A*), Anya and Polyanya (on the
+//! mesh the planner keeps in step with the edits) must be exactly as long
 //! as the reference optimum, the others never shorter, A* as long as the
 //! 8-connected optimum, and `FallbackPolicy::Fail` must agree with the
 //! fallback policy. The grid's region labels must match the reference's
@@ -22,7 +23,7 @@ use super::input::Input;
 /// What each planner promises about lengths (`SPEC.md`).
 fn optimality(algorithm: Algorithm) -> Optimality {
     match algorithm {
-        Algorithm::Anya => Optimality::Optimum,
+        Algorithm::Anya | Algorithm::Polyanya => Optimality::Optimum,
         Algorithm::AStar => Optimality::GridOptimum,
         Algorithm::LazyTheta | Algorithm::AStarSmoothed => Optimality::AtLeastOptimum,
     }

@@ -142,6 +142,30 @@ impl BitPlane {
         }
     }
 
+    /// Calls `f(l, i)` for every cell `i` of line `l` whose bit differs in
+    /// `other` (a plane of the same shape), skipping at a glance the bands
+    /// both still share.
+    pub(crate) fn for_each_difference(&self, other: &BitPlane, mut f: impl FnMut(i64, i64)) {
+        let stride = self.stride();
+        let band_lines = Bands::<u64, 6>::BAND_LINES;
+        for b in 0..self.words.band_count() {
+            if self.words.shares_band(&other.words, b) {
+                continue;
+            }
+            let (mine, theirs) = (self.words.band(b), other.words.band(b));
+            for (k, (w0, w1)) in mine.iter().zip(theirs).enumerate() {
+                let mut diff = w0 ^ w1;
+                let stored_line = b * band_lines + k / stride;
+                while diff != 0 {
+                    let bit = diff.trailing_zeros() as usize;
+                    diff &= diff - 1;
+                    let i = ((k % stride) * 64 + bit) as i64 - 1;
+                    f(stored_line as i64 - 1, i);
+                }
+            }
+        }
+    }
+
     /// Number of free cells.
     pub(crate) fn count_free(&self) -> u64 {
         self.words

@@ -77,6 +77,22 @@ impl<T: Copy + Default, const SHIFT: u32> Bands<T, SHIFT> {
         self.bands.iter().map(|b| &**b)
     }
 
+    /// Whether band `b` is the very band `other` holds (a clone not
+    /// written to since), so that its lines are equal without a look.
+    #[inline]
+    pub(crate) fn shares_band(&self, other: &Self, b: usize) -> bool {
+        other
+            .bands
+            .get(b)
+            .is_some_and(|o| Arc::ptr_eq(&self.bands[b], o))
+    }
+
+    /// How many bands there are.
+    #[inline]
+    pub(crate) fn band_count(&self) -> usize {
+        self.bands.len()
+    }
+
     /// How many of the bands are not shared with `other`.
     #[cfg(test)]
     pub(crate) fn unshared_with(&self, other: &Self) -> usize {

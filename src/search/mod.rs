@@ -33,6 +33,7 @@ mod endpoint;
 mod heap;
 mod lazy_theta;
 mod paged;
+mod polyanya;
 #[cfg(test)]
 mod slice_tests;
 mod task;
@@ -81,18 +82,30 @@ pub enum Algorithm {
     /// [`Algorithm::AStar`] followed by line-of-sight post-smoothing
     /// ("A* PS"): each waypoint is joined to the farthest later one it sees.
     AStarSmoothed,
+    /// Polyanya (Cui, Harabor & Grastien, IJCAI 2017): truly shortest
+    /// any-angle paths, the same lengths as [`Algorithm::Anya`], searched
+    /// over a navigation mesh of the grid ([`crate::mesh::NavMesh`]) instead
+    /// of its rows. The mesh is built once per grid and kept in step with
+    /// its edits chunk by chunk; [`Planner::plan`] keeps one for the last
+    /// grid it planned on, [`Planner::plan_on_mesh`] takes one the caller
+    /// keeps. On game maps it answers faster than Anya (see
+    /// `docs/compare.md`); on maps of scattered single-cell noise the mesh
+    /// is fragmented and Anya is faster.
+    Polyanya,
 }
 
 impl Algorithm {
     /// Every algorithm, in a stable order.
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::LazyTheta,
         Algorithm::Anya,
         Algorithm::AStar,
         Algorithm::AStarSmoothed,
+        Algorithm::Polyanya,
     ];
 
-    /// The command-line name: `lazy-theta`, `anya`, `astar`, `astar-ps`.
+    /// The command-line name: `lazy-theta`, `anya`, `astar`, `astar-ps`,
+    /// `polyanya`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -100,6 +113,7 @@ impl Algorithm {
             Algorithm::Anya => "anya",
             Algorithm::AStar => "astar",
             Algorithm::AStarSmoothed => "astar-ps",
+            Algorithm::Polyanya => "polyanya",
         }
     }
 
@@ -118,7 +132,7 @@ impl fmt::Display for Algorithm {
 
 /// An algorithm name that [`Algorithm::from_str`] does not know.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("unknown algorithm {0:?} (expected lazy-theta, anya, astar or astar-ps)")]
+#[error("unknown algorithm {0:?} (expected lazy-theta, anya, astar, astar-ps or polyanya)")]
 pub struct UnknownAlgorithm(pub String);
 
 impl FromStr for Algorithm {
@@ -451,6 +465,9 @@ impl SearchContext<'_> {
 pub struct Planner {
     vertex: vertex_graph::Scratch,
     anya: anya::Scratch,
+    polyanya: polyanya::Scratch,
+    /// The mesh of the last grid [`Planner::plan`] ran Polyanya on.
+    mesh: Option<crate::mesh::NavMesh>,
     /// The query of a search paused between slices.
     paused: Option<Resolved>,
 }
@@ -517,7 +534,55 @@ impl Planner {
     /// about 40 MB, from the first query on (see [`Planner::reserve`]).
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.vertex.memory_bytes() + self.anya.memory_bytes()
+        self.vertex.memory_bytes() + self.anya.memory_bytes() + self.polyanya.memory_bytes()
+    }
+
+    /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]:
+    /// the mesh of the last grid [`Planner::plan`] ran Polyanya on, as it
+    /// was then (`None` before the first such query). It is not counted in
+    /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
+    #[must_use]
+    pub fn mesh(&self) -> Option<&crate::mesh::NavMesh> {
+        self.mesh.as_ref()
+    }
+
+    /// Plans with Polyanya ([`Algorithm::Polyanya`], whatever
+    /// `options.algorithm` says) on `mesh`, from `start` to `goal`, with
+    /// the rules of [`Planner::plan`] on the mesh's grid
+    /// ([`NavMesh::grid`](crate::mesh::NavMesh::grid)). For callers that keep
+    /// a mesh in step with their grid themselves (see
+    /// [`NavMesh::sync`](crate::mesh::NavMesh::sync)); [`Planner::plan`] with
+    /// [`Algorithm::Polyanya`] keeps one itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`].
+    pub fn plan_on_mesh(
+        &mut self,
+        mesh: &crate::mesh::NavMesh,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        let options = PlanOptions {
+            algorithm: Algorithm::Polyanya,
+            ..*options
+        };
+        let query = Query {
+            grid: mesh.grid(),
+            start,
+            goal,
+            options: &options,
+            cancel: None,
+            costs: None,
+            mesh: Some(mesh),
+        };
+        match self.plan_slice(&query, None, false, None) {
+            Step::Done(answer) => answer,
+            Step::Paused => Err(PlanError::SearchFailed {
+                stats: SearchStats::default(),
+            }),
+        }
     }
 
     /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
@@ -634,8 +699,8 @@ impl Planner {
         if profile.is_uniform() {
             return self.plan(grid, start, goal, options);
         }
-        if options.algorithm == Algorithm::Anya {
-            return Err(PlanError::CostsNotSupported(Algorithm::Anya));
+        if matches!(options.algorithm, Algorithm::Anya | Algorithm::Polyanya) {
+            return Err(PlanError::CostsNotSupported(options.algorithm));
         }
         let costs = costed::Costs { terrain, profile };
         self.plan_core(grid, start, goal, options, None, None, Some(costs))
@@ -675,6 +740,7 @@ impl Planner {
             options,
             cancel,
             costs,
+            mesh: None,
         };
         match self.plan_slice(&query, trace, false, None) {
             Step::Done(answer) => answer,
@@ -749,6 +815,16 @@ impl Planner {
                     lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints, resume)
                 }
                 Algorithm::Anya => anya::search(&mut ctx, &mut self.anya, &mut waypoints, resume),
+                Algorithm::Polyanya => {
+                    let mesh = match query.mesh {
+                        Some(mesh) => mesh,
+                        // (A paused search resumes on the same grid: the
+                        // kept mesh is already in step with it.)
+                        None if resume => self.mesh.as_ref().expect("kept for the paused search"),
+                        None => sync_mesh(&mut self.mesh, query.grid),
+                    };
+                    polyanya::search(&mut ctx, mesh, &mut self.polyanya, &mut waypoints, resume)
+                }
                 Algorithm::AStarSmoothed => {
                     let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints, resume);
                     if o == Outcome::Found {
@@ -785,6 +861,21 @@ impl Planner {
     }
 }
 
+/// The mesh a planner keeps, brought up to date with `grid` (built on first
+/// use).
+fn sync_mesh<'m>(
+    kept: &'m mut Option<crate::mesh::NavMesh>,
+    grid: &Grid,
+) -> &'m crate::mesh::NavMesh {
+    match kept {
+        Some(mesh) => {
+            mesh.sync(grid);
+        }
+        None => *kept = Some(crate::mesh::NavMesh::build(grid)),
+    }
+    kept.as_ref().expect("just set")
+}
+
 /// One query's inputs, as [`Planner::plan_slice`] reads them.
 pub(crate) struct Query<'a> {
     pub grid: &'a Grid,
@@ -794,6 +885,9 @@ pub(crate) struct Query<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Terrain costs, for a non-uniform profile (Theta\* or A\*).
     pub costs: Option<costed::Costs<'a>>,
+    /// The mesh Polyanya searches, when the caller keeps one (the
+    /// planner's own otherwise); its grid is `grid`.
+    pub mesh: Option<&'a crate::mesh::NavMesh>,
 }
 
 /// Checks a query's endpoints and resolves them: the start moved to the

@@ -74,6 +74,7 @@ fn every_planner_gives_the_same_answer_in_slices_as_whole() {
                     options: &options,
                     cancel: None,
                     costs: None,
+                    mesh: None,
                 };
                 let expected = whole(&query);
                 for slice in [1, 37, 1000] {
@@ -117,6 +118,7 @@ fn searches_with_terrain_costs_and_budgets_slice_too() {
             options: &options,
             cancel: None,
             costs: Some(costs),
+            mesh: None,
         };
         let expected = whole(&query);
         assert!(expected.is_ok(), "{algorithm}: {expected:?}");
@@ -137,6 +139,7 @@ fn searches_with_terrain_costs_and_budgets_slice_too() {
             options: &options,
             cancel: None,
             costs: None,
+            mesh: None,
         };
         let expected = whole(&query);
         let (got, _) = sliced(&mut Planner::new(), &query, 64);
@@ -158,6 +161,7 @@ fn a_paused_search_is_cancelled_and_a_new_query_drops_it() {
         options: &options,
         cancel: Some(&cancel),
         costs: None,
+        mesh: None,
     };
     let mut planner = Planner::new();
     assert!(matches!(

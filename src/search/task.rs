@@ -112,6 +112,7 @@ impl PlanTask {
             options: &self.options,
             cancel: None,
             costs: None,
+            mesh: None,
         };
         let resume = core::mem::replace(&mut self.begun, true);
         match self

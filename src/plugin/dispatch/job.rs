@@ -117,6 +117,7 @@ impl Job {
                 .costs
                 .as_ref()
                 .map(|(terrain, profile)| Costs { terrain, profile }),
+            mesh: None,
         };
         let resume = core::mem::replace(&mut progress.begun, true);
         let mut step = planner.plan_slice(&query, trace, resume, slice);

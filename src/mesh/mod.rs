@@ -1,0 +1,426 @@
+//! Navigation meshes: the free space of a grid as convex polygons, built in chunks and kept in step with the grid's edits.
+//!
+//! A [`NavMesh`] covers exactly the points a path may use under `SPEC.md`:
+//! every free cell's closed square, where two free cells that touch only at
+//! a corner between two blocked cells meet at that point alone (no polygon
+//! edge joins them, so no path squeezes through). Its polygons are the
+//! grid's free space triangulated (constrained Delaunay) and merged into
+//! large convex pieces, chunk by chunk: the grid is cut into square chunks
+//! of [`CHUNK`] cells, polygons never cross a chunk's border, and an edit
+//! rebuilds only the chunks it touches ([`NavMesh::sync`]). Polyanya
+//! ([`Algorithm::Polyanya`](crate::search::Algorithm::Polyanya)) searches
+//! it.
+//!
+//! ```
+//! use bevy_anyangle::mesh::NavMesh;
+//! use bevy_anyangle::prelude::*;
+//!
+//! let mut grid = Grid::from_ascii(
+//!     "......
+//!      ..##..
+//!      ......",
+//! )
+//! .unwrap();
+//! let mut mesh = NavMesh::build(&grid);
+//! assert!(mesh.polygon_count() >= 2);
+//!
+//! grid.set_free(UVec2::new(2, 1), true).unwrap();
+//! let rebuilt = mesh.sync(&grid);
+//! assert_eq!(rebuilt, 1, "one chunk touched");
+//! let path = Planner::new()
+//!     .plan_on_mesh(&mesh, DVec2::new(0.5, 1.5), DVec2::new(5.5, 1.5), &PlanOptions::default())
+//!     .unwrap();
+//! assert!((path.length - 5.0).abs() < 1e-9);
+//! ```
+
+mod build;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use bevy_math::DVec2;
+
+use crate::geom::orient_sign;
+use crate::grid::Grid;
+use build::{Built, ChunkRect, Side, build_chunk};
+
+/// Side of a chunk, in cells.
+pub const CHUNK: u32 = 1 << CHUNK_BITS;
+
+/// `log2` of [`CHUNK`].
+const CHUNK_BITS: u32 = 6;
+
+/// Bits of a polygon id that number it in its chunk.
+const LOCAL_BITS: u32 = 14;
+
+/// No polygon: an obstacle (or the grid's outside) across an edge.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// A border edge of a chunk not yet linked to the next chunk.
+pub(crate) const PORTAL: u32 = u32::MAX - 1;
+
+/// Side of a point-location block, in cells.
+const BLOCK: i64 = 8;
+
+/// One chunk's polygons, linked to the neighbouring chunks.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Chunk {
+    pub(crate) built: Built,
+    /// Point location: the polygons whose bounding box meets block `b`
+    /// ([`BLOCK`] x [`BLOCK`] cells, row by row in the chunk) are
+    /// `block_polys[block_start[b]..block_start[b + 1]]`.
+    block_start: Vec<u32>,
+    block_polys: Vec<u16>,
+    /// Per polygon: how many of its edges lead to another polygon.
+    pub(crate) open_edges: Vec<u8>,
+}
+
+/// A navigation mesh of a grid's free space (see the [module docs](self)).
+///
+/// Clones are cheap (one pointer per chunk) and share chunks until one of
+/// them is synced to a changed grid.
+#[derive(Clone, Debug)]
+pub struct NavMesh {
+    /// The grid as the mesh last saw it.
+    grid: Grid,
+    chunks_x: u32,
+    chunks_y: u32,
+    chunks: Vec<Arc<Chunk>>,
+}
+
+impl NavMesh {
+    /// The mesh of `grid`'s free space.
+    #[must_use]
+    pub fn build(grid: &Grid) -> Self {
+        let chunks_x = grid.width().div_ceil(CHUNK);
+        let chunks_y = grid.height().div_ceil(CHUNK);
+        let mut mesh = NavMesh {
+            grid: grid.clone(),
+            chunks_x,
+            chunks_y,
+            chunks: Vec::with_capacity((chunks_x * chunks_y) as usize),
+        };
+        for c in 0..chunks_x * chunks_y {
+            let chunk = mesh.make_chunk(c);
+            mesh.chunks.push(Arc::new(chunk));
+        }
+        for c in 0..chunks_x * chunks_y {
+            mesh.link(c);
+        }
+        mesh
+    }
+
+    /// Brings the mesh up to date with `grid`, rebuilding only the chunks
+    /// whose cells (or cells next to their border) changed since the grid
+    /// the mesh last saw; returns how many chunks it rebuilt. A grid of
+    /// another size is meshed from scratch (every chunk counts).
+    ///
+    /// The grids are compared row band by row band: bands that `grid` still
+    /// shares with the mesh's copy (grids share storage with their clones
+    /// until written to) are skipped unread, so syncing after an edit costs
+    /// the rows the edit wrote, plus rebuilding the chunks it touched.
+    pub fn sync(&mut self, grid: &Grid) -> usize {
+        if grid.size() != self.grid.size() {
+            *self = NavMesh::build(grid);
+            return self.chunks.len();
+        }
+        let mut dirty: Vec<u32> = Vec::new();
+        let (cx_max, cy_max) = (i64::from(self.chunks_x) - 1, i64::from(self.chunks_y) - 1);
+        grid.for_each_difference(&self.grid, |x, y| {
+            // A cell decides its own chunk and, next to a border, the cuts
+            // and corners of the chunks beyond it.
+            let c = i64::from(CHUNK);
+            let (lx, hx) = (
+                (x - 1).div_euclid(c).max(0),
+                (x + 1).div_euclid(c).min(cx_max),
+            );
+            let (ly, hy) = (
+                (y - 1).div_euclid(c).max(0),
+                (y + 1).div_euclid(c).min(cy_max),
+            );
+            for cy in ly..=hy {
+                for cx in lx..=hx {
+                    dirty.push((cy as u32) * self.chunks_x + cx as u32);
+                }
+            }
+        });
+        dirty.sort_unstable();
+        dirty.dedup();
+        self.grid = grid.clone();
+        for &c in &dirty {
+            let chunk = self.make_chunk(c);
+            self.chunks[c as usize] = Arc::new(chunk);
+        }
+        // Relink the rebuilt chunks and the chunks next to them.
+        let mut relink: Vec<u32> = Vec::new();
+        for &c in &dirty {
+            relink.push(c);
+            let (cx, cy) = (c % self.chunks_x, c / self.chunks_x);
+            if cx > 0 {
+                relink.push(c - 1);
+            }
+            if cx + 1 < self.chunks_x {
+                relink.push(c + 1);
+            }
+            if cy > 0 {
+                relink.push(c - self.chunks_x);
+            }
+            if cy + 1 < self.chunks_y {
+                relink.push(c + self.chunks_x);
+            }
+        }
+        relink.sort_unstable();
+        relink.dedup();
+        for c in relink {
+            self.link(c);
+        }
+        dirty.len()
+    }
+
+    /// The grid the mesh was built from (or last synced to).
+    #[must_use]
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// How many polygons the mesh has.
+    #[must_use]
+    pub fn polygon_count(&self) -> usize {
+        self.chunks.iter().map(|c| c.built.start.len() - 1).sum()
+    }
+
+    /// How many chunks the mesh has.
+    #[must_use]
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Bytes the mesh's polygons and point-location tables hold (not the
+    /// grid it keeps, which shares its storage with the grid it was built
+    /// from).
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.chunks
+            .iter()
+            .map(|c| {
+                let b = &c.built;
+                size_of::<Chunk>()
+                    + b.start.capacity() * 4
+                    + b.verts.capacity() * 8
+                    + b.neigh.capacity() * 4
+                    + b.twin.capacity() * 2
+                    + b.turn.capacity()
+                    + b.portals.capacity() * size_of::<build::Portal>()
+                    + c.block_start.capacity() * 4
+                    + c.block_polys.capacity() * 2
+                    + c.open_edges.capacity()
+            })
+            .sum::<usize>()
+            + self.chunks.capacity() * size_of::<Arc<Chunk>>()
+    }
+
+    /// Every polygon's vertices, in the order that keeps its inside on the
+    /// right of each edge as drawn on screen (y down): for drawing and
+    /// checking the mesh.
+    pub fn polygons(&self) -> impl Iterator<Item = Vec<DVec2>> + '_ {
+        self.chunks.iter().flat_map(|c| {
+            let b = &c.built;
+            (0..b.start.len() - 1).map(move |p| {
+                b.verts[b.start[p] as usize..b.start[p + 1] as usize]
+                    .iter()
+                    .map(|v| DVec2::new(f64::from(v[0]), f64::from(v[1])))
+                    .collect()
+            })
+        })
+    }
+
+    /// The cells of chunk `c`.
+    fn rect(&self, c: u32) -> ChunkRect {
+        let (cx, cy) = (i64::from(c % self.chunks_x), i64::from(c / self.chunks_x));
+        let s = i64::from(CHUNK);
+        ChunkRect {
+            x0: cx * s,
+            y0: cy * s,
+            x1: ((cx + 1) * s).min(i64::from(self.grid.width())),
+            y1: ((cy + 1) * s).min(i64::from(self.grid.height())),
+        }
+    }
+
+    /// Builds chunk `c` from the mesh's grid (not yet linked).
+    fn make_chunk(&self, c: u32) -> Chunk {
+        let rect = self.rect(c);
+        let built = build_chunk(&self.grid, rect);
+        let polys = built.start.len() - 1;
+        assert!(
+            polys < (1 << LOCAL_BITS) - 1,
+            "a chunk of {CHUNK} x {CHUNK} cells has fewer polygons"
+        );
+        let id = |p: u32| (c << LOCAL_BITS) | p;
+        let mut built = built;
+        for n in &mut built.neigh {
+            if *n != NONE && *n != PORTAL {
+                *n = id(*n);
+            }
+        }
+        let open_edges = (0..polys)
+            .map(|p| {
+                let slots = built.start[p] as usize..built.start[p + 1] as usize;
+                built.neigh[slots]
+                    .iter()
+                    .filter(|n| **n != NONE)
+                    .count()
+                    .min(255) as u8
+            })
+            .collect();
+        // Point location blocks.
+        let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
+        let bh = (rect.y1 - rect.y0 + BLOCK - 1) / BLOCK;
+        let mut lists: Vec<Vec<u16>> = vec![Vec::new(); (bw * bh) as usize];
+        for p in 0..polys {
+            let vs = &built.verts[built.start[p] as usize..built.start[p + 1] as usize];
+            let (mut lo, mut hi) = ([i64::MAX; 2], [i64::MIN; 2]);
+            for v in vs {
+                for k in 0..2 {
+                    lo[k] = lo[k].min(i64::from(v[k]));
+                    hi[k] = hi[k].max(i64::from(v[k]));
+                }
+            }
+            let bx0 = ((lo[0] - rect.x0) / BLOCK).clamp(0, bw - 1);
+            let bx1 = ((hi[0] - rect.x0) / BLOCK).clamp(0, bw - 1);
+            let by0 = ((lo[1] - rect.y0) / BLOCK).clamp(0, bh - 1);
+            let by1 = ((hi[1] - rect.y0) / BLOCK).clamp(0, bh - 1);
+            for by in by0..=by1 {
+                for bx in bx0..=bx1 {
+                    lists[(by * bw + bx) as usize].push(p as u16);
+                }
+            }
+        }
+        let mut block_start = Vec::with_capacity(lists.len() + 1);
+        let mut block_polys = Vec::new();
+        block_start.push(0);
+        for l in lists {
+            block_polys.extend(l);
+            block_start.push(block_polys.len() as u32);
+        }
+        Chunk {
+            built,
+            block_start,
+            block_polys,
+            open_edges,
+        }
+    }
+
+    /// Links chunk `c`'s border edges to the polygons of the chunks beyond.
+    fn link(&mut self, c: u32) {
+        let (cx, cy) = (c % self.chunks_x, c / self.chunks_x);
+        let neighbour = |side: Side| -> Option<u32> {
+            match side {
+                Side::North => (cy > 0).then(|| c - self.chunks_x),
+                Side::South => (cy + 1 < self.chunks_y).then(|| c + self.chunks_x),
+                Side::West => (cx > 0).then(|| c - 1),
+                Side::East => (cx + 1 < self.chunks_x).then(|| c + 1),
+            }
+        };
+        let mut updates: Vec<(u32, u32, u16)> = Vec::new();
+        {
+            let chunk = &self.chunks[c as usize];
+            for portal in &chunk.built.portals {
+                let target = neighbour(portal.side).and_then(|n| {
+                    let other = &self.chunks[n as usize].built.portals;
+                    let want = portal.side.opposite();
+                    other
+                        .binary_search_by(|q| (q.side, q.lo).cmp(&(want, portal.lo)))
+                        .ok()
+                        .map(|i| {
+                            let q = other[i];
+                            let first = self.chunks[n as usize].built.start[q.poly as usize];
+                            ((n << LOCAL_BITS) | q.poly, (q.slot - first) as u16)
+                        })
+                });
+                let (value, twin) = target.unwrap_or((NONE, 0));
+                let slot = portal.slot as usize;
+                if chunk.built.neigh[slot] != value || chunk.built.twin[slot] != twin {
+                    updates.push((portal.slot, value, twin));
+                }
+            }
+        }
+        if !updates.is_empty() {
+            let chunk = Arc::make_mut(&mut self.chunks[c as usize]);
+            for (slot, value, twin) in updates {
+                chunk.built.neigh[slot as usize] = value;
+                chunk.built.twin[slot as usize] = twin;
+            }
+        }
+    }
+
+    /// The chunk and local index of polygon `id`.
+    #[inline]
+    pub(crate) fn chunk_of(&self, id: u32) -> (&Chunk, usize) {
+        (
+            &self.chunks[(id >> LOCAL_BITS) as usize],
+            (id & ((1 << LOCAL_BITS) - 1)) as usize,
+        )
+    }
+
+    /// Polygon `id`: its vertices, neighbours and turn flags (slots of one
+    /// chunk).
+    #[inline]
+    pub(crate) fn polygon(&self, id: u32) -> Polygon<'_> {
+        let (chunk, p) = self.chunk_of(id);
+        let b = &chunk.built;
+        let r = b.start[p] as usize..b.start[p + 1] as usize;
+        Polygon {
+            verts: &b.verts[r.clone()],
+            neigh: &b.neigh[r.clone()],
+            twin: &b.twin[r.clone()],
+            turn: &b.turn[r],
+            open_edges: chunk.open_edges[p],
+        }
+    }
+
+    /// Pushes onto `out` every polygon whose closed area contains `p`,
+    /// looking at the polygons of `cell`'s chunk that may meet `cell`
+    /// (`cell` must be a cell of the grid).
+    pub(crate) fn polygons_at(&self, p: DVec2, cell: [i64; 2], out: &mut Vec<u32>) {
+        let s = i64::from(CHUNK);
+        let (cx, cy) = (cell[0] / s, cell[1] / s);
+        let c = (cy as u32) * self.chunks_x + cx as u32;
+        let rect = self.rect(c);
+        let chunk = &self.chunks[c as usize];
+        let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
+        let b = ((cell[1] - rect.y0) / BLOCK * bw + (cell[0] - rect.x0) / BLOCK) as usize;
+        let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
+        for &local in &chunk.block_polys[range] {
+            let id = (c << LOCAL_BITS) | u32::from(local);
+            if !out.contains(&id) && self.polygon(id).contains(p) {
+                out.push(id);
+            }
+        }
+    }
+}
+
+/// One polygon of a mesh, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Polygon<'a> {
+    pub verts: &'a [[i32; 2]],
+    pub neigh: &'a [u32],
+    pub twin: &'a [u16],
+    pub turn: &'a [bool],
+    pub open_edges: u8,
+}
+
+impl Polygon<'_> {
+    /// Vertex `k` as a point.
+    #[inline]
+    pub(crate) fn at(&self, k: usize) -> DVec2 {
+        let v = self.verts[k];
+        DVec2::new(f64::from(v[0]), f64::from(v[1]))
+    }
+
+    /// Whether the closed polygon contains `p`.
+    pub(crate) fn contains(&self, p: DVec2) -> bool {
+        let n = self.verts.len();
+        (0..n).all(|k| orient_sign(self.at(k), self.at((k + 1) % n), p).is_ge())
+    }
+}

@@ -1,0 +1,119 @@
+//! The mesh covers the free space exactly, its polygons are convex and meet edge to edge, and syncing gives the mesh a fresh build gives.
+
+use bevy_math::{DVec2, UVec2};
+
+use super::{CHUNK, NONE, NavMesh, PORTAL};
+use crate::grid::Grid;
+use crate::test_rng::Rng;
+
+/// A random grid: blocks of `density` percent, some larger rectangles.
+pub(crate) fn random_grid(rng: &mut Rng, w: u32, h: u32, density: u32) -> Grid {
+    let mut grid = Grid::new(w, h).unwrap();
+    for y in 0..h {
+        for x in 0..w {
+            if rng.below(100) < density {
+                grid.set_free(UVec2::new(x, y), false).unwrap();
+            }
+        }
+    }
+    grid
+}
+
+/// Twice the signed area of a polygon (positive for the mesh's order).
+fn area2(p: &[DVec2]) -> f64 {
+    let n = p.len();
+    (0..n)
+        .map(|k| {
+            let (a, b) = (p[k], p[(k + 1) % n]);
+            a.x * b.y - a.y * b.x
+        })
+        .sum()
+}
+
+/// Checks everything a mesh of `grid` promises; panics with what is wrong.
+pub(crate) fn check_mesh(mesh: &NavMesh, grid: &Grid) {
+    let mut total = 0.0;
+    for chunk in &mesh.chunks {
+        assert_eq!(chunk.built.conflicts, 0, "the outline's runs never cross");
+    }
+    for (c, chunk) in mesh.chunks.iter().enumerate() {
+        let b = &chunk.built;
+        for p in 0..b.start.len() - 1 {
+            let id = ((c as u32) << super::LOCAL_BITS) | p as u32;
+            let poly = mesh.polygon(id);
+            let n = poly.verts.len();
+            let pts: Vec<DVec2> = (0..n).map(|k| poly.at(k)).collect();
+            let a = area2(&pts);
+            assert!(a > 0.0, "polygon {id} has area {a}: {pts:?}");
+            total += a / 2.0;
+            for k in 0..n {
+                let turn = crate::geom::orient_sign(pts[k], pts[(k + 1) % n], pts[(k + 2) % n]);
+                assert!(turn.is_ge(), "polygon {id} is not convex: {pts:?}");
+                let across = poly.neigh[k];
+                assert_ne!(across, PORTAL, "every portal is linked");
+                if across == NONE {
+                    // An obstacle edge has a blocked cell (or the outside)
+                    // beyond its middle.
+                    let (u, v) = (pts[k], pts[(k + 1) % n]);
+                    let mid = (u + v) / 2.0;
+                    let out = DVec2::new(v.y - u.y, u.x - v.x).normalize() * 0.25 + mid;
+                    assert!(
+                        !grid.is_free_xy(out.x.floor() as i64, out.y.floor() as i64),
+                        "polygon {id}'s edge {k} ({u} -> {v}) has a free cell beyond it"
+                    );
+                } else {
+                    let other = mesh.polygon(across);
+                    let m = other.verts.len();
+                    let j = usize::from(poly.twin[k]);
+                    let back = j < m
+                        && other.verts[j] == poly.verts[(k + 1) % n]
+                        && other.verts[(j + 1) % m] == poly.verts[k]
+                        && other.neigh[j] == id;
+                    assert!(back, "polygon {id}'s edge {k} is not met by {across}");
+                }
+            }
+        }
+    }
+    assert_eq!(
+        total,
+        grid.free_count() as f64,
+        "the polygons cover the free cells"
+    );
+}
+
+#[test]
+fn meshes_cover_the_free_cells_with_convex_polygons_that_meet() {
+    let mut rng = Rng(0x6e5_4001);
+    for round in 0..60 {
+        let (w, h) = (1 + rng.below(150), 1 + rng.below(150));
+        let density = [0, 5, 20, 40, 60][round % 5];
+        let grid = random_grid(&mut rng, w, h, density);
+        let mesh = NavMesh::build(&grid);
+        check_mesh(&mesh, &grid);
+    }
+}
+
+#[test]
+fn synced_meshes_equal_fresh_ones() {
+    let mut rng = Rng(0x6e5_4002);
+    for _ in 0..12 {
+        let (w, h) = (CHUNK * 2 + rng.below(70), CHUNK + rng.below(90));
+        let mut grid = random_grid(&mut rng, w, h, 25);
+        let mut mesh = NavMesh::build(&grid);
+        for _ in 0..20 {
+            let n = 1 + rng.below(4);
+            for _ in 0..n {
+                let cell = UVec2::new(rng.below(w), rng.below(h));
+                let free = rng.below(2) == 0;
+                grid.set_free(cell, free).unwrap();
+            }
+            let rebuilt = mesh.sync(&grid);
+            assert!(rebuilt <= 4 * n as usize, "{rebuilt} chunks for {n} cells");
+            check_mesh(&mesh, &grid);
+            let fresh = NavMesh::build(&grid);
+            let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
+            let b: Vec<Vec<DVec2>> = fresh.polygons().collect();
+            assert_eq!(a, b);
+        }
+    }
+}

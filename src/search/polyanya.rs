@@ -1,0 +1,699 @@
+//! Polyanya: Anya's intervals over the convex polygons of a navigation mesh (Cui, Harabor & Grastien, IJCAI 2017).
+//!
+//! A search node is a *cone*: a root (the start or a corner the path turned
+//! at), the two lines through the root that bound the paths the node stands
+//! for, and the polygon those paths enter next, through an interval of one
+//! of its edges. Expanding a node projects the cone across that polygon
+//! onto its other edges (one successor per edge the cone reaches), and,
+//! where a side of the cone runs exactly through a corner of the entry
+//! edge at which a path may turn, turns there: the part of the polygon
+//! beyond that side gets the corner as a new root. A node whose root is a
+//! vertex of the polygon it enters (a *flat* node: the turn's first step,
+//! into the polygons around the corner) sees the whole polygon.
+//!
+//! Every decision is an exact orientation test on the mesh's integer
+//! vertices, the start and the goal ([`crate::geom`]); a cone's sides are
+//! kept as pairs of those points, never as computed intersections, which
+//! only the heuristic uses. The heuristic is Anya's: the length of the
+//! shortest way from the root through the interval to the goal, the goal
+//! reflected across the interval's line when it lies on the root's side.
+//!
+//! Pruning, as in the paper: a successor entering a polygon with no other
+//! way out (a dead end) that does not hold the goal is dropped; a node
+//! whose expansion leaves a single successor is expanded on at once
+//! instead of being queued; a root reached more cheaply before is not
+//! turned at again, and a queued node whose root has since been reached
+//! more cheaply is skipped when popped.
+
+use bevy_math::DVec2;
+use core::cmp::Ordering;
+
+use super::heap::{OpenEntry, OpenList};
+use super::{Outcome, SearchContext};
+use crate::geom::orient_sign;
+use crate::mesh::{NONE, NavMesh, Polygon};
+
+/// The root record of the start.
+const START: u32 = 0;
+
+/// A root: the start or a corner a path turned at.
+#[derive(Clone, Copy, Debug)]
+struct Root {
+    p: DVec2,
+    /// The root before it on the path ([`START`] for the start itself).
+    parent: u32,
+    /// Length of the path from the start.
+    g: f64,
+    /// Its key in the root history (`u32::MAX` for the start).
+    key: u32,
+}
+
+/// What a node stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Paths from the root within the cone `hi`..`lo`.
+    Cone,
+    /// Paths from the root, a vertex of the entry edge, into the whole
+    /// polygon.
+    Flat,
+    /// The goal, reached straight from the root.
+    Goal,
+}
+
+/// A search node (see the [module docs](self)).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    root: u32,
+    /// The side through the root that bounds the cone at the entry edge's
+    /// `hi` end: inside is where [`orient_sign`] of it is `>= 0`.
+    hi: [DVec2; 2],
+    /// The side at the `lo` end: inside is where it is `<= 0`.
+    lo: [DVec2; 2],
+    /// The polygon entered.
+    poly: u32,
+    /// The entry edge's index in `poly` (from its `lo` end).
+    entry: u16,
+    kind: Kind,
+    /// For a goal node: the path's length.
+    f: f64,
+}
+
+/// Reusable search memory.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    roots: Vec<Root>,
+    nodes: Vec<Node>,
+    open: OpenList,
+    succ: Vec<Node>,
+    history: RootHistory,
+    start_polys: Vec<u32>,
+    goal_polys: Vec<u32>,
+    best_goal: f64,
+}
+
+impl Scratch {
+    /// Bytes held by the buffers.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.roots.capacity() * size_of::<Root>()
+            + (self.nodes.capacity() + self.succ.capacity()) * size_of::<Node>()
+            + self.open.memory_bytes()
+            + self.history.memory_bytes()
+            + (self.start_polys.capacity() + self.goal_polys.capacity()) * 4
+    }
+}
+
+/// The cheapest cost each corner was turned at so far, by vertex: open
+/// addressing with generation stamps, so nothing is cleared per query.
+#[derive(Default)]
+struct RootHistory {
+    keys: Vec<u32>,
+    stamps: Vec<u32>,
+    g: Vec<f64>,
+    stamp: u32,
+    len: usize,
+}
+
+impl RootHistory {
+    fn memory_bytes(&self) -> usize {
+        self.keys.capacity() * 16
+    }
+
+    fn clear(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.stamps.fill(0);
+            self.stamp = 1;
+        }
+        self.len = 0;
+        if self.keys.is_empty() {
+            self.grow(1024);
+        }
+    }
+
+    fn grow(&mut self, cap: usize) {
+        let old: Vec<(u32, f64)> = (0..self.keys.len())
+            .filter(|&i| self.stamps[i] == self.stamp)
+            .map(|i| (self.keys[i], self.g[i]))
+            .collect();
+        self.keys = vec![0; cap];
+        self.stamps = vec![0; cap];
+        self.g = vec![0.0; cap];
+        if self.stamp == 0 {
+            self.stamp = 1;
+        }
+        self.len = 0;
+        for (k, g) in old {
+            self.improve(k, g);
+        }
+    }
+
+    #[inline]
+    fn slot(&self, key: u32) -> usize {
+        let mask = self.keys.len() - 1;
+        let mut i = (key.wrapping_mul(0x9E37_79B9) as usize) & mask;
+        while self.stamps[i] == self.stamp && self.keys[i] != key {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    /// The best cost known for `key`.
+    #[inline]
+    fn get(&self, key: u32) -> f64 {
+        let i = self.slot(key);
+        if self.stamps[i] == self.stamp {
+            self.g[i]
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Records `g` for `key` unless a lower cost is known; returns whether
+    /// `g` is (about) as good as the best known.
+    fn improve(&mut self, key: u32, g: f64) -> bool {
+        if (self.len + 1) * 2 > self.keys.len() {
+            self.grow(self.keys.len() * 2);
+        }
+        let i = self.slot(key);
+        if self.stamps[i] == self.stamp {
+            if self.g[i] < g - tolerance(g) {
+                return false;
+            }
+            if g < self.g[i] {
+                self.g[i] = g;
+            }
+            return true;
+        }
+        self.stamps[i] = self.stamp;
+        self.keys[i] = key;
+        self.g[i] = g;
+        self.len += 1;
+        true
+    }
+}
+
+/// How much cheaper another way to a root must be to prune this one:
+/// floating-point sums of the same path's segments differ in the last
+/// places.
+#[inline]
+fn tolerance(g: f64) -> f64 {
+    1e-10 * g.max(1.0)
+}
+
+/// Side of `w` relative to a cone side.
+#[inline]
+fn side(line: &[DVec2; 2], w: DVec2) -> Ordering {
+    orient_sign(line[0], line[1], w)
+}
+
+/// Where the line `line` meets the line through `a` and `b` (for the
+/// heuristic only), clamped to the segment `a b`.
+#[inline]
+fn clip(line: &[DVec2; 2], a: DVec2, b: DVec2) -> DVec2 {
+    let d = line[1] - line[0];
+    let e = b - a;
+    let den = e.perp_dot(d);
+    if den == 0.0 {
+        return a;
+    }
+    let s = ((line[0] - a).perp_dot(d) / den).clamp(0.0, 1.0);
+    a + e * s
+}
+
+/// Length of the shortest way from `r` through the segment `a b` to `t`
+/// (`t` reflected across the segment's line when it is on `r`'s side).
+#[inline]
+fn heuristic(r: DVec2, a: DVec2, b: DVec2, t: DVec2) -> f64 {
+    let e = b - a;
+    let (sr, st) = (e.perp_dot(r - a), e.perp_dot(t - a));
+    let t = if (sr > 0.0 && st > 0.0) || (sr < 0.0 && st < 0.0) {
+        let len2 = e.length_squared();
+        if len2 == 0.0 {
+            t
+        } else {
+            let foot = a + e * ((t - a).dot(e) / len2);
+            2.0 * foot - t
+        }
+    } else {
+        t
+    };
+    let (oa, ob) = ((a - r).perp_dot(t - r), (b - r).perp_dot(t - r));
+    if (oa <= 0.0 && ob >= 0.0) || (oa >= 0.0 && ob <= 0.0) {
+        r.distance(t)
+    } else {
+        (r.distance(a) + a.distance(t)).min(r.distance(b) + b.distance(t))
+    }
+}
+
+/// The vertex key of an integer point for the root history.
+#[inline]
+fn vertex_key(width: u32, p: DVec2) -> u32 {
+    (p.y as u32) * (width + 1) + p.x as u32
+}
+
+/// Runs Polyanya on `mesh` (whose grid is `ctx.grid`), appending the path's
+/// waypoints to `out` when found. See [`super::anya::search`] for `resume`.
+pub(crate) fn search(
+    ctx: &mut SearchContext<'_>,
+    mesh: &NavMesh,
+    scratch: &mut Scratch,
+    out: &mut Vec<DVec2>,
+    resume: bool,
+) -> Outcome {
+    let (s, t) = (ctx.start.p, ctx.goal.p);
+    let width = ctx.grid.width();
+    if !resume {
+        scratch.roots.clear();
+        scratch.nodes.clear();
+        scratch.open.clear();
+        scratch.history.clear();
+        scratch.best_goal = f64::INFINITY;
+        scratch.roots.push(Root {
+            p: s,
+            parent: START,
+            g: 0.0,
+            key: u32::MAX,
+        });
+        if ctx.start.vertex.is_some() {
+            // Never turn at the start again.
+            scratch.history.improve(vertex_key(width, s), 0.0);
+        }
+        scratch.start_polys.clear();
+        scratch.goal_polys.clear();
+        for &cell in ctx.start.cells() {
+            mesh.polygons_at(s, cell, &mut scratch.start_polys);
+        }
+        if ctx.start.restricted {
+            retain_south_east(mesh, s, &mut scratch.start_polys);
+        }
+        for &cell in ctx.goal.cells() {
+            mesh.polygons_at(t, cell, &mut scratch.goal_polys);
+        }
+        if ctx.goal.restricted {
+            retain_south_east(mesh, t, &mut scratch.goal_polys);
+        }
+        let mut search = Search {
+            mesh,
+            t,
+            width,
+            scratch,
+        };
+        search.seed(s);
+        search.flush(&mut ctx.stats);
+    }
+    let mut search = Search {
+        mesh,
+        t,
+        width,
+        scratch,
+    };
+    loop {
+        if let Some(stop) = ctx.should_stop() {
+            return stop;
+        }
+        let Some(id) = search.scratch.open.pop() else {
+            return Outcome::Exhausted;
+        };
+        ctx.stats.popped += 1;
+        let mut node = search.scratch.nodes[id as usize];
+        if node.kind == Kind::Goal {
+            search.path(node.root, out);
+            return Outcome::Found;
+        }
+        let root = search.scratch.roots[node.root as usize];
+        if root.key != u32::MAX && search.scratch.history.get(root.key) < root.g - tolerance(root.g)
+        {
+            continue;
+        }
+        // Expand, and expand on at once while a single successor is left.
+        loop {
+            ctx.stats.expanded += 1;
+            if let Some(trace) = ctx.trace.as_deref_mut() {
+                let parent = search.scratch.roots[root_parent(&search.scratch.roots, node.root)].p;
+                trace.point(search.scratch.roots[node.root as usize].p, parent);
+            }
+            search.scratch.succ.clear();
+            search.expand(&node);
+            if search.scratch.succ.len() == 1 && search.scratch.succ[0].kind != Kind::Goal {
+                ctx.stats.generated += 1;
+                node = search.scratch.succ[0];
+                continue;
+            }
+            break;
+        }
+        search.flush(&mut ctx.stats);
+    }
+}
+
+/// The index of root `r`'s parent record.
+fn root_parent(roots: &[Root], r: u32) -> usize {
+    roots[r as usize].parent as usize
+}
+
+/// Keeps the polygons of `polys` that leave the double corner `p` into its
+/// south-east quadrant.
+fn retain_south_east(mesh: &NavMesh, p: DVec2, polys: &mut Vec<u32>) {
+    polys.retain(|&id| {
+        let poly = mesh.polygon(id);
+        let n = poly.verts.len();
+        (0..n).find(|&k| poly.at(k) == p).is_some_and(|k| {
+            [poly.at((k + 1) % n), poly.at((k + n - 1) % n)]
+                .iter()
+                .all(|v| v.x >= p.x && v.y >= p.y)
+        })
+    });
+}
+
+/// One search's view of its inputs.
+struct Search<'a> {
+    mesh: &'a NavMesh,
+    t: DVec2,
+    width: u32,
+    scratch: &'a mut Scratch,
+}
+
+impl Search<'_> {
+    /// Whether `poly` holds the goal.
+    #[inline]
+    fn is_goal_poly(&self, poly: u32) -> bool {
+        self.scratch.goal_polys.contains(&poly)
+    }
+
+    /// Seeds the start's cones: every edge of every start polygon that
+    /// does not hold the start.
+    fn seed(&mut self, s: DVec2) {
+        let polys = core::mem::take(&mut self.scratch.start_polys);
+        for &id in &polys {
+            if self.is_goal_poly(id) {
+                self.goal(START, s.distance(self.t));
+            }
+            let poly = self.mesh.polygon(id);
+            let n = poly.verts.len();
+            for m in 0..n {
+                let (a, b) = (poly.at(m), poly.at((m + 1) % n));
+                if orient_sign(s, a, b) != Ordering::Equal {
+                    self.cone(START, [s, a], [s, b], &poly, m);
+                    continue;
+                }
+                // An edge in line with the start: paths run along it to its
+                // nearer end and may turn there into the polygon beyond.
+                let on_edge = (a - s).dot(b - s) <= 0.0;
+                if on_edge || poly.neigh[m] == NONE {
+                    continue;
+                }
+                self.along_nearer(START, &poly, m);
+            }
+        }
+        self.scratch.start_polys = polys;
+    }
+
+    /// Queues a successor through edge `m` of `poly` (unless the edge is an
+    /// obstacle or leads into a dead end without the goal).
+    #[inline]
+    fn cone(&mut self, root: u32, hi: [DVec2; 2], lo: [DVec2; 2], poly: &Polygon<'_>, m: usize) {
+        let next = poly.neigh[m];
+        if next == NONE || !self.worth_entering(next) {
+            return;
+        }
+        self.scratch.succ.push(Node {
+            root,
+            hi,
+            lo,
+            poly: next,
+            entry: poly.twin[m],
+            kind: Kind::Cone,
+            f: 0.0,
+        });
+    }
+
+    /// Queues a flat successor: from `root`, a vertex of edge `m` of
+    /// `poly`, into the polygon beyond that edge.
+    #[inline]
+    fn flat(&mut self, root: u32, poly: &Polygon<'_>, m: usize) {
+        let next = poly.neigh[m];
+        if next == NONE || !self.worth_entering(next) {
+            return;
+        }
+        self.scratch.succ.push(Node {
+            root,
+            hi: [DVec2::ZERO; 2],
+            lo: [DVec2::ZERO; 2],
+            poly: next,
+            entry: poly.twin[m],
+            kind: Kind::Flat,
+            f: 0.0,
+        });
+    }
+
+    /// For edge `m` of `poly` in line with `root`'s point, reached along
+    /// that line: turns at the edge's end `near` (the nearer one), if paths
+    /// may turn there, into the polygon beyond the edge.
+    fn along(&mut self, root: u32, poly: &Polygon<'_>, m: usize, near: usize) {
+        if poly.neigh[m] != NONE
+            && poly.turn[near]
+            && let Some(turned) = self.turn_at(root, poly.at(near))
+        {
+            self.flat(turned, poly, m);
+        }
+    }
+
+    /// [`Search::along`] at the end of edge `m` nearer to `root`'s point.
+    fn along_nearer(&mut self, root: u32, poly: &Polygon<'_>, m: usize) {
+        let r = self.scratch.roots[root as usize].p;
+        let b = (m + 1) % poly.verts.len();
+        let near = if r.distance_squared(poly.at(m)) < r.distance_squared(poly.at(b)) {
+            m
+        } else {
+            b
+        };
+        self.along(root, poly, m, near);
+    }
+
+    /// Whether a path entering polygon `id` can go anywhere: it holds the
+    /// goal or has another way out.
+    #[inline]
+    fn worth_entering(&self, id: u32) -> bool {
+        self.mesh.polygon(id).open_edges > 1 || self.is_goal_poly(id)
+    }
+
+    /// Queues the goal, reached straight from `root` with a path of length
+    /// `f`.
+    fn goal(&mut self, root: u32, f: f64) {
+        if f < self.scratch.best_goal {
+            self.scratch.best_goal = f;
+            self.scratch.succ.push(Node {
+                root,
+                hi: [DVec2::ZERO; 2],
+                lo: [DVec2::ZERO; 2],
+                poly: NONE,
+                entry: 0,
+                kind: Kind::Goal,
+                f,
+            });
+        }
+    }
+
+    /// A new root at corner `v` of the mesh, turned at from `parent` (or
+    /// `None` if it was reached more cheaply before).
+    fn turn_at(&mut self, parent: u32, v: DVec2) -> Option<u32> {
+        let from = self.scratch.roots[parent as usize];
+        let g = from.g + from.p.distance(v);
+        if g + v.distance(self.t) > self.scratch.best_goal {
+            return None;
+        }
+        let key = vertex_key(self.width, v);
+        if !self.scratch.history.improve(key, g) {
+            return None;
+        }
+        self.scratch.roots.push(Root {
+            p: v,
+            parent,
+            g,
+            key,
+        });
+        Some(self.scratch.roots.len() as u32 - 1)
+    }
+
+    /// Expands `node` into its polygon; successors go to `scratch.succ`.
+    fn expand(&mut self, node: &Node) {
+        let mesh = self.mesh;
+        let poly = mesh.polygon(node.poly);
+        let n = poly.verts.len();
+        let i = usize::from(node.entry);
+        let (vlo, vhi) = (i, (i + 1) % n);
+        let root = self.scratch.roots[node.root as usize];
+        let r = root.p;
+        let in_goal = self.is_goal_poly(node.poly);
+        if node.kind == Kind::Flat {
+            if in_goal {
+                self.goal(node.root, root.g + r.distance(self.t));
+            }
+            for m in 0..n {
+                if m == vlo {
+                    continue;
+                }
+                let (a, b) = (poly.at(m), poly.at((m + 1) % n));
+                if a == r || b == r {
+                    self.flat(node.root, &poly, m);
+                } else if orient_sign(r, a, b) != Ordering::Equal {
+                    self.cone(node.root, [r, a], [r, b], &poly, m);
+                } else {
+                    self.along_nearer(node.root, &poly, m);
+                }
+            }
+            return;
+        }
+        let (hi, lo) = (node.hi, node.lo);
+        if in_goal && side(&hi, self.t).is_ge() && side(&lo, self.t).is_le() {
+            self.goal(node.root, root.g + r.distance(self.t));
+        }
+        // Observable successors: the far edges the cone reaches.
+        let mut m = vhi;
+        let mut s_hi_a = side(&hi, poly.at(m));
+        while m != vlo {
+            let b = (m + 1) % n;
+            let (pa, pb) = (poly.at(m), poly.at(b));
+            let s_hi_b = side(&hi, pb);
+            if s_hi_a.is_eq() && s_hi_b.is_eq() && m != vhi {
+                // Along the cone's side: a path may run to `pa` and turn.
+                self.along(node.root, &poly, m, m);
+            }
+            if s_hi_b.is_gt() {
+                let s_lo_a = side(&lo, pa);
+                if s_lo_a.is_ge() {
+                    break;
+                }
+                let h = if s_hi_a.is_gt() { [r, pa] } else { hi };
+                let l = if side(&lo, pb).is_lt() { [r, pb] } else { lo };
+                self.cone(node.root, h, l, &poly, m);
+            }
+            s_hi_a = s_hi_b;
+            m = b;
+        }
+        let mut m = vlo;
+        while m != vhi {
+            let a = (m + n - 1) % n;
+            if !(side(&lo, poly.at(a)).is_eq() && side(&lo, poly.at(m)).is_eq()) {
+                break;
+            }
+            if m != vlo {
+                self.along(node.root, &poly, a, m);
+            }
+            m = a;
+        }
+        // Turns at the entry edge's ends.
+        if poly.turn[vhi] && side(&hi, poly.at(vhi)).is_eq() {
+            let v = poly.at(vhi);
+            if let Some(nr) = self.turn_at(node.root, v) {
+                let gv = self.scratch.roots[nr as usize].g;
+                if in_goal && side(&hi, self.t).is_lt() {
+                    self.goal(nr, gv + v.distance(self.t));
+                }
+                let mut m = vhi;
+                while m != vlo {
+                    let b = (m + 1) % n;
+                    let (pa, pb) = (poly.at(m), poly.at(b));
+                    let s_b = side(&hi, pb);
+                    if m == vhi {
+                        if s_b.is_le() {
+                            self.flat(nr, &poly, m);
+                        }
+                    } else if side(&hi, pa).is_lt() {
+                        if orient_sign(v, pa, pb) == Ordering::Equal {
+                            self.along_nearer(nr, &poly, m);
+                        } else {
+                            let l = if s_b.is_lt() { [v, pb] } else { hi };
+                            self.cone(nr, [v, pa], l, &poly, m);
+                        }
+                    }
+                    if s_b.is_ge() {
+                        break;
+                    }
+                    m = b;
+                }
+            }
+        }
+        if poly.turn[vlo] && side(&lo, poly.at(vlo)).is_eq() {
+            let v = poly.at(vlo);
+            if let Some(nr) = self.turn_at(node.root, v) {
+                let gv = self.scratch.roots[nr as usize].g;
+                if in_goal && side(&lo, self.t).is_gt() {
+                    self.goal(nr, gv + v.distance(self.t));
+                }
+                let mut m = vlo;
+                while m != vhi {
+                    let a = (m + n - 1) % n;
+                    let (pa, pb) = (poly.at(a), poly.at(m));
+                    let s_a = side(&lo, pa);
+                    if m == vlo {
+                        if s_a.is_ge() {
+                            self.flat(nr, &poly, a);
+                        }
+                    } else if side(&lo, pb).is_gt() {
+                        if orient_sign(v, pa, pb) == Ordering::Equal {
+                            self.along_nearer(nr, &poly, a);
+                        } else {
+                            let h = if s_a.is_gt() { [v, pa] } else { lo };
+                            self.cone(nr, h, [v, pb], &poly, a);
+                        }
+                    }
+                    if s_a.is_le() {
+                        break;
+                    }
+                    m = a;
+                }
+            }
+        }
+    }
+
+    /// Moves the successors in `scratch.succ` to the open list with their
+    /// `f` values (dropping those that cannot beat a goal already found).
+    fn flush(&mut self, stats: &mut super::SearchStats) {
+        let succ = core::mem::take(&mut self.scratch.succ);
+        for node in &succ {
+            let root = self.scratch.roots[node.root as usize];
+            let f = match node.kind {
+                Kind::Goal => node.f,
+                Kind::Flat => root.g + root.p.distance(self.t),
+                Kind::Cone => {
+                    let poly = self.mesh.polygon(node.poly);
+                    let n = poly.verts.len();
+                    let i = usize::from(node.entry);
+                    let (a, b) = (poly.at(i), poly.at((i + 1) % n));
+                    let lo_pt = clip(&node.lo, a, b);
+                    let hi_pt = clip(&node.hi, a, b);
+                    root.g + heuristic(root.p, lo_pt, hi_pt, self.t)
+                }
+            };
+            if f > self.scratch.best_goal + tolerance(f) {
+                continue;
+            }
+            stats.generated += 1;
+            stats.pushed += 1;
+            let id = self.scratch.nodes.len() as u32;
+            self.scratch.nodes.push(*node);
+            self.scratch.open.push(OpenEntry {
+                f,
+                g: root.g,
+                node: id,
+            });
+        }
+        self.scratch.succ = succ;
+        self.scratch.succ.clear();
+    }
+
+    /// The waypoints of the path ending at the goal through root `r`.
+    fn path(&self, mut r: u32, out: &mut Vec<DVec2>) {
+        let first = out.len();
+        out.push(self.t);
+        loop {
+            let root = self.scratch.roots[r as usize];
+            out.push(root.p);
+            if r == START {
+                break;
+            }
+            r = root.parent;
+        }
+        out[first..].reverse();
+    }
+}

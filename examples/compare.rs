@@ -6,13 +6,15 @@
 //! run's ratios — and `compare.svg`, the speed-up over A* against query
 //! difficulty in the manner of Figure 16 of the Anya paper. With
 //! `--export-queries DIR` it writes each map's scenario queries for another
-//! implementation to run, and with `--reference FILE` it compares Anya with
-//! that implementation's results on them.
+//! implementation to run, and with `--reference FILE` (once or twice) it
+//! compares Anya with the authors' Java Anya and Polyanya with the C++
+//! Polyanya of GPPC 2023 on them. Polyanya plans on a navigation mesh built
+//! once per map before any query is timed; the build is timed on its own.
 //!
 //! ```text
 //! cargo run --release --example compare -- [--maps DIR] [--out DIR] [--quick]
 //!     [--sample N] [--points corners|centres] [--only NAME,...] [--reps N]
-//!     [--export-queries DIR] [--reference FILE]
+//!     [--export-queries DIR] [--reference FILE]...
 //! ```
 //!
 //! Progress goes to stderr, the table also to stdout. Exit status: 0 on
@@ -31,6 +33,10 @@ mod plot;
 mod reference;
 #[path = "compare/report.rs"]
 mod report;
+// The `scen` example's check of an answer against `SPEC.md`, reused to
+// validate our planners' answers (outside the clock).
+#[path = "scen/validate.rs"]
+mod validate;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -94,7 +100,7 @@ fn command_line(args: &Args) -> String {
     if let Some(dir) = &args.export_queries {
         let _ = write!(c, " --export-queries {}", dir.display());
     }
-    if let Some(file) = &args.reference {
+    for file in &args.reference {
         let _ = write!(c, " --reference {}", file.display());
     }
     if c.ends_with(" --") {
@@ -110,7 +116,7 @@ fn run(args: &Args) -> Result<(), String> {
     let maps = measure::find_maps(&args.maps, &args.only)?;
     // Fail on a malformed reference or an unwritable output before spending
     // minutes measuring.
-    let reference = args.reference.as_deref().map(reference::read).transpose()?;
+    let references = reference::read_all(&args.reference)?;
     for dir in [&args.out, &args.export_queries].into_iter().flatten() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -133,7 +139,7 @@ fn run(args: &Args) -> Result<(), String> {
         reps: args.reps,
         points: args.points.name(),
         seconds: clock.elapsed().as_secs_f64(),
-        reference,
+        references,
     };
     if let Some(dir) = &args.out {
         let md = report::markdown(&records, &info);
@@ -260,6 +266,47 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("--reference "), "{md}");
+        assert!(md.contains("## Navigation meshes"), "{md}");
+        // Both references at once: the Java Anya and the C++ Polyanya.
+        write(
+            "cpp.txt",
+            "# GPPC 2023 Polyanya_MCDT (test)\n# preprocess bad.map 0.004 s\nbad.map 1 0.5 0\n",
+        );
+        let cpp = dir.join("cpp.txt").to_string_lossy().into_owned();
+        run(&args(&[
+            "--maps",
+            &maps,
+            "--out",
+            &out,
+            "--reference",
+            &reference,
+            "--reference",
+            &cpp,
+        ]))
+        .expect("two references of different kinds");
+        let md = std::fs::read_to_string(dir.join("out").join("compare.md")).expect("written");
+        assert!(
+            md.contains("## Against the authors' implementation"),
+            "{md}"
+        );
+        assert!(
+            md.contains("## Against the C++ Polyanya (GPPC 2023)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Building the mesh takes no longer than the C++ Polyanya's preprocessing"),
+            "{md}"
+        );
+        let e = run(&args(&[
+            "--maps",
+            &maps,
+            "--reference",
+            &cpp,
+            "--reference",
+            &cpp,
+        ]))
+        .expect_err("two references of one kind");
+        assert!(e.contains("both results of"), "{e}");
         std::fs::remove_dir_all(dir.join("q")).expect("the queries folder");
         // Without --out nothing is written.
         std::fs::remove_dir_all(dir.join("out")).expect("the output folder");

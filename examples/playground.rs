@@ -639,6 +639,7 @@ fn algorithm_name(a: Algorithm) -> &'static str {
         Algorithm::LazyTheta => "Lazy Theta*",
         Algorithm::AStar => "A*",
         Algorithm::AStarSmoothed => "A* smoothed",
+        Algorithm::Polyanya => "Polyanya",
     }
 }
 
@@ -774,6 +775,7 @@ fn keys(
         (KeyCode::Digit2, Algorithm::LazyTheta),
         (KeyCode::Digit3, Algorithm::AStar),
         (KeyCode::Digit4, Algorithm::AStarSmoothed),
+        (KeyCode::Digit5, Algorithm::Polyanya),
     ] {
         if input.just_pressed(key) {
             settings.algorithm = algorithm;
@@ -1300,7 +1302,7 @@ fn overlay(
     if args.script.is_none() {
         let _ = write!(
             s,
-            "\nleft drag: walls | right click: goal | S: select | 1-4: planner | space: +{} | M/N: map",
+            "\nleft drag: walls | right click: goal | S: select | 1-5: planner | space: +{} | M/N: map",
             AGENTS.1
         );
     }

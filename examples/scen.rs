@@ -212,8 +212,12 @@ fn run(args: &Args) -> Result<(), Failure> {
         ..PlanOptions::with_algorithm(args.algorithm)
     };
     let mut planner = Planner::new();
-    // Allocate the search memory before the clock starts.
+    // Allocate the search memory (and Polyanya's mesh) before the clock
+    // starts.
     planner.reserve(&grid);
+    if args.algorithm == Algorithm::Polyanya {
+        planner.prepare_mesh(&grid);
+    }
     let mut summary = Summary {
         algorithm: args.algorithm.name().to_owned(),
         map: map_name,

@@ -73,6 +73,7 @@ pub fn orientation(a: DVec2, b: DVec2, c: DVec2) -> Orientation {
 
 /// Sign of `(b - a) x (c - a)`, exact.
 #[must_use]
+#[inline]
 pub(crate) fn orient_sign(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
     // Shewchuk's orient2d arrangement: (a - c) x (b - c).
     // ccwerrboundA = (3 + 16 eps) eps with eps = 2^-53.
@@ -92,7 +93,22 @@ pub(crate) fn orient_sign(a: DVec2, b: DVec2, c: DVec2) -> Ordering {
         // equal, so each true product is exactly zero too.
         return Ordering::Equal;
     }
+    if small_integers(a, b, c) {
+        // Differences and products of integers below 2^25 are exact, and so
+        // is their difference: `det` is the true value.
+        return det.partial_cmp(&0.0).unwrap_or(Ordering::Equal);
+    }
     orient_exact(a, b, c)
+}
+
+/// Whether every coordinate is an integer of magnitude below 2^25 (grid
+/// vertices), where [`orient_sign`]'s floating-point determinant is exact.
+#[inline]
+fn small_integers(a: DVec2, b: DVec2, c: DVec2) -> bool {
+    [a.x, a.y, b.x, b.y, c.x, c.y].iter().all(|&v| {
+        let i = v as i32;
+        f64::from(i) == v && i.unsigned_abs() < 1 << 25
+    })
 }
 
 /// Exact sign of `(a - c) x (b - c)` by expansion arithmetic.

@@ -845,12 +845,14 @@ fn run_game_with(
             .world_mut()
             .resource_mut::<PathfindingSettings>()
             .paused = hold;
-        if frame % 300 == 150 {
+        if frame % 200 == 100 {
+            // Anya, Lazy Theta*, Polyanya (on meshes the search threads keep
+            // in step with the edits), in turn.
             let mut settings = game.app.world_mut().resource_mut::<PathfindingSettings>();
-            settings.algorithm = if settings.algorithm == Algorithm::Anya {
-                Algorithm::LazyTheta
-            } else {
-                Algorithm::Anya
+            settings.algorithm = match settings.algorithm {
+                Algorithm::Anya => Algorithm::LazyTheta,
+                Algorithm::LazyTheta => Algorithm::Polyanya,
+                _ => Algorithm::Anya,
             };
         }
         // Despawn a few agents, preferring ones mid-search, and spawn others.

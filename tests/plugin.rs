@@ -2878,3 +2878,65 @@ fn a_boat_and_a_soldier_take_different_routes_and_terrain_edits_replan_them() {
         PathStatus::Failed(PathFailure::UnknownProfile)
     );
 }
+
+/// Polyanya in the plugin: agents get Anya's path lengths, agents with a
+/// radius (planned on the meshes of their eroded grids) included, and again
+/// after an edit, on meshes the search threads bring up to date with it.
+#[test]
+fn polyanya_agents_get_anyas_lengths_before_and_after_edits() {
+    let grid = Grid::from_movingai(&map("AR0011SR.map")).unwrap();
+    let pairs = random_pairs(&grid, 200, 23);
+    let run = |algorithm: Algorithm| {
+        let nav = NavGrid::new(grid.clone(), GridTransform::default());
+        let mut app = app_with_plugin(nav.clone(), AnyAnglePlugin::default());
+        app.world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .algorithm = algorithm;
+        let world = app.world_mut();
+        let agents: Vec<Entity> = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &(s, g))| {
+                let request = match i % 3 {
+                    0 => PathRequest::to(nav.cell_center(g)).with_radius(0.6),
+                    1 => PathRequest::to(nav.cell_center(g)).with_radius(1.2),
+                    _ => PathRequest::to(nav.cell_center(g)),
+                };
+                world.spawn((NavPosition(nav.cell_center(s)), request)).id()
+            })
+            .collect();
+        settle(&mut app);
+        let before: Vec<(PathStatus, NavPath)> = agents
+            .iter()
+            .map(|&e| (status(&app, e), nav_path(&app, e)))
+            .collect();
+        // A wall across the middle of the map.
+        let (w, h) = (grid.width(), grid.height());
+        app.world_mut()
+            .resource_mut::<NavGrid>()
+            .set_rect_free(URect::new(w / 4, h / 2, 3 * w / 4, h / 2 + 2), false)
+            .unwrap();
+        settle(&mut app);
+        let after: Vec<(PathStatus, NavPath)> = agents
+            .iter()
+            .map(|&e| (status(&app, e), nav_path(&app, e)))
+            .collect();
+        (before, after)
+    };
+    let (anya_before, anya_after) = run(Algorithm::Anya);
+    let (poly_before, poly_after) = run(Algorithm::Polyanya);
+    let mut replanned = 0;
+    for (anya, poly) in [(&anya_before, &poly_before), (&anya_after, &poly_after)] {
+        for (i, (a, p)) in anya.iter().zip(poly).enumerate() {
+            assert_eq!(a.0, p.0, "agent {i}");
+            assert_eq!(p.1.algorithm, Some(Algorithm::Polyanya), "agent {i}");
+            assert_eq!(a.1.grid_version, p.1.grid_version, "agent {i}");
+            let (la, lp) = (f64::from(a.1.length), f64::from(p.1.length));
+            assert!((la - lp).abs() <= 1e-4 * la.max(1.0), "agent {i}: Anya {la}, Polyanya {lp}");
+        }
+    }
+    for (b, a) in poly_before.iter().zip(&poly_after) {
+        replanned += usize::from(b.1.grid_version != a.1.grid_version);
+    }
+    assert!(replanned > 10, "the wall replans agents: {replanned}");
+}

@@ -37,10 +37,18 @@ Options:
                     the scenario queries this run uses, in order, one
                     `sx sy gx gy` line each, the points passed to the planners
                     (integers with --points corners); no crafted queries
-  --reference FILE  compare Anya with the authors' results on the exported
+  --reference FILE  another implementation's results on the exported
                     queries: one `NAME.map n mean_us mean_pops` line per map
-                    (blank lines and `#` comments ignored); adds a section
-                    to the report and two targets
+                    (blank lines and `#` comments ignored). May be given
+                    twice, once per kind; the kind is read from the file:
+                    - scripts/reference/gppc-polyanya.sh output (its first
+                      `#` line starts with `GPPC`, and `# preprocess NAME.map
+                      S s` lines give the preprocessing): the C++ Polyanya,
+                      put beside our Polyanya (time, and its preprocessing
+                      beside our mesh build); adds a section and two targets
+                    - anything else (scripts/reference/run.sh output, or a
+                      file without comments): the authors' Java Anya, put
+                      beside our Anya; adds a section and two targets
   -h, --help        print this help
 
 Progress goes to stderr, the summary to stdout.
@@ -97,8 +105,9 @@ pub struct Args {
     pub reps: u32,
     /// Where to write each map's scenario queries (`None`: nowhere).
     pub export_queries: Option<PathBuf>,
-    /// The reference results to compare Anya with (`None`: none).
-    pub reference: Option<PathBuf>,
+    /// Reference results to compare with (`--reference`, in order; at most
+    /// one of each kind, checked when they are read).
+    pub reference: Vec<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -174,7 +183,8 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
     }
     let (mut maps, mut out, mut quick, mut points, mut only, mut reps, mut sample) =
         (None, None, None, None, None, None, None);
-    let (mut export_queries, mut reference) = (None, None);
+    let mut export_queries = None;
+    let mut reference = Vec::new();
     let mut rest = raw.into_iter();
     while let Some(arg) = rest.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -222,7 +232,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
             "--maps" => once(&mut maps, option, PathBuf::from(&value))?,
             "--out" => once(&mut out, option, PathBuf::from(&value))?,
             "--export-queries" => once(&mut export_queries, option, PathBuf::from(&value))?,
-            "--reference" => once(&mut reference, option, PathBuf::from(&value))?,
+            "--reference" => reference.push(PathBuf::from(&value)),
             "--points" => {
                 let p = match value.as_str() {
                     "corners" => Points::Corners,
@@ -294,7 +304,8 @@ mod tests {
         assert!(a.only.is_empty());
         assert_eq!(a.reps, 1);
         assert_eq!(a.sample, None);
-        assert_eq!((a.export_queries, a.reference), (None, None));
+        assert_eq!(a.export_queries, None);
+        assert!(a.reference.is_empty());
     }
 
     #[test]
@@ -323,7 +334,7 @@ mod tests {
         assert_eq!(a.points, Points::Centres);
         assert_eq!(a.only, ["arena", "den520d"]);
         assert_eq!(a.export_queries, Some(PathBuf::from("q")));
-        assert_eq!(a.reference, Some(PathBuf::from("r.txt")));
+        assert_eq!(a.reference, [PathBuf::from("r.txt")]);
     }
 
     #[test]
@@ -358,6 +369,13 @@ mod tests {
         assert_eq!(
             run(&["--reference"]),
             Err(ArgError::MissingValue("--reference"))
+        );
+        let Ok(Command::Run(a)) = run(&["--reference", "java.txt", "--reference=cpp.txt"]) else {
+            panic!("--reference may be given twice");
+        };
+        assert_eq!(
+            a.reference,
+            [PathBuf::from("java.txt"), PathBuf::from("cpp.txt")]
         );
         assert_eq!(
             run(&["--export-queries", "a", "--export-queries=b"]),

@@ -8,10 +8,12 @@ use std::path::{Path as FsPath, PathBuf};
 use std::time::Instant;
 
 use bevy_anyangle::grid::ScenarioEntry;
+use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::prelude::*;
 
 use crate::args::{Args, Points};
 use crate::baseline::VertexGraph;
+use crate::validate::Validator;
 
 /// The maps of `SPEC.md`'s game benchmarks (the others are synthetic or a
 /// city map). The Anya targets about game maps are checked on these.
@@ -28,7 +30,9 @@ pub const GAME_MAPS: [&str; 7] = [
 /// A solver: one of the crate's planners, or the `pathfinding` baseline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Solver {
-    /// [`Planner::plan`] with this algorithm.
+    /// [`Planner::plan`] with this algorithm; for [`Algorithm::Polyanya`],
+    /// [`Planner::plan_on_mesh`] on the map's [`NavMesh`], built before
+    /// timing (its build is timed on its own, [`MeshFigures`]).
     Ours(Algorithm),
     /// `pathfinding::astar` on the vertex grid.
     Baseline,
@@ -45,8 +49,9 @@ impl Solver {
 }
 
 /// Every solver, in report order; the indices below point into it.
-pub const SOLVERS: [Solver; 5] = [
+pub const SOLVERS: [Solver; 6] = [
     Solver::Ours(Algorithm::Anya),
+    Solver::Ours(Algorithm::Polyanya),
     Solver::Ours(Algorithm::LazyTheta),
     Solver::Ours(Algorithm::AStarSmoothed),
     Solver::Ours(Algorithm::AStar),
@@ -54,12 +59,16 @@ pub const SOLVERS: [Solver; 5] = [
 ];
 /// Index of Anya in [`SOLVERS`].
 pub const ANYA: usize = 0;
+/// Index of Polyanya (on the prebuilt mesh).
+pub const POLYANYA: usize = 1;
 /// Index of Lazy Theta*.
-pub const LAZY_THETA: usize = 1;
+pub const LAZY_THETA: usize = 2;
+/// Index of A* with post-smoothing.
+pub const ASTAR_PS: usize = 3;
 /// Index of our grid A*.
-pub const ASTAR: usize = 3;
+pub const ASTAR: usize = 4;
 /// Index of the `pathfinding` baseline.
-pub const BASELINE: usize = 4;
+pub const BASELINE: usize = 5;
 
 /// How one run of one solver ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,6 +105,10 @@ pub struct Run {
     pub popped: Option<u64>,
     /// How it ended.
     pub outcome: Outcome,
+    /// Why the answer breaks `SPEC.md`, as `scen --validate` checks it
+    /// (our planners only, on the first repetition, outside the clock;
+    /// `None`: valid, or not checked).
+    pub invalid: Option<String>,
 }
 
 impl Run {
@@ -156,6 +169,60 @@ pub struct MapRecord {
     pub queries: Vec<Query>,
     /// The crafted unreachable queries.
     pub unreachable: Vec<UnreachableQuery>,
+    /// Polyanya's navigation mesh of the map (`None` only in tests).
+    pub mesh: Option<MeshFigures>,
+}
+
+/// The navigation mesh Polyanya searches, built once per map before any
+/// query is timed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshFigures {
+    /// The fastest [`NavMesh::build`] of the map, seconds.
+    pub build_s: f64,
+    /// The first (cold) build, seconds.
+    pub first_build_s: f64,
+    /// Builds timed.
+    pub builds: u32,
+    /// [`NavMesh::polygon_count`].
+    pub polygons: usize,
+    /// [`NavMesh::memory_bytes`].
+    pub bytes: usize,
+    /// [`Grid::free_count`].
+    pub free_cells: u64,
+}
+
+impl MeshFigures {
+    /// Mesh bytes per free cell of the grid.
+    pub fn bytes_per_free_cell(&self) -> Option<f64> {
+        (self.free_cells > 0).then(|| self.bytes as f64 / self.free_cells as f64)
+    }
+}
+
+/// Builds `grid`'s mesh at least 3 times (up to 10 while they take less than
+/// half a second in all) and keeps the fastest time; returns the last mesh.
+pub fn build_mesh(grid: &Grid) -> (NavMesh, MeshFigures) {
+    let mut times = Vec::new();
+    let mut total = 0.0;
+    let mut mesh;
+    loop {
+        let clock = Instant::now();
+        mesh = black_box(NavMesh::build(black_box(grid)));
+        let t = clock.elapsed().as_secs_f64();
+        times.push(t);
+        total += t;
+        if times.len() >= 10 || (times.len() >= 3 && total >= 0.5) {
+            break;
+        }
+    }
+    let figures = MeshFigures {
+        build_s: times.iter().copied().fold(f64::INFINITY, f64::min),
+        first_build_s: times[0],
+        builds: times.len() as u32,
+        polygons: mesh.polygon_count(),
+        bytes: mesh.memory_bytes(),
+        free_cells: grid.free_count(),
+    };
+    (mesh, figures)
 }
 
 impl MapRecord {
@@ -278,13 +345,17 @@ pub fn spread(n: usize, k: usize) -> Vec<usize> {
 }
 
 /// The solvers' memory, warmed up for one grid.
-struct Solvers {
+struct Solvers<'g> {
     planners: Vec<Planner>,
     baseline: Option<VertexGraph>,
+    /// The mesh Polyanya plans on (`Planner::plan_on_mesh`).
+    mesh: NavMesh,
+    /// Checks our planners' answers, outside the clock.
+    validator: Validator<'g>,
 }
 
-impl Solvers {
-    fn new(grid: &Grid, points: Points) -> Self {
+impl<'g> Solvers<'g> {
+    fn new(grid: &'g Grid, points: Points, mesh: NavMesh) -> Self {
         let planners = (0..SOLVERS.len())
             .map(|_| {
                 let mut p = Planner::new();
@@ -295,17 +366,20 @@ impl Solvers {
         Solvers {
             planners,
             baseline: (points == Points::Corners).then(|| VertexGraph::new(grid)),
+            mesh,
+            validator: Validator::new(grid),
         }
     }
 
-    /// Runs solver `i` once, timed.
+    /// Runs solver `i` once, timed; with `check`, validates the answer
+    /// afterwards.
     fn run_once(
         &mut self,
         i: usize,
         grid: &Grid,
-        start: DVec2,
-        goal: DVec2,
+        (start, goal): (DVec2, DVec2),
         fallback: FallbackPolicy,
+        check: bool,
     ) -> Run {
         match SOLVERS[i] {
             Solver::Ours(algorithm) => {
@@ -313,10 +387,26 @@ impl Solvers {
                     fallback,
                     ..PlanOptions::with_algorithm(algorithm)
                 };
+                let planner = &mut self.planners[i];
                 let clock = Instant::now();
-                let result = self.planners[i].plan(grid, start, goal, &options);
+                let result = if algorithm == Algorithm::Polyanya {
+                    planner.plan_on_mesh(&self.mesh, start, goal, &options)
+                } else {
+                    planner.plan(grid, start, goal, &options)
+                };
                 let time_us = clock.elapsed().as_secs_f64() * 1e6;
                 let result = black_box(result);
+                let invalid = if check {
+                    match &result {
+                        Ok(path) => self.validator.check_path(start, goal, path),
+                        Err(PlanError::Unreachable { closest }) => {
+                            self.validator.check_unreachable(start, goal, *closest)
+                        }
+                        Err(_) => None,
+                    }
+                } else {
+                    None
+                };
                 let (stats, outcome) = match result {
                     Ok(p) if p.start_moved_from.is_some() => (Some(p.stats), Outcome::InvalidStart),
                     Ok(p) if p.is_fallback() => {
@@ -331,6 +421,7 @@ impl Solvers {
                     expanded: stats.as_ref().map(|s| s.expanded),
                     popped: stats.as_ref().map(|s| s.popped),
                     outcome,
+                    invalid,
                 }
             }
             Solver::Baseline => {
@@ -350,6 +441,7 @@ impl Solvers {
                                 Some(c) => Outcome::Found { length: c.value() },
                                 None => Outcome::Unreachable,
                             },
+                            invalid: None,
                         }
                     }
                     _ => Run {
@@ -357,24 +449,26 @@ impl Solvers {
                         expanded: None,
                         popped: None,
                         outcome: Outcome::Skipped,
+                        invalid: None,
                     },
                 }
             }
         }
     }
 
-    /// Runs solver `i` `reps` times and keeps the fastest time.
+    /// Runs solver `i` `reps` times and keeps the fastest time (the first
+    /// run's answer is validated).
     fn run(
         &mut self,
         i: usize,
         grid: &Grid,
-        (start, goal): (DVec2, DVec2),
+        ends: (DVec2, DVec2),
         fallback: FallbackPolicy,
         reps: u32,
     ) -> Run {
-        let mut best = self.run_once(i, grid, start, goal, fallback);
+        let mut best = self.run_once(i, grid, ends, fallback, true);
         for _ in 1..reps {
-            let again = self.run_once(i, grid, start, goal, fallback);
+            let again = self.run_once(i, grid, ends, fallback, false);
             best.time_us = best.time_us.min(again.time_us);
         }
         best
@@ -604,7 +698,18 @@ pub fn measure_map(files: &MapFiles, args: &Args) -> Result<MapRecord, String> {
     let entries: Vec<_> = chosen.iter().map(|&i| &scenario.entries[i]).collect();
     let ends = |e: &ScenarioEntry| (args.points.of(e.start), args.points.of(e.goal));
 
-    let mut solvers = Solvers::new(&grid, args.points);
+    // Polyanya's mesh: built (and timed) before any query, never inside a
+    // query's time.
+    let (mesh, mesh_figures) = build_mesh(&grid);
+    eprintln!(
+        "  mesh: {} polygons, {:.1} bytes per free cell, built in {:.2} ms (fastest of {}; first {:.2} ms)",
+        mesh_figures.polygons,
+        mesh_figures.bytes_per_free_cell().unwrap_or(0.0),
+        mesh_figures.build_s * 1e3,
+        mesh_figures.builds,
+        mesh_figures.first_build_s * 1e3,
+    );
+    let mut solvers = Solvers::new(&grid, args.points, mesh);
     // Warm up: a few untimed queries per solver, so that first-use
     // allocations and cold caches are not timed.
     for e in entries.iter().rev().take(3) {
@@ -619,9 +724,10 @@ pub fn measure_map(files: &MapFiles, args: &Args) -> Result<MapRecord, String> {
         let (start, goal) = ends(e);
         let runs = solvers.run_all(&grid, (start, goal), FallbackPolicy::Fail, args.reps, k);
         for (i, r) in runs.iter().enumerate() {
-            let why = match &r.outcome {
-                Outcome::Failed(why) => why.as_str(),
-                Outcome::InvalidStart => "the start is not a valid point",
+            let why = match (&r.outcome, &r.invalid) {
+                (_, Some(why)) => why.as_str(),
+                (Outcome::Failed(why), _) => why.as_str(),
+                (Outcome::InvalidStart, _) => "the start is not a valid point",
                 _ => continue,
             };
             eprintln!(
@@ -665,6 +771,18 @@ pub fn measure_map(files: &MapFiles, args: &Args) -> Result<MapRecord, String> {
             args.reps,
             k,
         );
+        for (i, r) in fail.iter().chain(&fallback).enumerate() {
+            if let Some(why) = &r.invalid {
+                eprintln!(
+                    "  warning: {} on the crafted query ({}, {}) -> ({}, {}): {why}",
+                    SOLVERS[i % SOLVERS.len()].name(),
+                    start.x,
+                    start.y,
+                    goal.x,
+                    goal.y,
+                );
+            }
+        }
         for (i, r) in fail.iter().enumerate() {
             if !matches!(r.outcome, Outcome::Unreachable | Outcome::Skipped) {
                 eprintln!(
@@ -690,6 +808,7 @@ pub fn measure_map(files: &MapFiles, args: &Args) -> Result<MapRecord, String> {
         scenario_queries: n,
         queries,
         unreachable,
+        mesh: Some(mesh_figures),
     })
 }
 

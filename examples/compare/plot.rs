@@ -4,15 +4,18 @@
 
 use std::fmt::Write as _;
 
-use crate::measure::{ANYA, ASTAR, BASELINE, LAZY_THETA, MapRecord, Query, SOLVERS};
+use crate::measure::{
+    ANYA, ASTAR, ASTAR_PS, BASELINE, LAZY_THETA, MapRecord, POLYANYA, Query, SOLVERS,
+};
 use crate::report::{RunInfo, common};
 
 /// The series drawn (A* itself is the reference line at 1): solver index,
 /// colour, dash pattern.
-const SERIES: [(usize, &str, &str); 4] = [
+const SERIES: [(usize, &str, &str); 5] = [
     (ANYA, "#d62728", ""),
+    (POLYANYA, "#9467bd", ""),
     (LAZY_THETA, "#1f77b4", ""),
-    (2, "#2ca02c", ""),
+    (ASTAR_PS, "#2ca02c", ""),
     (BASELINE, "#7f7f7f", "5 3"),
 ];
 
@@ -246,7 +249,7 @@ pub fn svg(maps: &[MapRecord], info: &RunInfo) -> String {
             ox + 12.0,
             y0 + ph / 2.0
         );
-        // Drawn last to first, so that Anya's line is on top.
+        // Drawn last to first, so that Anya's and Polyanya's lines are on top.
         for (line, &(_, colour, dash)) in panel.lines.iter().zip(&SERIES).rev() {
             if line.is_empty() {
                 continue;

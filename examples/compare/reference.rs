@@ -29,6 +29,27 @@ pub fn write_export(dir: &FsPath, map: &MapRecord) -> Result<std::path::PathBuf,
     Ok(path)
 }
 
+/// What a reference file measured, and so which of our solvers it is put
+/// beside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferenceKind {
+    /// The authors' Java Anya (`scripts/reference/run.sh`): beside our `anya`.
+    Anya,
+    /// A C++ Polyanya entry of GPPC 2023 (`scripts/reference/gppc-polyanya.sh`):
+    /// beside our `polyanya`, its preprocessing beside our mesh build.
+    Polyanya,
+}
+
+impl ReferenceKind {
+    /// How the report names the reference.
+    pub fn title(self) -> &'static str {
+        match self {
+            ReferenceKind::Anya => "the authors' Java Anya",
+            ReferenceKind::Polyanya => "the C++ Polyanya of GPPC 2023",
+        }
+    }
+}
+
 /// One map's line of a reference file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReferenceRow {
@@ -38,8 +59,12 @@ pub struct ReferenceRow {
     pub n: usize,
     /// Its mean time per query, microseconds.
     pub mean_us: f64,
-    /// Its mean open-list pops per query.
+    /// Its mean open-list pops per query (0 when every query was answered
+    /// without a pop, as the C++ Polyanya can).
     pub mean_pops: f64,
+    /// Its preprocessing time for this map, seconds, from a
+    /// `# preprocess NAME.map S s` line (`None`: not given).
+    pub preprocess_s: Option<f64>,
 }
 
 /// A reference file: another implementation's results on the exported
@@ -48,9 +73,12 @@ pub struct ReferenceRow {
 pub struct Reference {
     /// The file, as given on the command line.
     pub file: String,
+    /// What it measured.
+    pub kind: ReferenceKind,
     /// Its lines, in order.
     pub rows: Vec<ReferenceRow>,
-    /// Its comment lines (`#` removed), in order: how it was made.
+    /// Its comment lines (`#` removed), in order, but for the
+    /// `preprocess` lines: how it was made.
     pub notes: Vec<String>,
 }
 
@@ -58,27 +86,56 @@ pub struct Reference {
 const FORMAT: &str = "`<map file name> <n> <mean_us> <mean_pops>`";
 
 /// Parses a reference file's text: one `NAME.map n mean_us mean_pops` line
-/// per map (`NAME` alone is accepted too); blank lines and lines starting
-/// with `#` are kept as notes. `file` names the file in errors.
+/// per map (`NAME` alone is accepted too); blank lines are skipped, lines
+/// starting with `#` are kept as notes, except `# preprocess NAME.map S s`,
+/// which gives the map's preprocessing time. `file` names the file in
+/// errors.
+///
+/// The kind of reference is read from the file: a C++ Polyanya file
+/// (`gppc-polyanya.sh`) when its first `#` line starts with `GPPC` or it has
+/// `preprocess` lines, else the Java Anya (`run.sh`, or a file without
+/// comments, as the first version of `compare` expected).
 ///
 /// # Errors
 ///
 /// A line that does not have that shape, a count that is not a whole number
-/// of at least 1, a mean that is not a positive finite number, a map given
-/// twice, or no line at all.
+/// of at least 1, a mean time that is not a positive finite number, a mean
+/// pop count that is negative or not finite, a map given twice, a malformed
+/// `preprocess` line, or no line at all.
 pub fn parse(text: &str, file: &str) -> Result<Reference, String> {
     let mut rows: Vec<ReferenceRow> = Vec::new();
     let mut notes = Vec::new();
+    let mut preprocess: Vec<(String, f64)> = Vec::new();
     for (k, line) in text.lines().enumerate() {
         let line = line.trim();
+        let at = |what: String| format!("{file}:{}: {what}", k + 1);
         if let Some(note) = line.strip_prefix('#') {
-            notes.push(note.trim().to_owned());
+            let note = note.trim();
+            if let Some(rest) = note.strip_prefix("preprocess ") {
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                let secs = match fields.as_slice() {
+                    &[map, secs, "s"] => secs
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite() && *x >= 0.0)
+                        .map(|x| (map, x)),
+                    _ => None,
+                };
+                let Some((map, secs)) = secs else {
+                    return Err(at(format!(
+                        "expected `# preprocess <map file name> <seconds> s`, found {line:?}"
+                    )));
+                };
+                let map = map.strip_suffix(".map").unwrap_or(map);
+                preprocess.push((map.to_owned(), secs));
+            } else {
+                notes.push(note.to_owned());
+            }
             continue;
         }
         if line.is_empty() {
             continue;
         }
-        let at = |what: String| format!("{file}:{}: {what}", k + 1);
         let fields: Vec<&str> = line.split_whitespace().collect();
         let &[map, n, mean_us, mean_pops] = fields.as_slice() else {
             return Err(at(format!(
@@ -96,13 +153,20 @@ pub fn parse(text: &str, file: &str) -> Result<Reference, String> {
             .ok()
             .filter(|&n| n >= 1)
             .ok_or_else(|| at(format!("n {n:?} is not a whole number of at least 1")))?;
-        let mean = |name: &str, v: &str| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .ok_or_else(|| at(format!("{name} {v:?} is not a positive number")))
-        };
-        let (mean_us, mean_pops) = (mean("mean_us", mean_us)?, mean("mean_pops", mean_pops)?);
+        let mean_us = mean_us
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or_else(|| at(format!("mean_us {mean_us:?} is not a positive number")))?;
+        let mean_pops = mean_pops
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| {
+                at(format!(
+                    "mean_pops {mean_pops:?} is not a number of at least 0"
+                ))
+            })?;
         if rows.iter().any(|r| r.map == map) {
             return Err(at(format!("map {map}.map is given twice")));
         }
@@ -111,13 +175,25 @@ pub fn parse(text: &str, file: &str) -> Result<Reference, String> {
             n,
             mean_us,
             mean_pops,
+            preprocess_s: None,
         });
     }
     if rows.is_empty() {
         return Err(format!("{file}: no results (expected {FORMAT} lines)"));
     }
+    for (map, secs) in &preprocess {
+        if let Some(row) = rows.iter_mut().find(|r| &r.map == map) {
+            row.preprocess_s = Some(*secs);
+        }
+    }
+    let kind = if !preprocess.is_empty() || notes.first().is_some_and(|n| n.starts_with("GPPC")) {
+        ReferenceKind::Polyanya
+    } else {
+        ReferenceKind::Anya
+    };
     Ok(Reference {
         file: file.to_owned(),
+        kind,
         rows,
         notes,
     })
@@ -132,6 +208,28 @@ pub fn read(path: &FsPath) -> Result<Reference, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     parse(&text, &path.display().to_string())
+}
+
+/// Reads every reference file, at most one of each kind.
+///
+/// # Errors
+///
+/// Any error of [`read`], or two files of the same kind.
+pub fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<Reference>, String> {
+    let mut all: Vec<Reference> = Vec::new();
+    for path in paths {
+        let r = read(path)?;
+        if let Some(other) = all.iter().find(|o| o.kind == r.kind) {
+            return Err(format!(
+                "{} and {} are both results of {}: give one file of each kind",
+                other.file,
+                r.file,
+                r.kind.title()
+            ));
+        }
+        all.push(r);
+    }
+    Ok(all)
 }
 
 #[cfg(test)]
@@ -155,8 +253,48 @@ mod tests {
                 n: 20,
                 mean_us: 100.0,
                 mean_pops: 647.25,
+                preprocess_s: None,
             }
         );
+        assert_eq!(r.kind, ReferenceKind::Anya, "no GPPC line: the Java Anya");
+    }
+
+    fn row<'a>(r: &'a Reference, name: &str) -> Option<&'a ReferenceRow> {
+        r.rows.iter().find(|row| row.map == name)
+    }
+
+    #[test]
+    fn a_polyanya_reference_is_recognised() {
+        let text = "# GPPC 2023 Polyanya_MCDT (gppc-dev/algorithm-archive abc), R=3\n\
+                    # preprocess arena.map 0.012 s\n\
+                    arena.map 20 3.5 0\n\
+                    # preprocess den520d.map 0.250 s\n\
+                    den520d.map 20 12.5 40.5\n";
+        let r = parse(text, "mcdt.txt").expect("a valid file");
+        assert_eq!(r.kind, ReferenceKind::Polyanya);
+        assert_eq!(
+            r.notes.len(),
+            1,
+            "preprocess lines are not notes: {:?}",
+            r.notes
+        );
+        assert_eq!(row(&r, "arena").and_then(|r| r.preprocess_s), Some(0.012));
+        assert_eq!(row(&r, "den520d").and_then(|r| r.preprocess_s), Some(0.25));
+        assert_eq!(
+            row(&r, "arena").map(|r| r.mean_pops),
+            Some(0.0),
+            "0 pops is allowed"
+        );
+        // The Java harness's first line names Polyanya's repository, not GPPC.
+        let java =
+            "# Java Anya reference (xiangzebo/Polyanya abc, anyangle/anya)\narena.map 20 3 4\n";
+        assert_eq!(
+            parse(java, "j.txt").map(|r| r.kind),
+            Ok(ReferenceKind::Anya)
+        );
+        let e = parse("# preprocess arena.map fast s\narena.map 1 1 1\n", "p.txt")
+            .expect_err("a malformed preprocess line");
+        assert!(e.contains("p.txt:1"), "{e}");
     }
 
     #[test]
@@ -188,6 +326,7 @@ mod tests {
             expanded: None,
             popped: None,
             outcome: crate::measure::Outcome::Skipped,
+            invalid: None,
         };
         let query = |s: DVec2, g: DVec2| Query {
             start: s,
@@ -203,6 +342,7 @@ mod tests {
                 query(DVec2::new(0.5, 3.5), DVec2::new(4.0, 6.0)),
             ],
             unreachable: Vec::new(),
+            mesh: None,
         };
         assert_eq!(export(&map), "1 2 7 0\n0.5 3.5 4 6\n");
     }

@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 
 use crate::measure::{
-    ANYA, ASTAR, BASELINE, GAME_MAPS, LAZY_THETA, MapRecord, Outcome, Query, Run, SOLVERS,
-    Unreachability,
+    ANYA, ASTAR, BASELINE, GAME_MAPS, LAZY_THETA, MapRecord, MeshFigures, Outcome, POLYANYA, Query,
+    Run, SOLVERS, Solver, Unreachability,
 };
-use crate::reference::{Reference, ReferenceRow};
+use crate::reference::{Reference, ReferenceKind, ReferenceRow};
 
 /// Relative tolerance for "the same length".
 const SAME_LENGTH: f64 = 1e-9;
@@ -27,8 +27,16 @@ pub struct RunInfo {
     pub points: &'static str,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
-    /// The authors' results to compare Anya with (`--reference`).
-    pub reference: Option<Reference>,
+    /// Other implementations' results (`--reference`): at most one of
+    /// each kind.
+    pub references: Vec<Reference>,
+}
+
+impl RunInfo {
+    /// The reference of `kind`, if one was given.
+    pub fn reference(&self, kind: ReferenceKind) -> Option<&Reference> {
+        self.references.iter().find(|r| r.kind == kind)
+    }
 }
 
 /// Mean of a slice (`None` when empty).
@@ -87,6 +95,9 @@ pub struct Summary {
     /// Answers that were neither (errors, moved starts, crafted queries
     /// answered as reachable).
     pub other: usize,
+    /// Answers (scenario and crafted, both policies) that the validator
+    /// rejected.
+    pub invalid: usize,
 }
 
 /// Summarises solver `i` on `map`.
@@ -114,6 +125,17 @@ pub fn summarise(map: &MapRecord, i: usize) -> Summary {
     let mut unreachable_us = Vec::new();
     let mut fallback_us = Vec::new();
     let mut other = 0;
+    let invalid = map
+        .queries
+        .iter()
+        .map(|q| &q.runs[i])
+        .chain(
+            map.unreachable
+                .iter()
+                .flat_map(|u| [&u.fail[i], &u.fallback[i]]),
+        )
+        .filter(|r| r.invalid.is_some())
+        .count();
     let all_ran = map.queries.iter().all(|q| ran(&q.runs[i]));
     for q in &map.queries {
         match q.runs[i].outcome {
@@ -149,6 +171,7 @@ pub fn summarise(map: &MapRecord, i: usize) -> Summary {
         unreachable: (unreachable_us.len(), mean(&unreachable_us)),
         fallback: (fallback_us.len(), mean(&fallback_us)),
         other,
+        invalid,
     }
 }
 
@@ -258,8 +281,8 @@ impl Verdict {
     fn met_cell(&self) -> &'static str {
         match (self.judged, self.met) {
             (false, _) => "not judged",
-            (true, Some(true)) => "yes",
-            (true, Some(false)) => "**no**",
+            (true, Some(true)) => "PASS",
+            (true, Some(false)) => "**FAIL**",
             (true, None) => "n/a",
         }
     }
@@ -299,9 +322,9 @@ fn game_or_maze(name: &str) -> bool {
     GAME_MAPS.contains(&name) || name.starts_with("maze")
 }
 
-/// The targets, checked on this run's numbers: five always, two more with
-/// a reference.
-pub fn targets(maps: &[MapRecord], reference: Option<&Reference>) -> Vec<Target> {
+/// The targets, checked on this run's numbers: seven always, two more with
+/// each reference.
+pub fn targets(maps: &[MapRecord], references: &[Reference]) -> Vec<Target> {
     let verdict = |m: &MapRecord,
                    value: Option<f64>,
                    fmt: &dyn Fn(f64) -> String,
@@ -394,7 +417,7 @@ pub fn targets(maps: &[MapRecord], reference: Option<&Reference>) -> Vec<Target>
     };
     let t4 = Target {
         claim: "Unreachable goals are answered without a search",
-        measure: "every crafted unreachable query is answered `Unreachable` by every planner (`FallbackPolicy::Fail`), and the slowest query takes less than A*'s median query on that map; a query's time is its median over our four planners, which answer it with the same code, so that one preempted run does not decide",
+        measure: "every crafted unreachable query is answered `Unreachable` by every planner (`FallbackPolicy::Fail`), and the slowest query takes less than A*'s median query on that map; a query's time is its median over our planners (every solver but `pathfinding`), which answer it with the same code, so that one preempted run does not decide",
         verdicts: maps
             .iter()
             .map(|m| {
@@ -428,11 +451,40 @@ pub fn targets(maps: &[MapRecord], reference: Option<&Reference>) -> Vec<Target>
             .collect(),
     };
     let mut all = vec![t1, t2, t_random, t3, t4];
-    if let Some(reference) = reference {
+    all.push(Target {
+        claim: "Polyanya is exact: on every query its answer is Anya's, never longer, never shorter, and valid",
+        measure: "Polyanya's answer beside Anya's on every scenario query and every crafted one (both fallback policies): `longer` / `shorter` count paths (or fallback paths) whose length differs from Anya's by more than 1e-9 relative (absolute below length 1), `other outcome` answers of another kind (a path against \"unreachable\"), `invalid` answers the validator of `scen --validate` rejects; met if all four are 0",
+        verdicts: maps
+            .iter()
+            .map(|m| {
+                let e = exactness(m);
+                Verdict {
+                    map: m.name.clone(),
+                    value: e.cell(),
+                    met: (e.compared > 0).then(|| e.is_exact()),
+                    judged: true,
+                }
+            })
+            .collect(),
+    });
+    all.push(Target {
+        claim: "Polyanya's mean time is at most 0.5x Anya's on the maps of at least 256 x 256 cells, the random and room maps aside",
+        measure: "mean Polyanya µs / mean Anya µs over the common queries (met if <= 0.5; judged on the maps with both sides at least 256 cells but `random*` and `8room*`: here den520d, brc202d, AR0011SR, BigGameHunters, the maze maze512-1-0 and the city map Berlin_0_256; the others are shown but not judged)",
+        verdicts: maps
+            .iter()
+            .map(|m| {
+                let v = verdict(m, time_ratio(&common(m), POLYANYA, ANYA), &ratio, &|x| {
+                    x <= 0.5
+                });
+                if polyanya_judged(m) { v } else { not_judged(v) }
+            })
+            .collect(),
+    });
+    for reference in references {
         let rows = against_reference(maps, reference);
         let judge = |c: &Comparison, value: Option<f64>, fmt: &dyn Fn(f64) -> String| Verdict {
             map: c.row.map.clone(),
-            value: match (value, c.anya.is_some(), c.same_queries()) {
+            value: match (value, c.ours.is_some(), c.same_queries()) {
                 (Some(x), ..) => fmt(x),
                 (None, false, _) => "not in this run".to_owned(),
                 (None, true, false) => "n/a (different queries)".to_owned(),
@@ -441,46 +493,187 @@ pub fn targets(maps: &[MapRecord], reference: Option<&Reference>) -> Vec<Target>
             met: None,
             judged: true,
         };
-        all.push(Target {
-            claim: "Anya pops no more nodes than the reference (mean per query)",
-            measure: "Anya's mean pops / the reference's mean pops, on every map of the reference file (met if <= 1)",
-            verdicts: rows
-                .iter()
-                .map(|c| {
-                    let r = c.pops_ratio();
-                    Verdict {
-                        met: r.map(|x| x <= 1.0),
-                        ..judge(c, r, &ratio)
-                    }
-                })
-                .collect(),
-        });
-        all.push(Target {
-            claim: "Anya is at least 5x faster than the reference on game maps and on the maze",
-            measure: "the reference's mean µs / Anya's mean µs (met if >= 5; judged on game maps and the maze, the other maps of the reference file are shown but not judged)",
-            verdicts: rows
-                .iter()
-                .map(|c| {
-                    let r = c.time_ratio();
-                    let v = Verdict {
-                        met: r.map(|x| x >= 5.0),
-                        ..judge(c, r, &speedup)
-                    };
-                    if game_or_maze(&c.row.map) { v } else { not_judged(v) }
-                })
-                .collect(),
-        });
+        match reference.kind {
+            ReferenceKind::Anya => {
+                all.push(Target {
+                    claim: "Anya pops no more nodes than the reference (mean per query)",
+                    measure: "Anya's mean pops / the Java reference's mean pops, on every map of the reference file (met if <= 1)",
+                    verdicts: rows
+                        .iter()
+                        .map(|c| {
+                            let r = c.pops_ratio();
+                            Verdict {
+                                met: r.map(|x| x <= 1.0),
+                                ..judge(c, r, &ratio)
+                            }
+                        })
+                        .collect(),
+                });
+                all.push(Target {
+                    claim: "Anya is at least 5x faster than the reference on game maps and on the maze",
+                    measure: "the Java reference's mean µs / Anya's mean µs (met if >= 5; judged on game maps and the maze, the other maps of the reference file are shown but not judged)",
+                    verdicts: rows
+                        .iter()
+                        .map(|c| {
+                            let r = c.time_ratio().map(|x| 1.0 / x);
+                            let v = Verdict {
+                                met: r.map(|x| x >= 5.0),
+                                ..judge(c, r, &speedup)
+                            };
+                            if game_or_maze(&c.row.map) { v } else { not_judged(v) }
+                        })
+                        .collect(),
+                });
+            }
+            ReferenceKind::Polyanya => {
+                all.push(Target {
+                    claim: "Polyanya is faster than the C++ Polyanya of GPPC 2023 on every map",
+                    measure: "our Polyanya's mean µs / the C++ entry's mean µs on the same queries, on every map of the reference file (met if < 1)",
+                    verdicts: rows
+                        .iter()
+                        .map(|c| {
+                            let r = c.time_ratio();
+                            Verdict {
+                                met: r.map(|x| x < 1.0),
+                                ..judge(c, r, &ratio)
+                            }
+                        })
+                        .collect(),
+                });
+                all.push(Target {
+                    claim: "Building the mesh takes no longer than the C++ Polyanya's preprocessing on every map",
+                    measure: "our fastest `NavMesh::build` of the map / the C++ entry's preprocessing (`PreprocessMap` and `PrepareForSearch`, one run), on every map of the reference file (met if <= 1)",
+                    verdicts: rows
+                        .iter()
+                        .map(|c| {
+                            let build = c.mesh.as_ref().map(|m| m.build_s);
+                            let value = match (build, c.row.preprocess_s) {
+                                (Some(b), Some(p)) => format!(
+                                    "{} ms / {} ms = {}",
+                                    ms(b),
+                                    ms(p),
+                                    if p > 0.0 { format!("{:.2}", b / p) } else { "n/a".to_owned() }
+                                ),
+                                (None, _) => "not in this run".to_owned(),
+                                (Some(_), None) => "n/a (no preprocess line)".to_owned(),
+                            };
+                            Verdict {
+                                map: c.row.map.clone(),
+                                value,
+                                met: build.zip(c.row.preprocess_s).map(|(b, p)| b <= p),
+                                judged: true,
+                            }
+                        })
+                        .collect(),
+                });
+            }
+        }
     }
     all
 }
 
-/// Anya's figures on one map for the comparison with the reference: over
-/// every scenario query of the run that Anya answered with a path.
+/// Whether the target "Polyanya at most 0.5x Anya" is judged on `m`: both
+/// sides at least 256 cells, not a random or room map.
+fn polyanya_judged(m: &MapRecord) -> bool {
+    m.size.0 >= 256 && m.size.1 >= 256 && !m.is_random() && !m.name.starts_with("8room")
+}
+
+/// Seconds as milliseconds with a precision that suits their size.
+fn ms(secs: f64) -> String {
+    us(Some(secs * 1e3))
+}
+
+/// The length of a path to the goal or to a fallback point.
+fn any_length(o: &Outcome) -> Option<f64> {
+    match *o {
+        Outcome::Found { length } | Outcome::Fallback { length } => Some(length),
+        _ => None,
+    }
+}
+
+/// Polyanya's answers against Anya's on one map.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Exactness {
+    /// Answer pairs compared: scenario queries, crafted ones with both
+    /// policies.
+    pub compared: usize,
+    /// Polyanya's path longer than Anya's (more than [`SAME_LENGTH`]
+    /// relative).
+    pub longer: usize,
+    /// Polyanya's path shorter than Anya's.
+    pub shorter: usize,
+    /// Answers of different kinds (a path against "unreachable", ...).
+    pub other_outcome: usize,
+    /// Polyanya's answers the validator rejected.
+    pub invalid: usize,
+    /// The largest relative length difference where both found a path.
+    pub largest_gap: f64,
+}
+
+impl Exactness {
+    /// Whether Polyanya matched Anya everywhere.
+    pub fn is_exact(&self) -> bool {
+        self.longer == 0 && self.shorter == 0 && self.other_outcome == 0 && self.invalid == 0
+    }
+
+    /// The target's `measured` cell.
+    fn cell(&self) -> String {
+        format!(
+            "{} answers · {} longer · {} shorter · {} other outcome · {} invalid · largest gap {:.1e}",
+            self.compared,
+            self.longer,
+            self.shorter,
+            self.other_outcome,
+            self.invalid,
+            self.largest_gap
+        )
+    }
+}
+
+/// Compares Polyanya's answers with Anya's on `map`.
+pub fn exactness(map: &MapRecord) -> Exactness {
+    let pairs = map
+        .queries
+        .iter()
+        .map(|q| (&q.runs[ANYA], &q.runs[POLYANYA]))
+        .chain(map.unreachable.iter().flat_map(|u| {
+            [
+                (&u.fail[ANYA], &u.fail[POLYANYA]),
+                (&u.fallback[ANYA], &u.fallback[POLYANYA]),
+            ]
+        }));
+    let mut e = Exactness::default();
+    for (a, p) in pairs {
+        e.compared += 1;
+        if p.invalid.is_some() {
+            e.invalid += 1;
+        }
+        let same_kind = std::mem::discriminant(&a.outcome) == std::mem::discriminant(&p.outcome);
+        match (any_length(&a.outcome), any_length(&p.outcome)) {
+            (Some(la), Some(lp)) if same_kind => {
+                let tolerance = SAME_LENGTH * la.max(1.0);
+                if lp - la > tolerance {
+                    e.longer += 1;
+                } else if la - lp > tolerance {
+                    e.shorter += 1;
+                }
+                e.largest_gap = e.largest_gap.max((lp - la).abs() / la.max(1.0));
+            }
+            _ if same_kind && !matches!(a.outcome, Outcome::Failed(_)) => {}
+            _ => e.other_outcome += 1,
+        }
+    }
+    e
+}
+
+/// One solver's figures on one map for the comparison with a reference:
+/// over every scenario query of the run that the solver answered with a
+/// path.
 #[derive(Clone, Debug)]
-pub struct AnyaFigures {
+pub struct SolverFigures {
     /// Scenario queries run (and exported).
     pub exported: usize,
-    /// Those Anya answered with a path.
+    /// Those the solver answered with a path.
     pub found: usize,
     /// Mean time on those, µs.
     pub mean_us: Option<f64>,
@@ -490,149 +683,261 @@ pub struct AnyaFigures {
     pub mean_expanded: Option<f64>,
 }
 
-/// One line of the reference file beside Anya's figures on that map.
+/// Solver `i`'s [`SolverFigures`] on `m`.
+fn solver_figures(m: &MapRecord, i: usize) -> SolverFigures {
+    let found: Vec<&Run> = m
+        .queries
+        .iter()
+        .map(|q| &q.runs[i])
+        .filter(|r| r.found_length().is_some())
+        .collect();
+    let of = |f: &dyn Fn(&Run) -> Option<f64>| {
+        let xs: Vec<f64> = found.iter().filter_map(|r| f(r)).collect();
+        (xs.len() == found.len()).then(|| mean(&xs)).flatten()
+    };
+    SolverFigures {
+        exported: m.queries.len(),
+        found: found.len(),
+        mean_us: of(&|r| Some(r.time_us)),
+        mean_pops: of(&|r| r.popped.map(|p| p as f64)),
+        mean_expanded: of(&|r| r.expanded.map(|e| e as f64)),
+    }
+}
+
+/// The solver a reference is put beside.
+pub fn compared_solver(kind: ReferenceKind) -> usize {
+    match kind {
+        ReferenceKind::Anya => ANYA,
+        ReferenceKind::Polyanya => POLYANYA,
+    }
+}
+
+/// One line of the reference file beside our figures on that map.
 #[derive(Clone, Debug)]
 pub struct Comparison<'a> {
     /// The reference's line.
     pub row: &'a ReferenceRow,
-    /// Anya's figures (`None`: the map is not in this run).
-    pub anya: Option<AnyaFigures>,
+    /// The compared solver's figures ([`compared_solver`]; `None`: the map
+    /// is not in this run).
+    pub ours: Option<SolverFigures>,
+    /// Anya's figures, for a Polyanya reference (`None` otherwise, or when
+    /// the map is not in this run).
+    pub anya: Option<SolverFigures>,
+    /// The map's mesh (`None`: the map is not in this run).
+    pub mesh: Option<MeshFigures>,
 }
 
 impl Comparison<'_> {
     /// Whether the reference ran as many queries as this run exported.
     pub fn same_queries(&self) -> bool {
-        self.anya.as_ref().is_some_and(|a| a.exported == self.row.n)
+        self.ours.as_ref().is_some_and(|a| a.exported == self.row.n)
     }
 
-    /// The reference's mean time over Anya's, on the same queries.
+    /// Our mean time over the reference's, on the same queries (below 1:
+    /// ours is faster).
     pub fn time_ratio(&self) -> Option<f64> {
-        let a = self.anya.as_ref()?.mean_us?;
-        (self.same_queries() && a > 0.0).then(|| self.row.mean_us / a)
+        let a = self.ours.as_ref()?.mean_us?;
+        (self.same_queries() && self.row.mean_us > 0.0).then(|| a / self.row.mean_us)
     }
 
-    /// Anya's mean pops over the reference's, on the same queries.
+    /// Anya's mean time over the reference's, on the same queries.
+    pub fn anya_time_ratio(&self) -> Option<f64> {
+        let a = self.anya.as_ref()?.mean_us?;
+        (self.same_queries() && self.row.mean_us > 0.0).then(|| a / self.row.mean_us)
+    }
+
+    /// Our mean pops over the reference's, on the same queries.
     pub fn pops_ratio(&self) -> Option<f64> {
-        let a = self.anya.as_ref()?.mean_pops?;
-        self.same_queries().then(|| a / self.row.mean_pops)
+        let a = self.ours.as_ref()?.mean_pops?;
+        (self.same_queries() && self.row.mean_pops > 0.0).then(|| a / self.row.mean_pops)
     }
 
     /// The `queries` cell: the count, or why the sets differ.
-    fn queries_cell(&self) -> String {
-        match &self.anya {
+    fn queries_cell(&self, solver: &str) -> String {
+        match &self.ours {
             None => format!("not in this run (reference: {})", self.row.n),
             Some(a) if a.exported != self.row.n => format!(
                 "**{} in the reference, {} exported: not compared**",
                 self.row.n, a.exported
             ),
             Some(a) if a.found != a.exported => {
-                format!("{} ({} answered by Anya)", a.exported, a.found)
+                format!("{} ({} answered by {solver})", a.exported, a.found)
             }
             Some(a) => a.exported.to_string(),
         }
     }
 }
 
-/// Each line of `reference`, in its order, beside Anya's figures on that map.
+/// Each line of `reference`, in its order, beside our figures on that map.
 pub fn against_reference<'a>(maps: &[MapRecord], reference: &'a Reference) -> Vec<Comparison<'a>> {
+    let i = compared_solver(reference.kind);
     reference
         .rows
         .iter()
-        .map(|row| Comparison {
-            row,
-            anya: maps.iter().find(|m| m.name == row.map).map(|m| {
-                let found: Vec<&Run> = m
-                    .queries
-                    .iter()
-                    .map(|q| &q.runs[ANYA])
-                    .filter(|r| r.found_length().is_some())
-                    .collect();
-                let of = |f: &dyn Fn(&Run) -> Option<f64>| {
-                    let xs: Vec<f64> = found.iter().filter_map(|r| f(r)).collect();
-                    (xs.len() == found.len()).then(|| mean(&xs)).flatten()
-                };
-                AnyaFigures {
-                    exported: m.queries.len(),
-                    found: found.len(),
-                    mean_us: of(&|r| Some(r.time_us)),
-                    mean_pops: of(&|r| r.popped.map(|p| p as f64)),
-                    mean_expanded: of(&|r| r.expanded.map(|e| e as f64)),
-                }
-            }),
+        .map(|row| {
+            let m = maps.iter().find(|m| m.name == row.map);
+            Comparison {
+                row,
+                ours: m.map(|m| solver_figures(m, i)),
+                anya: m.filter(|_| i != ANYA).map(|m| solver_figures(m, ANYA)),
+                mesh: m.and_then(|m| m.mesh.clone()),
+            }
         })
         .collect()
 }
 
 /// The cells of the comparison table, one row per reference line (the
 /// header first).
-fn reference_cells(maps: &[MapRecord], reference: &Reference) -> Vec<[String; 9]> {
-    let mut rows = vec![
-        [
-            "map",
-            "queries",
-            "Anya mean µs",
-            "Anya mean pops",
-            "Anya mean expand calls",
-            "reference mean µs",
-            "reference mean pops",
-            "reference µs / Anya µs",
-            "Anya pops / reference pops",
-        ]
-        .map(str::to_owned),
-    ];
-    for c in against_reference(maps, reference) {
-        let a = c.anya.as_ref();
-        rows.push([
-            c.row.map.clone(),
-            c.queries_cell(),
-            us(a.and_then(|a| a.mean_us)),
-            cell(a.and_then(|a| a.mean_pops), 1),
-            cell(a.and_then(|a| a.mean_expanded), 1),
-            us(Some(c.row.mean_us)),
-            cell(Some(c.row.mean_pops), 1),
-            cell(c.time_ratio(), 2),
-            cell(c.pops_ratio(), 2),
-        ]);
+fn reference_cells(maps: &[MapRecord], reference: &Reference) -> Vec<Vec<String>> {
+    let strings = |xs: &[&str]| xs.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+    let ratio = |x: Option<f64>| x.map_or_else(|| "n/a".to_owned(), |x| format!("{x:.2}"));
+    match reference.kind {
+        ReferenceKind::Anya => {
+            let mut rows = vec![strings(&[
+                "map",
+                "queries",
+                "Anya mean µs",
+                "Anya mean pops",
+                "Anya mean expand calls",
+                "reference mean µs",
+                "reference mean pops",
+                "reference µs / Anya µs",
+                "Anya pops / reference pops",
+            ])];
+            for c in against_reference(maps, reference) {
+                let a = c.ours.as_ref();
+                rows.push(vec![
+                    c.row.map.clone(),
+                    c.queries_cell("Anya"),
+                    us(a.and_then(|a| a.mean_us)),
+                    cell(a.and_then(|a| a.mean_pops), 1),
+                    cell(a.and_then(|a| a.mean_expanded), 1),
+                    us(Some(c.row.mean_us)),
+                    cell(Some(c.row.mean_pops), 1),
+                    cell(c.time_ratio().map(|x| 1.0 / x), 2),
+                    cell(c.pops_ratio(), 2),
+                ]);
+            }
+            rows
+        }
+        ReferenceKind::Polyanya => {
+            let mut rows = vec![strings(&[
+                "map",
+                "queries",
+                "Polyanya µs",
+                "Anya µs",
+                "C++ µs",
+                "Polyanya / C++",
+                "Anya / C++",
+                "Polyanya pops",
+                "C++ pops",
+                "mesh build ms",
+                "C++ preprocess ms",
+                "build / preprocess",
+                "polygons",
+                "mesh bytes / free cell",
+            ])];
+            for c in against_reference(maps, reference) {
+                let p = c.ours.as_ref();
+                let mesh = c.mesh.as_ref();
+                let build = mesh.map(|m| m.build_s);
+                rows.push(vec![
+                    c.row.map.clone(),
+                    c.queries_cell("Polyanya"),
+                    us(p.and_then(|p| p.mean_us)),
+                    us(c.anya.as_ref().and_then(|a| a.mean_us)),
+                    us(Some(c.row.mean_us)),
+                    ratio(c.time_ratio()),
+                    ratio(c.anya_time_ratio()),
+                    cell(p.and_then(|p| p.mean_pops), 1),
+                    cell(Some(c.row.mean_pops), 1),
+                    build.map_or_else(|| "n/a".to_owned(), ms),
+                    c.row.preprocess_s.map_or_else(|| "n/a".to_owned(), ms),
+                    ratio(
+                        build
+                            .zip(c.row.preprocess_s)
+                            .filter(|&(_, p)| p > 0.0)
+                            .map(|(b, p)| b / p),
+                    ),
+                    mesh.map_or_else(|| "n/a".to_owned(), |m| m.polygons.to_string()),
+                    cell(mesh.and_then(MeshFigures::bytes_per_free_cell), 1),
+                ]);
+            }
+            rows
+        }
     }
-    rows
 }
 
-/// The section comparing Anya with the authors' implementation.
-fn reference_section(maps: &[MapRecord], info: &RunInfo, reference: &Reference) -> String {
-    let mut s = String::from("## Against the authors' implementation\n\n");
-    let _ = writeln!(
-        s,
-        "The authors' Java implementation of Anya against this crate's `anya`, on the same \
-         queries: each map's scenario queries of this run, exported with `--export-queries` \
-         (`NAME.map.queries`, one `sx sy gx gy` line per query, the points given to the \
-         planners). Anya's figures are over every scenario query of the map in this run that \
-         it answered with a path (not only the common queries of the other tables), a query's \
-         time the fastest of {} run{}; `pops` are open-list pops, stale entries and the goal \
-         included; `expand calls` count each in-place intermediate-pruning step too. The \
-         reference's figures are read from `{}`, one line per map: the queries it ran, its \
-         mean µs and mean pops per query. The reference was run with \
-         `scripts/reference/run.sh` on the queries this run exported (`--export-queries`); see \
-         that script for its JVM flags and warm-up. Its searches each start by clearing a \
-         hash table of 65,535 buckets (some 9 µs on the development machine), which dominates \
-         its time on the shortest queries.\n",
-        info.reps,
-        if info.reps == 1 { "" } else { "s" },
-        reference.file,
-    );
-    for note in reference.notes.iter().filter(|n| !n.is_empty()) {
-        let _ = writeln!(s, "> {note}\n");
-    }
-    let cells = reference_cells(maps, reference);
+/// A markdown table of `cells` (the header first; the first column left,
+/// the others right).
+fn markdown_table(cells: &[Vec<String>]) -> String {
+    let mut s = String::new();
     for (k, row) in cells.iter().enumerate() {
         let _ = writeln!(s, "| {} |", row.join(" | "));
         if k == 0 {
-            s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+            let _ = writeln!(s, "|---|{}", "--:|".repeat(row.len() - 1));
         }
     }
+    s
+}
+
+/// The section comparing one of our planners with a reference.
+fn reference_section(maps: &[MapRecord], info: &RunInfo, reference: &Reference) -> String {
+    let mut s = String::new();
+    let reps = format!("{} run{}", info.reps, if info.reps == 1 { "" } else { "s" });
+    match reference.kind {
+        ReferenceKind::Anya => {
+            s.push_str("## Against the authors' implementation\n\n");
+            let _ = writeln!(
+                s,
+                "The authors' Java implementation of Anya against this crate's `anya`, on the same \
+                 queries: each map's scenario queries of this run, exported with `--export-queries` \
+                 (`NAME.map.queries`, one `sx sy gx gy` line per query, the points given to the \
+                 planners). Anya's figures are over every scenario query of the map in this run that \
+                 it answered with a path (not only the common queries of the other tables), a query's \
+                 time the fastest of {reps}; `pops` are open-list pops, stale entries and the goal \
+                 included; `expand calls` count each in-place intermediate-pruning step too. The \
+                 reference's figures are read from `{}`, one line per map: the queries it ran, its \
+                 mean µs and mean pops per query. The reference was run with \
+                 `scripts/reference/run.sh` on the queries this run exported (`--export-queries`); see \
+                 that script for its JVM flags and warm-up. Its searches each start by clearing a \
+                 hash table of 65,535 buckets (some 9 µs on the development machine), which dominates \
+                 its time on the shortest queries.\n",
+                reference.file,
+            );
+        }
+        ReferenceKind::Polyanya => {
+            s.push_str("## Against the C++ Polyanya (GPPC 2023)\n\n");
+            let _ = writeln!(
+                s,
+                "A C++ Polyanya, an entry of the 2023 Grid-Based Path Planning Competition \
+                 (any-angle track), against this crate's `polyanya` and `anya`, on the same \
+                 queries: each map's scenario queries of this run, exported with \
+                 `--export-queries`. Our figures are over every scenario query of the map that the \
+                 planner answered with a path, a query's time the fastest of {reps}; `polyanya` \
+                 runs `Planner::plan_on_mesh` on the map's mesh, built before any query was timed. \
+                 The entry's figures are read from `{}`, written by \
+                 `scripts/reference/gppc-polyanya.sh` (see `scripts/reference/README.md`): its \
+                 mean µs per query (the fastest of its own repetitions, `GetPath` only, after an \
+                 untimed pass over the queries), its mean pops (`SearchInstance::nodes_popped`: \
+                 Polyanya's nodes are intervals on mesh edges, so they count other work than \
+                 Anya's pops), and its preprocessing of the map (`PreprocessMap`: grid to \
+                 polygons, constrained Delaunay triangulation, merging, its files written; then \
+                 `PrepareForSearch`: the merged mesh read back; one run). `mesh build ms` is our \
+                 fastest `NavMesh::build` of the map (see [Navigation meshes](#navigation-meshes)). \
+                 Ratios below 1: ours is faster.\n",
+                reference.file,
+            );
+        }
+    }
+    for note in reference.notes.iter().filter(|n| !n.is_empty()) {
+        let _ = writeln!(s, "> {note}\n");
+    }
+    s.push_str(&markdown_table(&reference_cells(maps, reference)));
     let comparisons = against_reference(maps, reference);
     if comparisons
         .iter()
-        .any(|c| c.anya.is_some() && !c.same_queries())
+        .any(|c| c.ours.is_some() && !c.same_queries())
     {
         s.push_str(
             "\nWhere the reference ran another number of queries than this run exported, the \
@@ -640,6 +945,66 @@ fn reference_section(maps: &[MapRecord], info: &RunInfo, reference: &Reference) 
              run's `--export-queries` files).\n",
         );
     }
+    s.push('\n');
+    s
+}
+
+/// The cells of the mesh table, one row per map (the header first).
+fn mesh_cells(maps: &[MapRecord]) -> Vec<Vec<String>> {
+    let mut rows = vec![
+        [
+            "map",
+            "free cells",
+            "polygons",
+            "free cells / polygon",
+            "mesh KiB",
+            "bytes / free cell",
+            "build ms (fastest)",
+            "first build ms",
+            "builds",
+        ]
+        .iter()
+        .map(|x| (*x).to_owned())
+        .collect::<Vec<_>>(),
+    ];
+    for m in maps {
+        let Some(f) = &m.mesh else {
+            continue;
+        };
+        rows.push(vec![
+            m.name.clone(),
+            f.free_cells.to_string(),
+            f.polygons.to_string(),
+            if f.polygons > 0 {
+                format!("{:.1}", f.free_cells as f64 / f.polygons as f64)
+            } else {
+                "n/a".to_owned()
+            },
+            format!("{:.0}", f.bytes as f64 / 1024.0),
+            cell(f.bytes_per_free_cell(), 1),
+            ms(f.build_s),
+            ms(f.first_build_s),
+            f.builds.to_string(),
+        ]);
+    }
+    rows
+}
+
+/// The section on Polyanya's meshes.
+fn mesh_section(maps: &[MapRecord]) -> String {
+    let mut s = String::from("## Navigation meshes\n\n");
+    s.push_str(
+        "`polyanya` plans on a `NavMesh` of the map (`NavMesh::build`: the free space cut in \
+         chunks of 64 x 64 cells, each triangulated and merged into convex polygons). It is \
+         built once per map before any query is timed, so the build is never inside a query's \
+         time; it is timed on its own here: at least 3 builds (up to 10 while they take under \
+         half a second in all), the fastest kept, the first (cold) one shown too. `mesh KiB` is \
+         `NavMesh::memory_bytes` (polygons and point-location tables, not the grid), and \
+         `bytes / free cell` divides it by `Grid::free_count`. `Planner::plan` with \
+         `Algorithm::Polyanya` builds such a mesh itself on its first query of a grid (and \
+         syncs it to edits afterwards), so that first query costs a build.\n\n",
+    );
+    s.push_str(&markdown_table(&mesh_cells(maps)));
     s.push('\n');
     s
 }
@@ -670,13 +1035,13 @@ pub fn map_tables(maps: &[MapRecord]) -> String {
             kinds(Unreachability::Outside),
         );
         s.push_str(
-            "| solver | mean µs | median µs | p95 µs | vs A* | mean expansions | mean pops | length vs Anya | unreachable (n · µs) | fallback (n · µs) | other |\n",
+            "| solver | mean µs | median µs | p95 µs | vs A* | mean expansions | mean pops | length vs Anya | unreachable (n · µs) | fallback (n · µs) | other | invalid |\n",
         );
-        s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        s.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (i, solver) in SOLVERS.iter().enumerate() {
             let x = summarise(m, i);
             if !x.ran {
-                let _ = writeln!(s, "| {} | not run | | | | | | | | | |", solver.name());
+                let _ = writeln!(s, "| {} | not run | | | | | | | | | | |", solver.name());
                 continue;
             }
             let vs = time_ratio(&common, i, ASTAR)
@@ -688,7 +1053,7 @@ pub fn map_tables(maps: &[MapRecord]) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 solver.name(),
                 us(x.mean_us),
                 us(x.median_us),
@@ -699,10 +1064,15 @@ pub fn map_tables(maps: &[MapRecord]) -> String {
                 excess,
                 count_us(x.unreachable),
                 count_us(x.fallback),
-                x.other
+                x.other,
+                if matches!(solver, Solver::Ours(_)) {
+                    x.invalid.to_string()
+                } else {
+                    "n/a".to_owned()
+                }
             );
         }
-        let by_kind: Vec<String> = [ANYA, BASELINE]
+        let by_kind: Vec<String> = [ANYA, POLYANYA, BASELINE]
             .into_iter()
             .filter_map(|i| {
                 let parts: Vec<String> = [
@@ -775,6 +1145,44 @@ pub fn map_tables(maps: &[MapRecord]) -> String {
     s
 }
 
+/// `cells` as aligned plain text (the header first; the first column
+/// left-aligned, the others right-aligned; markdown emphasis removed).
+fn plain_table(cells: &[Vec<String>]) -> String {
+    let cells: Vec<Vec<String>> = cells
+        .iter()
+        .map(|r| r.iter().map(|c| c.replace("**", "")).collect())
+        .collect();
+    let Some(first) = cells.first() else {
+        return String::new();
+    };
+    let widths: Vec<usize> = (0..first.len())
+        .map(|j| {
+            cells
+                .iter()
+                .map(|r| r.get(j).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for row in &cells {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(j, (c, &w))| {
+                if j == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(s, "{}", line.join("  ").trim_end());
+    }
+    s
+}
+
 /// The whole report.
 pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
     let mut s = String::new();
@@ -818,7 +1226,10 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
     );
     s.push_str(
         "- Solvers: `anya`, `lazy-theta`, `astar-ps` (A* with post-smoothing) and `astar` \
-         (8-connected grid A*) are this crate's `Planner::plan`; `pathfinding` is the \
+         (8-connected grid A*) are this crate's `Planner::plan`; `polyanya` is \
+         `Planner::plan_on_mesh` on the map's `NavMesh`, built once per map before any query is \
+         timed (the build is timed on its own: [Navigation meshes](#navigation-meshes)); \
+         `pathfinding` is the \
          [`pathfinding`](https://crates.io/crates/pathfinding) crate's `astar` on the same \
          8-connected vertex grid with the same moves (a diagonal crosses a free cell, a straight \
          move has a free cell on one side, no double corner is entered) and exact \
@@ -837,7 +1248,12 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
          queries again with `FallbackPolicy::ClosestReachable`, which plans to the closest \
          reachable point. Crafted queries: goals inside obstacles, in other connected regions \
          (when the map has some) and outside the grid.\n\
-         - `other`: errors, moved starts, or crafted queries that turned out reachable (should be 0).\n\n",
+         - `other`: errors, moved starts, or crafted queries that turned out reachable (should be 0).\n\
+         - `invalid`: answers of our planners (scenario and crafted queries, both fallback \
+         policies) that break `SPEC.md` as `scen --validate` checks it (its validator, run on \
+         each answer outside the clock: the path starts and ends where it should, every segment \
+         passes `los::line_of_sight`, double corners are respected, the length adds up; an \
+         unreachable goal is unreachable by a flood fill and the closest point is the closest).\n\n",
     );
 
     let not_optimal: usize = maps
@@ -859,16 +1275,16 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
         );
     }
 
-    let targets = targets(maps, info.reference.as_ref());
-    s.push_str("## Targets\n\n| target | met? |\n|---|---|\n");
+    let targets = targets(maps, &info.references);
+    s.push_str("## Targets\n\n| target | verdict |\n|---|---|\n");
     for t in &targets {
         let _ = writeln!(
             s,
             "| {} | {} |",
             t.claim,
             match t.status() {
-                Some(true) => "yes",
-                Some(false) => "**no**",
+                Some(true) => "PASS",
+                Some(false) => "**FAIL**",
                 None => "not measured",
             }
         );
@@ -876,14 +1292,17 @@ pub fn markdown(maps: &[MapRecord], info: &RunInfo) -> String {
     s.push('\n');
     for t in &targets {
         let _ = writeln!(s, "### {}\n\nMeasured as {}.\n", t.claim, t.measure);
-        s.push_str("| map | measured | met? |\n|---|--:|---|\n");
+        s.push_str("| map | measured | verdict |\n|---|--:|---|\n");
         for v in &t.verdicts {
             let _ = writeln!(s, "| {} | {} | {} |", v.map, v.value, v.met_cell());
         }
         s.push('\n');
     }
-    if let Some(reference) = &info.reference {
-        s.push_str(&reference_section(maps, info, reference));
+    s.push_str(&mesh_section(maps));
+    for kind in [ReferenceKind::Polyanya, ReferenceKind::Anya] {
+        if let Some(reference) = info.reference(kind) {
+            s.push_str(&reference_section(maps, info, reference));
+        }
     }
 
     s.push_str(PLUGIN_SECTION);
@@ -931,6 +1350,87 @@ mod tests {
         assert_eq!(count_us((0, None)), "0");
         assert_eq!(count_us((3, Some(2.0))), "3 · 2.00 µs");
     }
+
+    fn run(outcome: Outcome) -> Run {
+        Run {
+            time_us: 1.0,
+            expanded: Some(1),
+            popped: Some(1),
+            outcome,
+            invalid: None,
+        }
+    }
+
+    /// A map with one query per pair of Anya's and Polyanya's outcomes
+    /// (the other solvers find a path of length 1).
+    fn map_of(pairs: &[(Outcome, Outcome)]) -> MapRecord {
+        let queries = pairs
+            .iter()
+            .map(|(a, p)| {
+                let mut runs = vec![run(Outcome::Found { length: 1.0 }); SOLVERS.len()];
+                runs[ANYA] = run(a.clone());
+                runs[POLYANYA] = run(p.clone());
+                Query {
+                    start: bevy_anyangle::prelude::DVec2::ZERO,
+                    goal: bevy_anyangle::prelude::DVec2::ONE,
+                    runs,
+                }
+            })
+            .collect();
+        MapRecord {
+            name: "m".to_owned(),
+            size: (256, 256),
+            scenario_queries: pairs.len(),
+            queries,
+            unreachable: Vec::new(),
+            mesh: None,
+        }
+    }
+
+    #[test]
+    fn exactness_counts_every_difference() {
+        let found = |length| Outcome::Found { length };
+        let same = map_of(&[
+            (found(10.0), found(10.0 * (1.0 + 1e-12))),
+            (Outcome::Unreachable, Outcome::Unreachable),
+        ]);
+        let e = exactness(&same);
+        assert!(e.is_exact(), "{e:?}");
+        assert_eq!(e.compared, 2);
+        let off = map_of(&[
+            (found(10.0), found(10.0 * (1.0 + 1e-8))),
+            (found(10.0), found(10.0 * (1.0 - 1e-8))),
+            (found(10.0), Outcome::Unreachable),
+            (
+                Outcome::Fallback { length: 3.0 },
+                Outcome::Found { length: 3.0 },
+            ),
+        ]);
+        let e = exactness(&off);
+        assert_eq!(
+            (e.longer, e.shorter, e.other_outcome, e.invalid),
+            (1, 1, 2, 0),
+            "{e:?}"
+        );
+        assert!(!e.is_exact());
+        let mut invalid = same;
+        invalid.queries[0].runs[POLYANYA].invalid = Some("a wall".to_owned());
+        assert_eq!(exactness(&invalid).invalid, 1);
+    }
+
+    #[test]
+    fn polyanya_is_judged_on_large_maps_but_random_and_rooms() {
+        let named = |name: &str, size| MapRecord {
+            name: name.to_owned(),
+            size,
+            ..map_of(&[])
+        };
+        assert!(polyanya_judged(&named("den520d", (256, 257))));
+        assert!(polyanya_judged(&named("maze512-1-0", (512, 512))));
+        assert!(!polyanya_judged(&named("lak303d", (194, 194))));
+        assert!(!polyanya_judged(&named("random512-10-0", (512, 512))));
+        assert!(!polyanya_judged(&named("8room_000", (512, 512))));
+    }
 }
 
 /// The short report printed to stdout: per map the mean time of each solver
@@ -965,39 +1465,22 @@ pub fn brief(maps: &[MapRecord], info: &RunInfo) -> String {
         }
         s.push('\n');
     }
-    if let Some(reference) = &info.reference {
-        s.push_str("\nAgainst the authors' implementation (Anya over every scenario query it answered):\n\n");
-        let cells: Vec<Vec<String>> = reference_cells(maps, reference)
-            .iter()
-            .map(|r| r.iter().map(|c| c.replace("**", "")).collect())
-            .collect();
-        let widths: Vec<usize> = (0..cells[0].len())
-            .map(|j| {
-                cells
-                    .iter()
-                    .map(|r| r[j].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for row in &cells {
-            let line: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(j, (c, &w))| {
-                    if j == 0 {
-                        format!("{c:<w$}")
-                    } else {
-                        format!("{c:>w$}")
-                    }
-                })
-                .collect();
-            let _ = writeln!(s, "{}", line.join("  ").trim_end());
-        }
+    s.push_str("\nPolyanya's meshes (built before timing, never inside a query's time):\n\n");
+    s.push_str(&plain_table(&mesh_cells(maps)));
+    for kind in [ReferenceKind::Polyanya, ReferenceKind::Anya] {
+        let Some(reference) = info.reference(kind) else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "\nAgainst {} ({}; our figures over every scenario query answered; ratios below 1: ours faster):\n",
+            kind.title(),
+            reference.file
+        );
+        s.push_str(&plain_table(&reference_cells(maps, reference)));
     }
     s.push_str("\nTargets:\n");
-    for t in targets(maps, info.reference.as_ref()) {
+    for t in targets(maps, &info.references) {
         let missed: Vec<&str> = t
             .verdicts
             .iter()
@@ -1005,11 +1488,11 @@ pub fn brief(maps: &[MapRecord], info: &RunInfo) -> String {
             .map(|v| v.map.as_str())
             .collect();
         let verdict = if t.met() {
-            "met".to_owned()
+            "PASS".to_owned()
         } else if t.status().is_none() {
             "not measured".to_owned()
         } else {
-            format!("missed on {}", missed.join(", "))
+            format!("FAIL on {}", missed.join(", "))
         };
         let _ = writeln!(s, "- {}: {verdict}", t.claim);
     }

@@ -17,7 +17,7 @@ Usage:
 Required:
   --map FILE           the Moving AI .map file
   --scen FILE          the Moving AI .scen file of that map
-  --algorithm NAME     lazy-theta, anya, astar or astar-ps
+  --algorithm NAME     lazy-theta, anya, astar, astar-ps or polyanya
 
 Options:
   --points KIND        how scenario cells become points: `corners` (default, the
@@ -214,7 +214,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
                 let a = value.parse::<Algorithm>().map_err(|_| ArgError::BadValue {
                     option,
                     value: value.clone(),
-                    expected: "lazy-theta, anya, astar or astar-ps",
+                    expected: "lazy-theta, anya, astar, astar-ps or polyanya",
                 })?;
                 set_once(&mut algorithm, option, a)?;
             }

@@ -142,6 +142,13 @@ impl BitPlane {
         }
     }
 
+    /// How many bands this plane still shares with `other`.
+    pub(crate) fn shared_bands(&self, other: &BitPlane) -> usize {
+        (0..self.words.band_count())
+            .filter(|&b| self.words.shares_band(&other.words, b))
+            .count()
+    }
+
     /// Calls `f(l, i)` for every cell `i` of line `l` whose bit differs in
     /// `other` (a plane of the same shape), skipping at a glance the bands
     /// both still share.

@@ -427,6 +427,33 @@ impl Grid {
             && p.y <= f64::from(self.height)
     }
 
+    /// A clone without the edit log: the same cells, regions and version,
+    /// for a copy that only reads (the log can hold thousands of edits).
+    pub(crate) fn clone_without_log(&self) -> Grid {
+        Grid {
+            width: self.width,
+            height: self.height,
+            rows: self.rows.clone(),
+            cols: self.cols.clone(),
+            regions: self.regions.clone(),
+            vertex_info: self.vertex_info.clone(),
+            version: self.version,
+            edits: Vec::new(),
+            dirty_tiles: self.dirty_tiles.clone(),
+        }
+    }
+
+    /// How many bands of rows this grid still shares with `other` (a clone
+    /// of it, or of a grid it was cloned from, not written to since): a
+    /// measure of kinship, read without looking at a cell.
+    pub(crate) fn shared_row_bands(&self, other: &Grid) -> usize {
+        if self.size() == other.size() {
+            self.rows.shared_bands(&other.rows)
+        } else {
+            0
+        }
+    }
+
     /// Calls `f(x, y)` for every cell whose state differs between this grid
     /// and `other` (same size), reading only the rows that are not shared
     /// by the two (clones share all rows until one is written to).

@@ -96,7 +96,7 @@ impl NavMesh {
         let chunks_x = grid.width().div_ceil(CHUNK);
         let chunks_y = grid.height().div_ceil(CHUNK);
         let mut mesh = NavMesh {
-            grid: grid.clone(),
+            grid: grid.clone_without_log(),
             chunks_x,
             chunks_y,
             chunks: Vec::with_capacity((chunks_x * chunks_y) as usize),
@@ -147,7 +147,7 @@ impl NavMesh {
         });
         dirty.sort_unstable();
         dirty.dedup();
-        self.grid = grid.clone();
+        self.grid = grid.clone_without_log();
         for &c in &dirty {
             let chunk = self.make_chunk(c);
             self.chunks[c as usize] = Arc::new(chunk);

@@ -151,6 +151,8 @@ pub struct NavGizmos {
     pub lazy_theta: Color,
     /// Paths planned by Anya.
     pub anya: Color,
+    /// Paths planned by Polyanya.
+    pub polyanya: Color,
     /// Paths planned by A*.
     pub astar: Color,
     /// Paths planned by A* with smoothing.
@@ -193,6 +195,7 @@ impl Default for NavGizmos {
             max_blocked_samples: 1 << 18,
             lazy_theta: Color::srgb(0.2, 0.8, 0.3),
             anya: Color::srgb(0.25, 0.6, 1.0),
+            polyanya: Color::srgb(0.2, 0.85, 0.85),
             astar: Color::srgb(1.0, 0.55, 0.1),
             astar_smoothed: Color::srgb(0.95, 0.85, 0.2),
             replanned: Color::srgb(1.0, 0.2, 0.8),
@@ -219,6 +222,7 @@ impl NavGizmos {
             Algorithm::Anya => self.anya,
             Algorithm::AStar => self.astar,
             Algorithm::AStarSmoothed => self.astar_smoothed,
+            Algorithm::Polyanya => self.polyanya,
         }
     }
 }

@@ -466,8 +466,9 @@ pub struct Planner {
     vertex: vertex_graph::Scratch,
     anya: anya::Scratch,
     polyanya: polyanya::Scratch,
-    /// The mesh of the last grid [`Planner::plan`] ran Polyanya on.
-    mesh: Option<crate::mesh::NavMesh>,
+    /// The meshes of the last few grids [`Planner::plan`] ran Polyanya on,
+    /// the most recently used first.
+    meshes: Vec<crate::mesh::NavMesh>,
     /// The query of a search paused between slices.
     paused: Option<Resolved>,
 }
@@ -537,14 +538,33 @@ impl Planner {
         self.vertex.memory_bytes() + self.anya.memory_bytes() + self.polyanya.memory_bytes()
     }
 
-    /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]:
-    /// the mesh of the last grid [`Planner::plan`] ran Polyanya on, as it
-    /// was then (`None` before the first such query). It is not counted in
+    /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]
+    /// on the last grid [`Planner::plan`] ran Polyanya on, as it was then
+    /// (`None` before the first such query). It is not counted in
     /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
+    ///
+    /// A planner keeps the meshes of up to [`Planner::KEPT_MESHES`] grids
+    /// (for example a grid and the eroded grids of a few agent sizes), each
+    /// brought up to date with its grid's edits when a query comes: a query
+    /// on a grid that is a clone of a kept mesh's grid, edited or not, syncs
+    /// that mesh (rebuilding only the chunks the edits touched); a query on
+    /// an unrelated grid builds a new mesh, dropping the least recently used
+    /// one when all are taken.
     #[must_use]
     pub fn mesh(&self) -> Option<&crate::mesh::NavMesh> {
-        self.mesh.as_ref()
+        self.meshes.first()
     }
+
+    /// Builds now (or brings up to date) the navigation mesh
+    /// [`Algorithm::Polyanya`] uses on `grid`, so that the next Polyanya
+    /// query on it does not (useful before timing queries, or before a
+    /// frame-critical first request). See [`Planner::mesh`].
+    pub fn prepare_mesh(&mut self, grid: &Grid) {
+        sync_mesh(&mut self.meshes, grid);
+    }
+
+    /// How many navigation meshes a planner keeps (see [`Planner::mesh`]).
+    pub const KEPT_MESHES: usize = 4;
 
     /// Plans with Polyanya ([`Algorithm::Polyanya`], whatever
     /// `options.algorithm` says) on `mesh`, from `start` to `goal`, with
@@ -820,8 +840,8 @@ impl Planner {
                         Some(mesh) => mesh,
                         // (A paused search resumes on the same grid: the
                         // kept mesh is already in step with it.)
-                        None if resume => self.mesh.as_ref().expect("kept for the paused search"),
-                        None => sync_mesh(&mut self.mesh, query.grid),
+                        None if resume => self.meshes.first().expect("kept for the paused search"),
+                        None => sync_mesh(&mut self.meshes, query.grid),
                     };
                     polyanya::search(&mut ctx, mesh, &mut self.polyanya, &mut waypoints, resume)
                 }
@@ -861,19 +881,29 @@ impl Planner {
     }
 }
 
-/// The mesh a planner keeps, brought up to date with `grid` (built on first
-/// use).
+/// The mesh of `grid` among those a planner keeps (see [`Planner::mesh`]),
+/// brought up to date with it and moved to the front.
 fn sync_mesh<'m>(
-    kept: &'m mut Option<crate::mesh::NavMesh>,
+    kept: &'m mut Vec<crate::mesh::NavMesh>,
     grid: &Grid,
 ) -> &'m crate::mesh::NavMesh {
-    match kept {
-        Some(mesh) => {
+    let kin = kept
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.grid().shared_row_bands(grid), i))
+        .max();
+    match kin {
+        Some((shared, i)) if shared > 0 => {
+            let mut mesh = kept.remove(i);
             mesh.sync(grid);
+            kept.insert(0, mesh);
         }
-        None => *kept = Some(crate::mesh::NavMesh::build(grid)),
+        _ => {
+            kept.truncate(Planner::KEPT_MESHES - 1);
+            kept.insert(0, crate::mesh::NavMesh::build(grid));
+        }
     }
-    kept.as_ref().expect("just set")
+    &kept[0]
 }
 
 /// One query's inputs, as [`Planner::plan_slice`] reads them.

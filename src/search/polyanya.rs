@@ -200,6 +200,18 @@ fn tolerance(g: f64) -> f64 {
     1e-10 * g.max(1.0)
 }
 
+/// The vertex after `m` of a polygon of `n` vertices.
+#[inline]
+fn next(m: usize, n: usize) -> usize {
+    if m + 1 == n { 0 } else { m + 1 }
+}
+
+/// The vertex before `m` of a polygon of `n` vertices.
+#[inline]
+fn prev(m: usize, n: usize) -> usize {
+    if m == 0 { n - 1 } else { m - 1 }
+}
+
 /// Side of `w` relative to a cone side.
 #[inline]
 fn side(line: &[DVec2; 2], w: DVec2) -> Ordering {
@@ -357,7 +369,7 @@ fn retain_south_east(mesh: &NavMesh, p: DVec2, polys: &mut Vec<u32>) {
         let poly = mesh.polygon(id);
         let n = poly.verts.len();
         (0..n).find(|&k| poly.at(k) == p).is_some_and(|k| {
-            [poly.at((k + 1) % n), poly.at((k + n - 1) % n)]
+            [poly.at(next(k, n)), poly.at(prev(k, n))]
                 .iter()
                 .all(|v| v.x >= p.x && v.y >= p.y)
         })
@@ -390,7 +402,7 @@ impl Search<'_> {
             let poly = self.mesh.polygon(id);
             let n = poly.verts.len();
             for m in 0..n {
-                let (a, b) = (poly.at(m), poly.at((m + 1) % n));
+                let (a, b) = (poly.at(m), poly.at(next(m, n)));
                 if orient_sign(s, a, b) != Ordering::Equal {
                     self.cone(START, [s, a], [s, b], &poly, m);
                     continue;
@@ -520,7 +532,7 @@ impl Search<'_> {
         let poly = mesh.polygon(node.poly);
         let n = poly.verts.len();
         let i = usize::from(node.entry);
-        let (vlo, vhi) = (i, (i + 1) % n);
+        let (vlo, vhi) = (i, next(i, n));
         let root = self.scratch.roots[node.root as usize];
         let r = root.p;
         let in_goal = self.is_goal_poly(node.poly);
@@ -532,7 +544,7 @@ impl Search<'_> {
                 if m == vlo {
                     continue;
                 }
-                let (a, b) = (poly.at(m), poly.at((m + 1) % n));
+                let (a, b) = (poly.at(m), poly.at(next(m, n)));
                 if a == r || b == r {
                     self.flat(node.root, &poly, m);
                 } else if orient_sign(r, a, b) != Ordering::Equal {
@@ -551,7 +563,7 @@ impl Search<'_> {
         let mut m = vhi;
         let mut s_hi_a = side(&hi, poly.at(m));
         while m != vlo {
-            let b = (m + 1) % n;
+            let b = next(m, n);
             let (pa, pb) = (poly.at(m), poly.at(b));
             let s_hi_b = side(&hi, pb);
             if s_hi_a.is_eq() && s_hi_b.is_eq() && m != vhi {
@@ -572,7 +584,7 @@ impl Search<'_> {
         }
         let mut m = vlo;
         while m != vhi {
-            let a = (m + n - 1) % n;
+            let a = prev(m, n);
             if !(side(&lo, poly.at(a)).is_eq() && side(&lo, poly.at(m)).is_eq()) {
                 break;
             }
@@ -591,7 +603,7 @@ impl Search<'_> {
                 }
                 let mut m = vhi;
                 while m != vlo {
-                    let b = (m + 1) % n;
+                    let b = next(m, n);
                     let (pa, pb) = (poly.at(m), poly.at(b));
                     let s_b = side(&hi, pb);
                     if m == vhi {
@@ -622,7 +634,7 @@ impl Search<'_> {
                 }
                 let mut m = vlo;
                 while m != vhi {
-                    let a = (m + n - 1) % n;
+                    let a = prev(m, n);
                     let (pa, pb) = (poly.at(a), poly.at(m));
                     let s_a = side(&lo, pa);
                     if m == vlo {
@@ -659,7 +671,7 @@ impl Search<'_> {
                     let poly = self.mesh.polygon(node.poly);
                     let n = poly.verts.len();
                     let i = usize::from(node.entry);
-                    let (a, b) = (poly.at(i), poly.at((i + 1) % n));
+                    let (a, b) = (poly.at(i), poly.at(next(i, n)));
                     let lo_pt = clip(&node.lo, a, b);
                     let hi_pt = clip(&node.hi, a, b);
                     root.g + heuristic(root.p, lo_pt, hi_pt, self.t)

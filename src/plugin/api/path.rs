@@ -132,9 +132,11 @@ pub enum PathFailure {
     /// [`NavGrid`](crate::plugin::NavGrid).
     #[error("the request's movement profile is not registered with the grid")]
     UnknownProfile,
-    /// The request names Anya for a profile whose costs differ: Anya finds
-    /// shortest paths, not cheapest ones.
-    #[error("Anya does not plan with terrain costs (name Lazy Theta* or A*, or no planner)")]
+    /// The request names Anya or Polyanya for a profile whose costs differ:
+    /// they find shortest paths, not cheapest ones.
+    #[error(
+        "Anya and Polyanya do not plan with terrain costs (name Lazy Theta* or A*, or no planner)"
+    )]
     CostsNotSupported,
     /// The request's [`PathRequest::radius`] is negative, not finite, or
     /// above [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells.

@@ -101,7 +101,7 @@ pub struct PathRequest {
     /// [`ProfileId::DEFAULT`] (ground and swamp passable). A profile whose
     /// costs differ is planned with Lazy Theta\* (Theta\* with costs) when
     /// no planner is named here, and fails with
-    /// [`PathFailure::CostsNotSupported`] when Anya is named.
+    /// [`PathFailure::CostsNotSupported`] when Anya or Polyanya is named.
     pub profile: ProfileId,
 }
 

@@ -292,9 +292,13 @@ fn prepare(
         .ok_or(PathFailure::UnknownProfile)?;
     let costed = (!profile.is_uniform()).then(|| profile.clone());
     let algorithm = match (request.algorithm, &costed) {
-        (Some(Algorithm::Anya), Some(_)) => return Err(PathFailure::CostsNotSupported),
+        (Some(Algorithm::Anya | Algorithm::Polyanya), Some(_)) => {
+            return Err(PathFailure::CostsNotSupported);
+        }
         (Some(a), _) => a,
-        (None, Some(_)) if settings.algorithm == Algorithm::Anya => Algorithm::LazyTheta,
+        (None, Some(_)) if matches!(settings.algorithm, Algorithm::Anya | Algorithm::Polyanya) => {
+            Algorithm::LazyTheta
+        }
         (None, _) => settings.algorithm,
     };
     Ok(Search {

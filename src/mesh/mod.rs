@@ -375,8 +375,14 @@ impl NavMesh {
             neigh: &b.neigh[r.clone()],
             twin: &b.twin[r.clone()],
             turn: &b.turn[r],
-            open_edges: chunk.open_edges[p],
         }
+    }
+
+    /// How many edges of polygon `id` lead to another polygon.
+    #[inline]
+    pub(crate) fn open_edges(&self, id: u32) -> u8 {
+        let (chunk, p) = self.chunk_of(id);
+        chunk.open_edges[p]
     }
 
     /// Pushes onto `out` every polygon whose closed area contains `p`,
@@ -407,7 +413,6 @@ pub(crate) struct Polygon<'a> {
     pub neigh: &'a [u32],
     pub twin: &'a [u16],
     pub turn: &'a [bool],
-    pub open_edges: u8,
 }
 
 impl Polygon<'_> {

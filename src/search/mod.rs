@@ -883,10 +883,7 @@ impl Planner {
 
 /// The mesh of `grid` among those a planner keeps (see [`Planner::mesh`]),
 /// brought up to date with it and moved to the front.
-fn sync_mesh<'m>(
-    kept: &'m mut Vec<crate::mesh::NavMesh>,
-    grid: &Grid,
-) -> &'m crate::mesh::NavMesh {
+fn sync_mesh<'m>(kept: &'m mut Vec<crate::mesh::NavMesh>, grid: &Grid) -> &'m crate::mesh::NavMesh {
     let kin = kept
         .iter()
         .enumerate()

@@ -74,7 +74,7 @@ struct Node {
     /// The entry edge's index in `poly` (from its `lo` end).
     entry: u16,
     kind: Kind,
-    /// For a goal node: the path's length.
+    /// `g + h`: for a goal node, the path's length.
     f: f64,
 }
 
@@ -427,6 +427,16 @@ impl Search<'_> {
         if next == NONE || !self.worth_entering(next) {
             return;
         }
+        // The interval: from the `hi` side's crossing near vertex `m` to the
+        // `lo` side's near the next vertex.
+        let (a, b) = (poly.at(m), poly.at(self::next(m, poly.verts.len())));
+        let hi_pt = if hi[1] == a { a } else { clip(&hi, a, b) };
+        let lo_pt = if lo[1] == b { b } else { clip(&lo, a, b) };
+        let r = self.scratch.roots[root as usize];
+        let f = r.g + heuristic(r.p, lo_pt, hi_pt, self.t);
+        if f > self.scratch.best_goal + tolerance(f) {
+            return;
+        }
         self.scratch.succ.push(Node {
             root,
             hi,
@@ -434,7 +444,7 @@ impl Search<'_> {
             poly: next,
             entry: poly.twin[m],
             kind: Kind::Cone,
-            f: 0.0,
+            f,
         });
     }
 
@@ -446,6 +456,11 @@ impl Search<'_> {
         if next == NONE || !self.worth_entering(next) {
             return;
         }
+        let r = self.scratch.roots[root as usize];
+        let f = r.g + r.p.distance(self.t);
+        if f > self.scratch.best_goal + tolerance(f) {
+            return;
+        }
         self.scratch.succ.push(Node {
             root,
             hi: [DVec2::ZERO; 2],
@@ -453,7 +468,7 @@ impl Search<'_> {
             poly: next,
             entry: poly.twin[m],
             kind: Kind::Flat,
-            f: 0.0,
+            f,
         });
     }
 
@@ -485,7 +500,7 @@ impl Search<'_> {
     /// goal or has another way out.
     #[inline]
     fn worth_entering(&self, id: u32) -> bool {
-        self.mesh.polygon(id).open_edges > 1 || self.is_goal_poly(id)
+        self.mesh.open_edges(id) > 1 || self.is_goal_poly(id)
     }
 
     /// Queues the goal, reached straight from `root` with a path of length
@@ -664,19 +679,7 @@ impl Search<'_> {
         let succ = core::mem::take(&mut self.scratch.succ);
         for node in &succ {
             let root = self.scratch.roots[node.root as usize];
-            let f = match node.kind {
-                Kind::Goal => node.f,
-                Kind::Flat => root.g + root.p.distance(self.t),
-                Kind::Cone => {
-                    let poly = self.mesh.polygon(node.poly);
-                    let n = poly.verts.len();
-                    let i = usize::from(node.entry);
-                    let (a, b) = (poly.at(i), poly.at(next(i, n)));
-                    let lo_pt = clip(&node.lo, a, b);
-                    let hi_pt = clip(&node.hi, a, b);
-                    root.g + heuristic(root.p, lo_pt, hi_pt, self.t)
-                }
-            };
+            let f = node.f;
             if f > self.scratch.best_goal + tolerance(f) {
                 continue;
             }

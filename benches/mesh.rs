@@ -84,16 +84,19 @@ fn edit(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3));
     for side in [512, 8192] {
         let grid = tiled(&map, side);
-        // An open cell near the middle, and the cell at a corner where four
-        // chunks meet.
-        let mid = side / 2 + 7;
-        let open = (0..side)
-            .flat_map(|d| [(mid + d, mid), (mid, mid + d)])
+        // An open cell of the map's copy nearest the middle, and the cell at
+        // a corner where four chunks meet.
+        let (w, h) = (map.width(), map.height());
+        let (ox, oy) = (0..h)
+            .flat_map(|y| (0..w).map(move |x| (x, y)))
             .find(|&(x, y)| {
-                (x.saturating_sub(2)..=x + 2)
-                    .all(|cx| (y.saturating_sub(2)..=y + 2).all(|cy| grid.is_free(UVec2::new(cx, cy))))
+                (x.saturating_sub(2)..=x + 2).all(|cx| {
+                    (y.saturating_sub(2)..=y + 2)
+                        .all(|cy| map.is_free_xy(i64::from(cx), i64::from(cy)))
+                })
             })
             .expect("open space");
+        let open = (side / 2 / w * w + ox, side / 2 / h * h + oy);
         let corner = (CHUNK * (side / CHUNK / 2), CHUNK * (side / CHUNK / 2));
         for (label, (x, y)) in [("open", open), ("chunk-corner", corner)] {
             let mut grid = grid.clone();

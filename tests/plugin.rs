@@ -2932,7 +2932,10 @@ fn polyanya_agents_get_anyas_lengths_before_and_after_edits() {
             assert_eq!(p.1.algorithm, Some(Algorithm::Polyanya), "agent {i}");
             assert_eq!(a.1.grid_version, p.1.grid_version, "agent {i}");
             let (la, lp) = (f64::from(a.1.length), f64::from(p.1.length));
-            assert!((la - lp).abs() <= 1e-4 * la.max(1.0), "agent {i}: Anya {la}, Polyanya {lp}");
+            assert!(
+                (la - lp).abs() <= 1e-4 * la.max(1.0),
+                "agent {i}: Anya {la}, Polyanya {lp}"
+            );
         }
     }
     for (b, a) in poly_before.iter().zip(&poly_after) {

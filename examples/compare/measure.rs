@@ -725,8 +725,7 @@ pub fn measure_map(files: &MapFiles, args: &Args) -> Result<MapRecord, String> {
         let runs = solvers.run_all(&grid, (start, goal), FallbackPolicy::Fail, args.reps, k);
         for (i, r) in runs.iter().enumerate() {
             let why = match (&r.outcome, &r.invalid) {
-                (_, Some(why)) => why.as_str(),
-                (Outcome::Failed(why), _) => why.as_str(),
+                (_, Some(why)) | (Outcome::Failed(why), _) => why.as_str(),
                 (Outcome::InvalidStart, _) => "the start is not a valid point",
                 _ => continue,
             };

@@ -469,7 +469,7 @@ pub fn targets(maps: &[MapRecord], references: &[Reference]) -> Vec<Target> {
     });
     all.push(Target {
         claim: "Polyanya's mean time is at most 0.5x Anya's on the maps of at least 256 x 256 cells, the random and room maps aside",
-        measure: "mean Polyanya µs / mean Anya µs over the common queries (met if <= 0.5; judged on the maps with both sides at least 256 cells but `random*` and `8room*`: here den520d, brc202d, AR0011SR, BigGameHunters, the maze maze512-1-0 and the city map Berlin_0_256; the others are shown but not judged)",
+        measure: "mean Polyanya µs / mean Anya µs over the common queries (met if <= 0.5; judged on the maps with both sides at least 256 cells but `random*` and `8room*`, of the bundled maps den520d, brc202d, AR0011SR, BigGameHunters, the city map Berlin_0_256 and the maze maze512-1-0; the others are shown but not judged)",
         verdicts: maps
             .iter()
             .map(|m| {
@@ -496,7 +496,7 @@ pub fn targets(maps: &[MapRecord], references: &[Reference]) -> Vec<Target> {
         match reference.kind {
             ReferenceKind::Anya => {
                 all.push(Target {
-                    claim: "Anya pops no more nodes than the reference (mean per query)",
+                    claim: "Anya pops no more nodes than the Java reference (mean per query)",
                     measure: "Anya's mean pops / the Java reference's mean pops, on every map of the reference file (met if <= 1)",
                     verdicts: rows
                         .iter()
@@ -510,7 +510,7 @@ pub fn targets(maps: &[MapRecord], references: &[Reference]) -> Vec<Target> {
                         .collect(),
                 });
                 all.push(Target {
-                    claim: "Anya is at least 5x faster than the reference on game maps and on the maze",
+                    claim: "Anya is at least 5x faster than the Java reference on game maps and on the maze",
                     measure: "the Java reference's mean µs / Anya's mean µs (met if >= 5; judged on game maps and the maze, the other maps of the reference file are shown but not judged)",
                     verdicts: rows
                         .iter()
@@ -902,7 +902,8 @@ fn reference_section(maps: &[MapRecord], info: &RunInfo, reference: &Reference) 
                  `scripts/reference/run.sh` on the queries this run exported (`--export-queries`); see \
                  that script for its JVM flags and warm-up. Its searches each start by clearing a \
                  hash table of 65,535 buckets (some 9 µs on the development machine), which dominates \
-                 its time on the shortest queries.\n",
+                 its time on the shortest queries. The reference ran in another process, at another \
+                 time than this run, so its ratios carry the noise between runs too.\n",
                 reference.file,
             );
         }
@@ -925,7 +926,10 @@ fn reference_section(maps: &[MapRecord], info: &RunInfo, reference: &Reference) 
                  polygons, constrained Delaunay triangulation, merging, its files written; then \
                  `PrepareForSearch`: the merged mesh read back; one run). `mesh build ms` is our \
                  fastest `NavMesh::build` of the map (see [Navigation meshes](#navigation-meshes)). \
-                 Ratios below 1: ours is faster.\n",
+                 Ratios below 1: ours is faster. The entry ran in another process, at \
+                 another time than this run, so its ratios carry the noise between runs too: on the \
+                 shared two-core development machine two runs of the entry minutes apart differed by \
+                 up to a third on a map.\n",
                 reference.file,
             );
         }

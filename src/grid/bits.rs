@@ -152,13 +152,20 @@ impl BitPlane {
     /// Calls `f(l, i)` for every cell `i` of line `l` whose bit differs in
     /// `other` (a plane of the same shape), skipping at a glance the bands
     /// both still share.
-    pub(crate) fn for_each_difference(&self, other: &BitPlane, mut f: impl FnMut(i64, i64)) {
+    /// Returns how many bands were not shared (and so compared).
+    pub(crate) fn for_each_difference(
+        &self,
+        other: &BitPlane,
+        mut f: impl FnMut(i64, i64),
+    ) -> usize {
         let stride = self.stride();
         let band_lines = Bands::<u64, 6>::BAND_LINES;
+        let mut compared = 0;
         for b in 0..self.words.band_count() {
             if self.words.shares_band(&other.words, b) {
                 continue;
             }
+            compared += 1;
             let (mine, theirs) = (self.words.band(b), other.words.band(b));
             for (k, (w0, w1)) in mine.iter().zip(theirs).enumerate() {
                 let mut diff = w0 ^ w1;
@@ -171,6 +178,7 @@ impl BitPlane {
                 }
             }
         }
+        compared
     }
 
     /// Number of free cells.

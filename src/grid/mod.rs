@@ -456,11 +456,12 @@ impl Grid {
 
     /// Calls `f(x, y)` for every cell whose state differs between this grid
     /// and `other` (same size), reading only the rows that are not shared
-    /// by the two (clones share all rows until one is written to).
-    pub(crate) fn for_each_difference(&self, other: &Grid, f: impl FnMut(i64, i64)) {
+    /// by the two (clones share all rows until one is written to); returns
+    /// how many bands of rows were not shared.
+    pub(crate) fn for_each_difference(&self, other: &Grid, f: impl FnMut(i64, i64)) -> usize {
         debug_assert_eq!(self.size(), other.size());
         let mut f = f;
-        self.rows.for_each_difference(&other.rows, |y, x| f(x, y));
+        self.rows.for_each_difference(&other.rows, |y, x| f(x, y))
     }
 
     /// Number of free cells.

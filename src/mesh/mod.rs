@@ -43,7 +43,7 @@ use bevy_math::DVec2;
 
 use crate::geom::orient_sign;
 use crate::grid::Grid;
-use build::{Built, ChunkRect, Side, build_chunk};
+use build::{ChunkRect, Side, build_chunk};
 
 /// Side of a chunk, in cells.
 pub const CHUNK: u32 = 1 << CHUNK_BITS;
@@ -63,10 +63,32 @@ pub(crate) const PORTAL: u32 = u32::MAX - 1;
 /// Side of a point-location block, in cells.
 const BLOCK: i64 = 8;
 
+/// One vertex of a polygon and the edge from it to the next vertex, as the
+/// searches read them: 16 bytes, a polygon's slots contiguous.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Slot {
+    /// The vertex.
+    pub v: [i32; 2],
+    /// What lies across the edge: a polygon id, or [`NONE`].
+    pub neigh: u32,
+    /// The edge's index in that polygon.
+    pub twin: u16,
+    /// Whether a path may turn at the vertex.
+    pub turn: bool,
+}
+
 /// One chunk's polygons, linked to the neighbouring chunks.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Chunk {
-    pub(crate) built: Built,
+    /// Polygon `p` has the slots `start[p]..start[p + 1]`.
+    pub(crate) start: Vec<u32>,
+    pub(crate) slots: Vec<Slot>,
+    /// Border edges with a free cell beyond them, sorted.
+    portals: Vec<build::Portal>,
+    /// Constraint conflicts the triangulation reported (none when the
+    /// outline is right; the tests check).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
+    pub(crate) conflicts: u32,
     /// Point location: the polygons whose bounding box meets block `b`
     /// ([`BLOCK`] x [`BLOCK`] cells, row by row in the chunk) are
     /// `block_polys[block_start[b]..block_start[b + 1]]`.
@@ -127,7 +149,7 @@ impl NavMesh {
         }
         let mut dirty: Vec<u32> = Vec::new();
         let (cx_max, cy_max) = (i64::from(self.chunks_x) - 1, i64::from(self.chunks_y) - 1);
-        grid.for_each_difference(&self.grid, |x, y| {
+        let compared = grid.for_each_difference(&self.grid, |x, y| {
             // A cell decides its own chunk and, next to a border, the cuts
             // and corners of the chunks beyond it.
             let c = i64::from(CHUNK);
@@ -145,6 +167,11 @@ impl NavMesh {
                 }
             }
         });
+        if compared == 0 {
+            // The very rows the mesh was built from: nothing to do, nothing
+            // to copy (the usual case, a query on an unedited grid).
+            return 0;
+        }
         dirty.sort_unstable();
         dirty.dedup();
         self.grid = grid.clone_without_log();
@@ -187,7 +214,7 @@ impl NavMesh {
     /// How many polygons the mesh has.
     #[must_use]
     pub fn polygon_count(&self) -> usize {
-        self.chunks.iter().map(|c| c.built.start.len() - 1).sum()
+        self.chunks.iter().map(|c| c.start.len() - 1).sum()
     }
 
     /// How many chunks the mesh has.
@@ -204,14 +231,10 @@ impl NavMesh {
         self.chunks
             .iter()
             .map(|c| {
-                let b = &c.built;
                 size_of::<Chunk>()
-                    + b.start.capacity() * 4
-                    + b.verts.capacity() * 8
-                    + b.neigh.capacity() * 4
-                    + b.twin.capacity() * 2
-                    + b.turn.capacity()
-                    + b.portals.capacity() * size_of::<build::Portal>()
+                    + c.start.capacity() * 4
+                    + c.slots.capacity() * size_of::<Slot>()
+                    + c.portals.capacity() * size_of::<build::Portal>()
                     + c.block_start.capacity() * 4
                     + c.block_polys.capacity() * 2
                     + c.open_edges.capacity()
@@ -225,11 +248,10 @@ impl NavMesh {
     /// checking the mesh.
     pub fn polygons(&self) -> impl Iterator<Item = Vec<DVec2>> + '_ {
         self.chunks.iter().flat_map(|c| {
-            let b = &c.built;
-            (0..b.start.len() - 1).map(move |p| {
-                b.verts[b.start[p] as usize..b.start[p + 1] as usize]
+            (0..c.start.len() - 1).map(move |p| {
+                c.slots[c.start[p] as usize..c.start[p + 1] as usize]
                     .iter()
-                    .map(|v| DVec2::new(f64::from(v[0]), f64::from(v[1])))
+                    .map(|s| DVec2::new(f64::from(s.v[0]), f64::from(s.v[1])))
                     .collect()
             })
         })
@@ -303,8 +325,19 @@ impl NavMesh {
             block_polys.extend(l);
             block_start.push(block_polys.len() as u32);
         }
+        let slots = (0..built.verts.len())
+            .map(|k| Slot {
+                v: built.verts[k],
+                neigh: built.neigh[k],
+                twin: built.twin[k],
+                turn: built.turn[k],
+            })
+            .collect();
         Chunk {
-            built,
+            start: built.start,
+            slots,
+            portals: built.portals,
+            conflicts: built.conflicts,
             block_start,
             block_polys,
             open_edges,
@@ -325,22 +358,22 @@ impl NavMesh {
         let mut updates: Vec<(u32, u32, u16)> = Vec::new();
         {
             let chunk = &self.chunks[c as usize];
-            for portal in &chunk.built.portals {
+            for portal in &chunk.portals {
                 let target = neighbour(portal.side).and_then(|n| {
-                    let other = &self.chunks[n as usize].built.portals;
+                    let other = &self.chunks[n as usize].portals;
                     let want = portal.side.opposite();
                     other
                         .binary_search_by(|q| (q.side, q.lo).cmp(&(want, portal.lo)))
                         .ok()
                         .map(|i| {
                             let q = other[i];
-                            let first = self.chunks[n as usize].built.start[q.poly as usize];
+                            let first = self.chunks[n as usize].start[q.poly as usize];
                             ((n << LOCAL_BITS) | q.poly, (q.slot - first) as u16)
                         })
                 });
                 let (value, twin) = target.unwrap_or((NONE, 0));
                 let slot = portal.slot as usize;
-                if chunk.built.neigh[slot] != value || chunk.built.twin[slot] != twin {
+                if chunk.slots[slot].neigh != value || chunk.slots[slot].twin != twin {
                     updates.push((portal.slot, value, twin));
                 }
             }
@@ -348,8 +381,8 @@ impl NavMesh {
         if !updates.is_empty() {
             let chunk = Arc::make_mut(&mut self.chunks[c as usize]);
             for (slot, value, twin) in updates {
-                chunk.built.neigh[slot as usize] = value;
-                chunk.built.twin[slot as usize] = twin;
+                chunk.slots[slot as usize].neigh = value;
+                chunk.slots[slot as usize].twin = twin;
             }
         }
     }
@@ -368,13 +401,8 @@ impl NavMesh {
     #[inline]
     pub(crate) fn polygon(&self, id: u32) -> Polygon<'_> {
         let (chunk, p) = self.chunk_of(id);
-        let b = &chunk.built;
-        let r = b.start[p] as usize..b.start[p + 1] as usize;
         Polygon {
-            verts: &b.verts[r.clone()],
-            neigh: &b.neigh[r.clone()],
-            twin: &b.twin[r.clone()],
-            turn: &b.turn[r],
+            slots: &chunk.slots[chunk.start[p] as usize..chunk.start[p + 1] as usize],
         }
     }
 
@@ -409,23 +437,26 @@ impl NavMesh {
 /// One polygon of a mesh, borrowed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Polygon<'a> {
-    pub verts: &'a [[i32; 2]],
-    pub neigh: &'a [u32],
-    pub twin: &'a [u16],
-    pub turn: &'a [bool],
+    pub slots: &'a [Slot],
 }
 
 impl Polygon<'_> {
+    /// How many vertices (and edges) it has.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Vertex `k` as a point.
     #[inline]
     pub(crate) fn at(&self, k: usize) -> DVec2 {
-        let v = self.verts[k];
+        let v = self.slots[k].v;
         DVec2::new(f64::from(v[0]), f64::from(v[1]))
     }
 
     /// Whether the closed polygon contains `p`.
     pub(crate) fn contains(&self, p: DVec2) -> bool {
-        let n = self.verts.len();
+        let n = self.len();
         (0..n).all(|k| orient_sign(self.at(k), self.at((k + 1) % n), p).is_ge())
     }
 }

@@ -34,14 +34,13 @@ fn area2(p: &[DVec2]) -> f64 {
 pub(crate) fn check_mesh(mesh: &NavMesh, grid: &Grid) {
     let mut total = 0.0;
     for chunk in &mesh.chunks {
-        assert_eq!(chunk.built.conflicts, 0, "the outline's runs never cross");
+        assert_eq!(chunk.conflicts, 0, "the outline's runs never cross");
     }
     for (c, chunk) in mesh.chunks.iter().enumerate() {
-        let b = &chunk.built;
-        for p in 0..b.start.len() - 1 {
+        for p in 0..chunk.start.len() - 1 {
             let id = ((c as u32) << super::LOCAL_BITS) | p as u32;
             let poly = mesh.polygon(id);
-            let n = poly.verts.len();
+            let n = poly.len();
             let pts: Vec<DVec2> = (0..n).map(|k| poly.at(k)).collect();
             let a = area2(&pts);
             assert!(a > 0.0, "polygon {id} has area {a}: {pts:?}");
@@ -49,7 +48,7 @@ pub(crate) fn check_mesh(mesh: &NavMesh, grid: &Grid) {
             for k in 0..n {
                 let turn = crate::geom::orient_sign(pts[k], pts[(k + 1) % n], pts[(k + 2) % n]);
                 assert!(turn.is_ge(), "polygon {id} is not convex: {pts:?}");
-                let across = poly.neigh[k];
+                let across = poly.slots[k].neigh;
                 assert_ne!(across, PORTAL, "every portal is linked");
                 if across == NONE {
                     // An obstacle edge has a blocked cell (or the outside)
@@ -63,12 +62,12 @@ pub(crate) fn check_mesh(mesh: &NavMesh, grid: &Grid) {
                     );
                 } else {
                     let other = mesh.polygon(across);
-                    let m = other.verts.len();
-                    let j = usize::from(poly.twin[k]);
+                    let m = other.len();
+                    let j = usize::from(poly.slots[k].twin);
                     let back = j < m
-                        && other.verts[j] == poly.verts[(k + 1) % n]
-                        && other.verts[(j + 1) % m] == poly.verts[k]
-                        && other.neigh[j] == id;
+                        && other.slots[j].v == poly.slots[(k + 1) % n].v
+                        && other.slots[(j + 1) % m].v == poly.slots[k].v
+                        && other.slots[j].neigh == id;
                     assert!(back, "polygon {id}'s edge {k} is not met by {across}");
                 }
             }

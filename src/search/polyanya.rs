@@ -30,7 +30,7 @@ use core::cmp::Ordering;
 
 use super::heap::{OpenEntry, OpenList};
 use super::{Outcome, SearchContext};
-use crate::geom::orient_sign;
+use crate::geom::{lattice_shift, orient_sign};
 use crate::mesh::{NONE, NavMesh, Polygon};
 
 /// The root record of the start.
@@ -212,10 +212,24 @@ fn prev(m: usize, n: usize) -> usize {
     if m == 0 { n - 1 } else { m - 1 }
 }
 
-/// Side of `w` relative to a cone side.
+/// Orientation of `c` relative to the line `a -> b`, exact. With `lattice`,
+/// every point is a multiple of 1/2 below 2^15 (mesh vertices, and a start
+/// and goal on vertices or cell centres): the floating-point cross product
+/// is then exact, and its sign the answer.
 #[inline]
-fn side(line: &[DVec2; 2], w: DVec2) -> Ordering {
-    orient_sign(line[0], line[1], w)
+fn orient(lattice: bool, a: DVec2, b: DVec2, c: DVec2) -> Ordering {
+    if lattice {
+        let det = (b - a).perp_dot(c - a);
+        if det > 0.0 {
+            Ordering::Greater
+        } else if det < 0.0 {
+            Ordering::Less
+        } else {
+            Ordering::Equal
+        }
+    } else {
+        orient_sign(a, b, c)
+    }
 }
 
 /// Where the line `line` meets the line through `a` and `b` (for the
@@ -274,6 +288,7 @@ pub(crate) fn search(
 ) -> Outcome {
     let (s, t) = (ctx.start.p, ctx.goal.p);
     let width = ctx.grid.width();
+    let lattice = lattice_shift(&[s, t]).is_some();
     if !resume {
         scratch.roots.clear();
         scratch.nodes.clear();
@@ -307,6 +322,7 @@ pub(crate) fn search(
         let mut search = Search {
             mesh,
             t,
+            lattice,
             width,
             scratch,
         };
@@ -316,6 +332,7 @@ pub(crate) fn search(
     let mut search = Search {
         mesh,
         t,
+        lattice,
         width,
         scratch,
     };
@@ -367,7 +384,7 @@ fn root_parent(roots: &[Root], r: u32) -> usize {
 fn retain_south_east(mesh: &NavMesh, p: DVec2, polys: &mut Vec<u32>) {
     polys.retain(|&id| {
         let poly = mesh.polygon(id);
-        let n = poly.verts.len();
+        let n = poly.len();
         (0..n).find(|&k| poly.at(k) == p).is_some_and(|k| {
             [poly.at(next(k, n)), poly.at(prev(k, n))]
                 .iter()
@@ -380,11 +397,25 @@ fn retain_south_east(mesh: &NavMesh, p: DVec2, polys: &mut Vec<u32>) {
 struct Search<'a> {
     mesh: &'a NavMesh,
     t: DVec2,
+    /// Start and goal are multiples of 1/2 (see [`orient`]).
+    lattice: bool,
     width: u32,
     scratch: &'a mut Scratch,
 }
 
 impl Search<'_> {
+    /// Orientation of `c` relative to `a -> b` (see [`orient`]).
+    #[inline]
+    fn orient(&self, a: DVec2, b: DVec2, c: DVec2) -> Ordering {
+        orient(self.lattice, a, b, c)
+    }
+
+    /// Side of `w` relative to a cone side.
+    #[inline]
+    fn side(&self, line: &[DVec2; 2], w: DVec2) -> Ordering {
+        orient(self.lattice, line[0], line[1], w)
+    }
+
     /// Whether `poly` holds the goal.
     #[inline]
     fn is_goal_poly(&self, poly: u32) -> bool {
@@ -400,17 +431,17 @@ impl Search<'_> {
                 self.goal(START, s.distance(self.t));
             }
             let poly = self.mesh.polygon(id);
-            let n = poly.verts.len();
+            let n = poly.len();
             for m in 0..n {
                 let (a, b) = (poly.at(m), poly.at(next(m, n)));
-                if orient_sign(s, a, b) != Ordering::Equal {
+                if self.orient(s, a, b) != Ordering::Equal {
                     self.cone(START, [s, a], [s, b], &poly, m);
                     continue;
                 }
                 // An edge in line with the start: paths run along it to its
                 // nearer end and may turn there into the polygon beyond.
                 let on_edge = (a - s).dot(b - s) <= 0.0;
-                if on_edge || poly.neigh[m] == NONE {
+                if on_edge || poly.slots[m].neigh == NONE {
                     continue;
                 }
                 self.along_nearer(START, &poly, m);
@@ -423,13 +454,13 @@ impl Search<'_> {
     /// obstacle or leads into a dead end without the goal).
     #[inline]
     fn cone(&mut self, root: u32, hi: [DVec2; 2], lo: [DVec2; 2], poly: &Polygon<'_>, m: usize) {
-        let next = poly.neigh[m];
+        let next = poly.slots[m].neigh;
         if next == NONE || !self.worth_entering(next) {
             return;
         }
         // The interval: from the `hi` side's crossing near vertex `m` to the
         // `lo` side's near the next vertex.
-        let (a, b) = (poly.at(m), poly.at(self::next(m, poly.verts.len())));
+        let (a, b) = (poly.at(m), poly.at(self::next(m, poly.len())));
         let hi_pt = if hi[1] == a { a } else { clip(&hi, a, b) };
         let lo_pt = if lo[1] == b { b } else { clip(&lo, a, b) };
         let r = self.scratch.roots[root as usize];
@@ -442,7 +473,7 @@ impl Search<'_> {
             hi,
             lo,
             poly: next,
-            entry: poly.twin[m],
+            entry: poly.slots[m].twin,
             kind: Kind::Cone,
             f,
         });
@@ -452,7 +483,7 @@ impl Search<'_> {
     /// `poly`, into the polygon beyond that edge.
     #[inline]
     fn flat(&mut self, root: u32, poly: &Polygon<'_>, m: usize) {
-        let next = poly.neigh[m];
+        let next = poly.slots[m].neigh;
         if next == NONE || !self.worth_entering(next) {
             return;
         }
@@ -466,7 +497,7 @@ impl Search<'_> {
             hi: [DVec2::ZERO; 2],
             lo: [DVec2::ZERO; 2],
             poly: next,
-            entry: poly.twin[m],
+            entry: poly.slots[m].twin,
             kind: Kind::Flat,
             f,
         });
@@ -476,8 +507,8 @@ impl Search<'_> {
     /// that line: turns at the edge's end `near` (the nearer one), if paths
     /// may turn there, into the polygon beyond the edge.
     fn along(&mut self, root: u32, poly: &Polygon<'_>, m: usize, near: usize) {
-        if poly.neigh[m] != NONE
-            && poly.turn[near]
+        if poly.slots[m].neigh != NONE
+            && poly.slots[near].turn
             && let Some(turned) = self.turn_at(root, poly.at(near))
         {
             self.flat(turned, poly, m);
@@ -487,7 +518,7 @@ impl Search<'_> {
     /// [`Search::along`] at the end of edge `m` nearer to `root`'s point.
     fn along_nearer(&mut self, root: u32, poly: &Polygon<'_>, m: usize) {
         let r = self.scratch.roots[root as usize].p;
-        let b = (m + 1) % poly.verts.len();
+        let b = (m + 1) % poly.len();
         let near = if r.distance_squared(poly.at(m)) < r.distance_squared(poly.at(b)) {
             m
         } else {
@@ -545,7 +576,7 @@ impl Search<'_> {
     fn expand(&mut self, node: &Node) {
         let mesh = self.mesh;
         let poly = mesh.polygon(node.poly);
-        let n = poly.verts.len();
+        let n = poly.len();
         let i = usize::from(node.entry);
         let (vlo, vhi) = (i, next(i, n));
         let root = self.scratch.roots[node.root as usize];
@@ -562,7 +593,7 @@ impl Search<'_> {
                 let (a, b) = (poly.at(m), poly.at(next(m, n)));
                 if a == r || b == r {
                     self.flat(node.root, &poly, m);
-                } else if orient_sign(r, a, b) != Ordering::Equal {
+                } else if self.orient(r, a, b) != Ordering::Equal {
                     self.cone(node.root, [r, a], [r, b], &poly, m);
                 } else {
                     self.along_nearer(node.root, &poly, m);
@@ -571,27 +602,31 @@ impl Search<'_> {
             return;
         }
         let (hi, lo) = (node.hi, node.lo);
-        if in_goal && side(&hi, self.t).is_ge() && side(&lo, self.t).is_le() {
+        if in_goal && self.side(&hi, self.t).is_ge() && self.side(&lo, self.t).is_le() {
             self.goal(node.root, root.g + r.distance(self.t));
         }
         // Observable successors: the far edges the cone reaches.
         let mut m = vhi;
-        let mut s_hi_a = side(&hi, poly.at(m));
+        let mut s_hi_a = self.side(&hi, poly.at(m));
         while m != vlo {
             let b = next(m, n);
             let (pa, pb) = (poly.at(m), poly.at(b));
-            let s_hi_b = side(&hi, pb);
+            let s_hi_b = self.side(&hi, pb);
             if s_hi_a.is_eq() && s_hi_b.is_eq() && m != vhi {
                 // Along the cone's side: a path may run to `pa` and turn.
                 self.along(node.root, &poly, m, m);
             }
             if s_hi_b.is_gt() {
-                let s_lo_a = side(&lo, pa);
+                let s_lo_a = self.side(&lo, pa);
                 if s_lo_a.is_ge() {
                     break;
                 }
                 let h = if s_hi_a.is_gt() { [r, pa] } else { hi };
-                let l = if side(&lo, pb).is_lt() { [r, pb] } else { lo };
+                let l = if self.side(&lo, pb).is_lt() {
+                    [r, pb]
+                } else {
+                    lo
+                };
                 self.cone(node.root, h, l, &poly, m);
             }
             s_hi_a = s_hi_b;
@@ -600,7 +635,7 @@ impl Search<'_> {
         let mut m = vlo;
         while m != vhi {
             let a = prev(m, n);
-            if !(side(&lo, poly.at(a)).is_eq() && side(&lo, poly.at(m)).is_eq()) {
+            if !(self.side(&lo, poly.at(a)).is_eq() && self.side(&lo, poly.at(m)).is_eq()) {
                 break;
             }
             if m != vlo {
@@ -609,24 +644,24 @@ impl Search<'_> {
             m = a;
         }
         // Turns at the entry edge's ends.
-        if poly.turn[vhi] && side(&hi, poly.at(vhi)).is_eq() {
+        if poly.slots[vhi].turn && self.side(&hi, poly.at(vhi)).is_eq() {
             let v = poly.at(vhi);
             if let Some(nr) = self.turn_at(node.root, v) {
                 let gv = self.scratch.roots[nr as usize].g;
-                if in_goal && side(&hi, self.t).is_lt() {
+                if in_goal && self.side(&hi, self.t).is_lt() {
                     self.goal(nr, gv + v.distance(self.t));
                 }
                 let mut m = vhi;
                 while m != vlo {
                     let b = next(m, n);
                     let (pa, pb) = (poly.at(m), poly.at(b));
-                    let s_b = side(&hi, pb);
+                    let s_b = self.side(&hi, pb);
                     if m == vhi {
                         if s_b.is_le() {
                             self.flat(nr, &poly, m);
                         }
-                    } else if side(&hi, pa).is_lt() {
-                        if orient_sign(v, pa, pb) == Ordering::Equal {
+                    } else if self.side(&hi, pa).is_lt() {
+                        if self.orient(v, pa, pb) == Ordering::Equal {
                             self.along_nearer(nr, &poly, m);
                         } else {
                             let l = if s_b.is_lt() { [v, pb] } else { hi };
@@ -640,24 +675,24 @@ impl Search<'_> {
                 }
             }
         }
-        if poly.turn[vlo] && side(&lo, poly.at(vlo)).is_eq() {
+        if poly.slots[vlo].turn && self.side(&lo, poly.at(vlo)).is_eq() {
             let v = poly.at(vlo);
             if let Some(nr) = self.turn_at(node.root, v) {
                 let gv = self.scratch.roots[nr as usize].g;
-                if in_goal && side(&lo, self.t).is_gt() {
+                if in_goal && self.side(&lo, self.t).is_gt() {
                     self.goal(nr, gv + v.distance(self.t));
                 }
                 let mut m = vlo;
                 while m != vhi {
                     let a = prev(m, n);
                     let (pa, pb) = (poly.at(a), poly.at(m));
-                    let s_a = side(&lo, pa);
+                    let s_a = self.side(&lo, pa);
                     if m == vlo {
                         if s_a.is_ge() {
                             self.flat(nr, &poly, a);
                         }
-                    } else if side(&lo, pb).is_gt() {
-                        if orient_sign(v, pa, pb) == Ordering::Equal {
+                    } else if self.side(&lo, pb).is_gt() {
+                        if self.orient(v, pa, pb) == Ordering::Equal {
                             self.along_nearer(nr, &poly, a);
                         } else {
                             let h = if s_a.is_gt() { [v, pa] } else { lo };

@@ -75,6 +75,9 @@ pub(crate) struct Slot {
     pub twin: u16,
     /// Whether a path may turn at the vertex.
     pub turn: bool,
+    /// Whether the polygon across has no other edge to another polygon (a
+    /// dead end: a path that enters it can only leave the way it came).
+    pub dead_end: bool,
 }
 
 /// One chunk's polygons, linked to the neighbouring chunks.
@@ -95,7 +98,7 @@ pub(crate) struct Chunk {
     block_start: Vec<u32>,
     block_polys: Vec<u16>,
     /// Per polygon: how many of its edges lead to another polygon.
-    pub(crate) open_edges: Vec<u8>,
+    open_edges: Vec<u8>,
 }
 
 /// A navigation mesh of a grid's free space (see the [module docs](self)).
@@ -285,7 +288,7 @@ impl NavMesh {
                 *n = id(*n);
             }
         }
-        let open_edges = (0..polys)
+        let open_edges: Vec<u8> = (0..polys)
             .map(|p| {
                 let slots = built.start[p] as usize..built.start[p + 1] as usize;
                 built.neigh[slots]
@@ -326,11 +329,18 @@ impl NavMesh {
             block_start.push(block_polys.len() as u32);
         }
         let slots = (0..built.verts.len())
-            .map(|k| Slot {
-                v: built.verts[k],
-                neigh: built.neigh[k],
-                twin: built.twin[k],
-                turn: built.turn[k],
+            .map(|k| {
+                let n = built.neigh[k];
+                Slot {
+                    v: built.verts[k],
+                    neigh: n,
+                    twin: built.twin[k],
+                    turn: built.turn[k],
+                    // (Portals are settled when chunks are linked.)
+                    dead_end: n != NONE
+                        && n != PORTAL
+                        && open_edges[(n & ((1 << LOCAL_BITS) - 1)) as usize] <= 1,
+                }
             })
             .collect();
         Chunk {
@@ -355,7 +365,7 @@ impl NavMesh {
                 Side::East => (cx + 1 < self.chunks_x).then(|| c + 1),
             }
         };
-        let mut updates: Vec<(u32, u32, u16)> = Vec::new();
+        let mut updates: Vec<(u32, u32, u16, bool)> = Vec::new();
         {
             let chunk = &self.chunks[c as usize];
             for portal in &chunk.portals {
@@ -367,22 +377,28 @@ impl NavMesh {
                         .ok()
                         .map(|i| {
                             let q = other[i];
-                            let first = self.chunks[n as usize].start[q.poly as usize];
-                            ((n << LOCAL_BITS) | q.poly, (q.slot - first) as u16)
+                            let there = &self.chunks[n as usize];
+                            let first = there.start[q.poly as usize];
+                            let dead_end = there.open_edges[q.poly as usize] <= 1;
+                            (
+                                (n << LOCAL_BITS) | q.poly,
+                                (q.slot - first) as u16,
+                                dead_end,
+                            )
                         })
                 });
-                let (value, twin) = target.unwrap_or((NONE, 0));
-                let slot = portal.slot as usize;
-                if chunk.slots[slot].neigh != value || chunk.slots[slot].twin != twin {
-                    updates.push((portal.slot, value, twin));
+                let (value, twin, dead_end) = target.unwrap_or((NONE, 0, false));
+                let s = chunk.slots[portal.slot as usize];
+                if s.neigh != value || s.twin != twin || s.dead_end != dead_end {
+                    updates.push((portal.slot, value, twin, dead_end));
                 }
             }
         }
         if !updates.is_empty() {
             let chunk = Arc::make_mut(&mut self.chunks[c as usize]);
-            for (slot, value, twin) in updates {
-                chunk.slots[slot as usize].neigh = value;
-                chunk.slots[slot as usize].twin = twin;
+            for (slot, value, twin, dead_end) in updates {
+                let s = &mut chunk.slots[slot as usize];
+                (s.neigh, s.twin, s.dead_end) = (value, twin, dead_end);
             }
         }
     }
@@ -404,13 +420,6 @@ impl NavMesh {
         Polygon {
             slots: &chunk.slots[chunk.start[p] as usize..chunk.start[p + 1] as usize],
         }
-    }
-
-    /// How many edges of polygon `id` lead to another polygon.
-    #[inline]
-    pub(crate) fn open_edges(&self, id: u32) -> u8 {
-        let (chunk, p) = self.chunk_of(id);
-        chunk.open_edges[p]
     }
 
     /// Pushes onto `out` every polygon whose closed area contains `p`,

@@ -69,6 +69,8 @@ pub(crate) fn check_mesh(mesh: &NavMesh, grid: &Grid) {
                         && other.slots[(j + 1) % m].v == poly.slots[k].v
                         && other.slots[j].neigh == id;
                     assert!(back, "polygon {id}'s edge {k} is not met by {across}");
+                    let open = (0..m).filter(|&j| other.slots[j].neigh != NONE).count();
+                    assert_eq!(poly.slots[k].dead_end, open <= 1, "polygon {id}'s edge {k}");
                 }
             }
         }

@@ -455,7 +455,7 @@ impl Search<'_> {
     #[inline]
     fn cone(&mut self, root: u32, hi: [DVec2; 2], lo: [DVec2; 2], poly: &Polygon<'_>, m: usize) {
         let next = poly.slots[m].neigh;
-        if next == NONE || !self.worth_entering(next) {
+        if next == NONE || (poly.slots[m].dead_end && !self.is_goal_poly(next)) {
             return;
         }
         // The interval: from the `hi` side's crossing near vertex `m` to the
@@ -484,7 +484,7 @@ impl Search<'_> {
     #[inline]
     fn flat(&mut self, root: u32, poly: &Polygon<'_>, m: usize) {
         let next = poly.slots[m].neigh;
-        if next == NONE || !self.worth_entering(next) {
+        if next == NONE || (poly.slots[m].dead_end && !self.is_goal_poly(next)) {
             return;
         }
         let r = self.scratch.roots[root as usize];
@@ -525,13 +525,6 @@ impl Search<'_> {
             b
         };
         self.along(root, poly, m, near);
-    }
-
-    /// Whether a path entering polygon `id` can go anywhere: it holds the
-    /// goal or has another way out.
-    #[inline]
-    fn worth_entering(&self, id: u32) -> bool {
-        self.mesh.open_edges(id) > 1 || self.is_goal_poly(id)
     }
 
     /// Queues the goal, reached straight from `root` with a path of length

@@ -452,7 +452,11 @@ impl Search<'_> {
 
     /// Queues a successor through edge `m` of `poly` (unless the edge is an
     /// obstacle or leads into a dead end without the goal).
-    #[inline]
+    #[inline(always)]
+    #[expect(
+        clippy::inline_always,
+        reason = "7 % fewer instructions a query (callgrind, den520d): the two sides are passed in registers, not copied"
+    )]
     fn cone(&mut self, root: u32, hi: [DVec2; 2], lo: [DVec2; 2], poly: &Polygon<'_>, m: usize) {
         let next = poly.slots[m].neigh;
         if next == NONE || (poly.slots[m].dead_end && !self.is_goal_poly(next)) {

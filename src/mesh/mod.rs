@@ -24,9 +24,10 @@
 //! let mut mesh = NavMesh::build(&grid);
 //! assert!(mesh.polygon_count() >= 2);
 //!
+//! // The block goes: the mesh follows, rebuilding the one chunk touched.
 //! grid.set_free(UVec2::new(2, 1), true).unwrap();
-//! let rebuilt = mesh.sync(&grid);
-//! assert_eq!(rebuilt, 1, "one chunk touched");
+//! grid.set_free(UVec2::new(3, 1), true).unwrap();
+//! assert_eq!(mesh.sync(&grid), 1);
 //! let path = Planner::new()
 //!     .plan_on_mesh(&mesh, DVec2::new(0.5, 1.5), DVec2::new(5.5, 1.5), &PlanOptions::default())
 //!     .unwrap();

@@ -424,21 +424,31 @@ impl NavMesh {
     }
 
     /// Pushes onto `out` every polygon whose closed area contains `p`,
-    /// looking at the polygons of `cell`'s chunk that may meet `cell`
-    /// (`cell` must be a cell of the grid).
-    pub(crate) fn polygons_at(&self, p: DVec2, cell: [i64; 2], out: &mut Vec<u32>) {
+    /// looking at the polygons of `cells`' chunks that may meet them (grid
+    /// cells whose closed squares hold `p`).
+    pub(crate) fn polygons_at(&self, p: DVec2, cells: &[[i64; 2]], out: &mut Vec<u32>) {
         let s = i64::from(CHUNK);
-        let (cx, cy) = (cell[0] / s, cell[1] / s);
-        let c = (cy as u32) * self.chunks_x + cx as u32;
-        let rect = self.rect(c);
-        let chunk = &self.chunks[c as usize];
-        let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
-        let b = ((cell[1] - rect.y0) / BLOCK * bw + (cell[0] - rect.x0) / BLOCK) as usize;
-        let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
-        for &local in &chunk.block_polys[range] {
-            let id = (c << LOCAL_BITS) | u32::from(local);
-            if !out.contains(&id) && self.polygon(id).contains(p) {
-                out.push(id);
+        let mut seen: [(u32, usize); 4] = [(u32::MAX, 0); 4];
+        for (k, cell) in cells.iter().enumerate() {
+            let (cx, cy) = (cell[0] / s, cell[1] / s);
+            let c = (cy as u32) * self.chunks_x + cx as u32;
+            let rect = self.rect(c);
+            let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
+            let b = ((cell[1] - rect.y0) / BLOCK * bw + (cell[0] - rect.x0) / BLOCK) as usize;
+            // Cells around a point often share a block: scan each once.
+            if seen.contains(&(c, b)) {
+                continue;
+            }
+            if let Some(slot) = seen.get_mut(k) {
+                *slot = (c, b);
+            }
+            let chunk = &self.chunks[c as usize];
+            let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
+            for &local in &chunk.block_polys[range] {
+                let id = (c << LOCAL_BITS) | u32::from(local);
+                if !out.contains(&id) && self.polygon(id).contains(p) {
+                    out.push(id);
+                }
             }
         }
     }
@@ -467,6 +477,9 @@ impl Polygon<'_> {
     /// Whether the closed polygon contains `p`.
     pub(crate) fn contains(&self, p: DVec2) -> bool {
         let n = self.len();
-        (0..n).all(|k| orient_sign(self.at(k), self.at((k + 1) % n), p).is_ge())
+        (0..n).all(|k| {
+            let next = if k + 1 == n { 0 } else { k + 1 };
+            orient_sign(self.at(k), self.at(next), p).is_ge()
+        })
     }
 }

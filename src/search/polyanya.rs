@@ -307,15 +307,11 @@ pub(crate) fn search(
         }
         scratch.start_polys.clear();
         scratch.goal_polys.clear();
-        for &cell in ctx.start.cells() {
-            mesh.polygons_at(s, cell, &mut scratch.start_polys);
-        }
+        mesh.polygons_at(s, ctx.start.cells(), &mut scratch.start_polys);
         if ctx.start.restricted {
             retain_south_east(mesh, s, &mut scratch.start_polys);
         }
-        for &cell in ctx.goal.cells() {
-            mesh.polygons_at(t, cell, &mut scratch.goal_polys);
-        }
+        mesh.polygons_at(t, ctx.goal.cells(), &mut scratch.goal_polys);
         if ctx.goal.restricted {
             retain_south_east(mesh, t, &mut scratch.goal_polys);
         }

@@ -72,8 +72,9 @@ pub enum Algorithm {
     /// single-cell noise it can be faster than Anya.
     LazyTheta,
     /// Anya (Harabor, Grastien, Oz & Aksakalli, JAIR 2016): truly shortest
-    /// any-angle paths, no preprocessing. The default: on game maps it is
-    /// also the fastest planner here (see `docs/compare.md`).
+    /// any-angle paths, no preprocessing. The default; [`Algorithm::Polyanya`]
+    /// gives the same paths faster where a mesh of the grid can be kept (see
+    /// `docs/compare.md`).
     #[default]
     Anya,
     /// A* on the 8-connected vertex grid: shortest among paths along grid
@@ -86,11 +87,12 @@ pub enum Algorithm {
     /// any-angle paths, the same lengths as [`Algorithm::Anya`], searched
     /// over a navigation mesh of the grid ([`crate::mesh::NavMesh`]) instead
     /// of its rows. The mesh is built once per grid and kept in step with
-    /// its edits chunk by chunk; [`Planner::plan`] keeps one for the last
-    /// grid it planned on, [`Planner::plan_on_mesh`] takes one the caller
-    /// keeps. On game maps it answers faster than Anya (see
-    /// `docs/compare.md`); on maps of scattered single-cell noise the mesh
-    /// is fragmented and Anya is faster.
+    /// its edits chunk by chunk; [`Planner::plan`] keeps the meshes of its
+    /// last few grids (see [`Planner::mesh`]), [`Planner::plan_on_mesh`]
+    /// takes one the caller keeps. On game maps and mazes it answers in
+    /// about half of Anya's time (see `docs/compare.md`); on maps of
+    /// scattered single-cell noise the mesh is fragmented, and with 40 % of
+    /// the cells blocked Anya is faster.
     Polyanya,
 }
 

@@ -59,8 +59,11 @@ use crate::search::{Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, PlanOptions}
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PathfindingSettings {
     /// The planner for agents that do not pick their own. Default:
-    /// [`Algorithm::Anya`] (shortest paths, and the fastest planner on game
-    /// maps).
+    /// [`Algorithm::Anya`] (shortest paths, nothing built beforehand).
+    /// [`Algorithm::Polyanya`] gives the same paths in about half the time
+    /// on game maps, on a navigation mesh each search thread builds once per
+    /// grid (the first search on it waits for the build, some milliseconds
+    /// on a 512 x 512 map) and keeps in step with edits chunk by chunk.
     pub algorithm: Algorithm,
     /// Unreachable goals: a fallback path to the closest reachable point
     /// (status `Fallback`, the default) or status `Unreachable`.

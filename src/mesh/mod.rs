@@ -5,8 +5,8 @@
 //! a corner between two blocked cells meet at that point alone (no polygon
 //! edge joins them, so no path squeezes through). Its polygons are the
 //! grid's free space triangulated (constrained Delaunay) and merged into
-//! large convex pieces, chunk by chunk: the grid is cut into square chunks
-//! of [`CHUNK`] cells, polygons never cross a chunk's border, and an edit
+//! large convex pieces, chunk by chunk: the grid is cut into chunks of
+//! [`CHUNK`] x [`CHUNK`] cells, polygons never cross a chunk's border, and an edit
 //! rebuilds only the chunks it touches ([`NavMesh::sync`]). Polyanya
 //! ([`Algorithm::Polyanya`](crate::search::Algorithm::Polyanya)) searches
 //! it.

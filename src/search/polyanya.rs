@@ -9,7 +9,10 @@
 //! edge at which a path may turn, turns there: the part of the polygon
 //! beyond that side gets the corner as a new root. A node whose root is a
 //! vertex of the polygon it enters (a *flat* node: the turn's first step,
-//! into the polygons around the corner) sees the whole polygon.
+//! into the polygons around the corner) sees the whole polygon. An edge in
+//! line with the root (grid maps are full of them: walls the path runs
+//! along) is seen edge-on: paths run along it to its nearer end and may
+//! turn there into the polygon beyond.
 //!
 //! Every decision is an exact orientation test on the mesh's integer
 //! vertices, the start and the goal ([`crate::geom`]); a cone's sides are

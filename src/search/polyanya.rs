@@ -32,7 +32,7 @@ use bevy_math::DVec2;
 use core::cmp::Ordering;
 
 use super::heap::{OpenEntry, OpenList};
-use super::{Outcome, SearchContext};
+use super::{Endpoint, Outcome, SearchContext};
 use crate::geom::{lattice_shift, orient_sign};
 use crate::mesh::{NONE, NavMesh, Polygon};
 
@@ -311,13 +311,9 @@ pub(crate) fn search(
         scratch.start_polys.clear();
         scratch.goal_polys.clear();
         mesh.polygons_at(s, ctx.start.cells(), &mut scratch.start_polys);
-        if ctx.start.restricted {
-            retain_south_east(mesh, s, &mut scratch.start_polys);
-        }
+        retain_allowed(mesh, ctx.start, &mut scratch.start_polys);
         mesh.polygons_at(t, ctx.goal.cells(), &mut scratch.goal_polys);
-        if ctx.goal.restricted {
-            retain_south_east(mesh, t, &mut scratch.goal_polys);
-        }
+        retain_allowed(mesh, ctx.goal, &mut scratch.goal_polys);
         let mut search = Search {
             mesh,
             t,
@@ -378,16 +374,19 @@ fn root_parent(roots: &[Root], r: u32) -> usize {
     roots[r as usize].parent as usize
 }
 
-/// Keeps the polygons of `polys` that leave the double corner `p` into its
-/// south-east quadrant.
-fn retain_south_east(mesh: &NavMesh, p: DVec2, polys: &mut Vec<u32>) {
+/// Keeps the polygons of `polys` through which a path may leave or reach
+/// `end` (all of them but at a double corner, where
+/// [`Endpoint::allows_towards`] keeps those on its south-east side: both of
+/// the polygon's edges at the point head that way).
+fn retain_allowed(mesh: &NavMesh, end: &Endpoint, polys: &mut Vec<u32>) {
+    if !end.restricted {
+        return;
+    }
     polys.retain(|&id| {
         let poly = mesh.polygon(id);
         let n = poly.len();
-        (0..n).find(|&k| poly.at(k) == p).is_some_and(|k| {
-            [poly.at(next(k, n)), poly.at(prev(k, n))]
-                .iter()
-                .all(|v| v.x >= p.x && v.y >= p.y)
+        (0..n).find(|&k| poly.at(k) == end.p).is_some_and(|k| {
+            end.allows_towards(poly.at(next(k, n))) && end.allows_towards(poly.at(prev(k, n)))
         })
     });
 }

@@ -258,63 +258,57 @@ fn outline(grid: &Grid, rect: ChunkRect) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
             points.len() - 1
         })
     };
-    // Horizontal lines y = j: the edge of cell x lies between (x, j - 1)
-    // above and (x, j) below.
-    for j in rect.y0..=rect.y1 {
-        let border = j == rect.y0 || j == rect.y1;
-        let mut run: Option<(i64, bool)> = None;
-        for x in rect.x0..=rect.x1 {
-            let here = if x < rect.x1 {
-                let (above, below) = (inside(x, j - 1), inside(x, j));
-                (above != below).then_some(above)
-            } else {
-                None
-            };
-            let cut = border
-                && x > rect.x0
-                && x < rect.x1
-                && (free(x - 1, j - 1) != free(x, j - 1) || free(x - 1, j) != free(x, j));
-            if let Some((sx, side)) = run {
-                if here == Some(side) && !cut {
-                    continue;
+    // Horizontal lines y = j, scanned along x, then vertical lines x = i,
+    // scanned along y: `at(line, along)` is the cell (or vertex) at
+    // `along` on `line`, so the edge of cell `along` lies between
+    // `at(line - 1, along)` and `at(line, along)`.
+    let horizontal = |line: i64, along: i64| (along, line);
+    let vertical = |line: i64, along: i64| (line, along);
+    for (lines, alongs, at) in [
+        (
+            (rect.y0, rect.y1),
+            (rect.x0, rect.x1),
+            &horizontal as &dyn Fn(i64, i64) -> (i64, i64),
+        ),
+        ((rect.x0, rect.x1), (rect.y0, rect.y1), &vertical),
+    ] {
+        let is_inside = |line: i64, along: i64| {
+            let (x, y) = at(line, along);
+            inside(x, y)
+        };
+        let is_free = |line: i64, along: i64| {
+            let (x, y) = at(line, along);
+            free(x, y)
+        };
+        for line in lines.0..=lines.1 {
+            let border = line == lines.0 || line == lines.1;
+            let mut run: Option<(i64, bool)> = None;
+            for along in alongs.0..=alongs.1 {
+                let here = if along < alongs.1 {
+                    let (before, after) = (is_inside(line - 1, along), is_inside(line, along));
+                    (before != after).then_some(before)
+                } else {
+                    None
+                };
+                let cut = border
+                    && along > alongs.0
+                    && along < alongs.1
+                    && (is_free(line - 1, along - 1) != is_free(line - 1, along)
+                        || is_free(line, along - 1) != is_free(line, along));
+                if let Some((start, side)) = run {
+                    if here == Some(side) && !cut {
+                        continue;
+                    }
+                    let (ax, ay) = at(line, start);
+                    let (bx, by) = at(line, along);
+                    let a = vertex([ax, ay], &mut points);
+                    let b = vertex([bx, by], &mut points);
+                    edges.push([a, b]);
+                    run = None;
                 }
-                let a = vertex([sx, j], &mut points);
-                let b = vertex([x, j], &mut points);
-                edges.push([a, b]);
-                run = None;
-            }
-            if let Some(side) = here {
-                run = Some((x, side));
-            }
-        }
-    }
-    // Vertical lines x = i: the edge of cell y lies between (i - 1, y) on
-    // the left and (i, y) on the right.
-    for i in rect.x0..=rect.x1 {
-        let border = i == rect.x0 || i == rect.x1;
-        let mut run: Option<(i64, bool)> = None;
-        for y in rect.y0..=rect.y1 {
-            let here = if y < rect.y1 {
-                let (left, right) = (inside(i - 1, y), inside(i, y));
-                (left != right).then_some(left)
-            } else {
-                None
-            };
-            let cut = border
-                && y > rect.y0
-                && y < rect.y1
-                && (free(i - 1, y - 1) != free(i - 1, y) || free(i, y - 1) != free(i, y));
-            if let Some((sy, side)) = run {
-                if here == Some(side) && !cut {
-                    continue;
+                if let Some(side) = here {
+                    run = Some((along, side));
                 }
-                let a = vertex([i, sy], &mut points);
-                let b = vertex([i, y], &mut points);
-                edges.push([a, b]);
-                run = None;
-            }
-            if let Some(side) = here {
-                run = Some((y, side));
             }
         }
     }

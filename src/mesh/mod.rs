@@ -113,28 +113,45 @@ pub struct NavMesh {
     chunks_x: u32,
     chunks_y: u32,
     chunks: Vec<Arc<Chunk>>,
+    /// Chunks still to build from `grid`, the next last (only between
+    /// steps of [`NavMesh::sync_within`]).
+    to_build: Vec<u32>,
+    /// Chunks to relink once every chunk is built, the next last.
+    to_link: Vec<u32>,
 }
+
+/// Work units [`NavMesh::sync_within`] charges for building a chunk, per
+/// polygon vertex it made: a vertex costs about as long to make as
+/// Polyanya takes for one expansion, five times over.
+const WORK_PER_VERTEX: u64 = 5;
+
+/// Work units charged for a chunk besides its vertices (reading its cells).
+const WORK_PER_CHUNK: u64 = 64;
 
 impl NavMesh {
     /// The mesh of `grid`'s free space.
     #[must_use]
     pub fn build(grid: &Grid) -> Self {
+        let mut mesh = NavMesh::unbuilt(grid);
+        mesh.advance(&mut { u64::MAX });
+        mesh
+    }
+
+    /// A mesh of `grid` with every chunk still to build (see
+    /// [`NavMesh::sync_within`]).
+    pub(crate) fn unbuilt(grid: &Grid) -> Self {
         let chunks_x = grid.width().div_ceil(CHUNK);
         let chunks_y = grid.height().div_ceil(CHUNK);
-        let mut mesh = NavMesh {
+        let count = chunks_x * chunks_y;
+        NavMesh {
             grid: grid.clone_without_log(),
             chunks_x,
             chunks_y,
-            chunks: Vec::with_capacity((chunks_x * chunks_y) as usize),
-        };
-        for c in 0..chunks_x * chunks_y {
-            let chunk = mesh.make_chunk(c);
-            mesh.chunks.push(Arc::new(chunk));
+            // (One empty chunk stands for every unbuilt one.)
+            chunks: core::iter::repeat_n(Arc::new(Chunk::default()), count as usize).collect(),
+            to_build: (0..count).rev().collect(),
+            to_link: (0..count).rev().collect(),
         }
-        for c in 0..chunks_x * chunks_y {
-            mesh.link(c);
-        }
-        mesh
     }
 
     /// Brings the mesh up to date with `grid`, rebuilding only the chunks
@@ -147,9 +164,36 @@ impl NavMesh {
     /// until written to) are skipped unread, so syncing after an edit costs
     /// the rows the edit wrote, plus rebuilding the chunks it touched.
     pub fn sync(&mut self, grid: &Grid) -> usize {
+        let before = self.to_build.len();
+        self.schedule(grid);
+        let rebuilt = self.to_build.len().saturating_sub(before);
+        self.advance(&mut { u64::MAX });
+        rebuilt
+    }
+
+    /// [`NavMesh::sync`] in steps: does at most about `work` units of it
+    /// (Polyanya expansions' worth of time, see [`WORK_PER_VERTEX`]; at
+    /// least one chunk), takes them off `work`, and returns whether the mesh
+    /// is in step with `grid`. Until it is, the mesh must not be searched;
+    /// the next call goes on where this one stopped (with the same grid or
+    /// a later edit of it).
+    pub(crate) fn sync_within(&mut self, grid: &Grid, work: &mut u64) -> bool {
+        self.schedule(grid);
+        self.advance(work)
+    }
+
+    /// Whether every chunk is built and linked (the mesh may be searched).
+    pub(crate) fn is_complete(&self) -> bool {
+        self.to_build.is_empty() && self.to_link.is_empty()
+    }
+
+    /// Takes in `grid`: the chunks its differences from the mesh's grid
+    /// touch are scheduled to be rebuilt, and they and their neighbours to
+    /// be relinked.
+    fn schedule(&mut self, grid: &Grid) {
         if grid.size() != self.grid.size() {
-            *self = NavMesh::build(grid);
-            return self.chunks.len();
+            *self = NavMesh::unbuilt(grid);
+            return;
         }
         let mut dirty: Vec<u32> = Vec::new();
         let (cx_max, cy_max) = (i64::from(self.chunks_x) - 1, i64::from(self.chunks_y) - 1);
@@ -174,17 +218,14 @@ impl NavMesh {
         if compared == 0 {
             // The very rows the mesh was built from: nothing to do, nothing
             // to copy (the usual case, a query on an unedited grid).
-            return 0;
+            return;
         }
-        dirty.sort_unstable();
-        dirty.dedup();
         self.grid = grid.clone_without_log();
-        for &c in &dirty {
-            let chunk = self.make_chunk(c);
-            self.chunks[c as usize] = Arc::new(chunk);
+        if dirty.is_empty() {
+            return;
         }
-        // Relink the rebuilt chunks and the chunks next to them.
-        let mut relink: Vec<u32> = Vec::new();
+        // The rebuilt chunks and the chunks next to them are relinked.
+        let mut relink: Vec<u32> = Vec::with_capacity(dirty.len() * 5);
         for &c in &dirty {
             relink.push(c);
             let (cx, cy) = (c % self.chunks_x, c / self.chunks_x);
@@ -201,12 +242,38 @@ impl NavMesh {
                 relink.push(c + self.chunks_x);
             }
         }
-        relink.sort_unstable();
-        relink.dedup();
-        for c in relink {
-            self.link(c);
+        // (Chunks are taken from the back: keep each list's order, the
+        // lowest chunk next.)
+        for (list, new) in [(&mut self.to_build, dirty), (&mut self.to_link, relink)] {
+            list.extend(new);
+            list.sort_unstable_by(|a, b| b.cmp(a));
+            list.dedup();
         }
-        dirty.len()
+    }
+
+    /// Builds, then links, the scheduled chunks until `work` runs out (after
+    /// at least one) or none is left; returns whether none is left.
+    fn advance(&mut self, work: &mut u64) -> bool {
+        while let Some(&c) = self.to_build.last() {
+            let chunk = self.make_chunk(c);
+            let cost = WORK_PER_CHUNK + WORK_PER_VERTEX * chunk.slots.len() as u64;
+            self.chunks[c as usize] = Arc::new(chunk);
+            self.to_build.pop();
+            *work = work.saturating_sub(cost);
+            if *work == 0 {
+                return self.is_complete();
+            }
+        }
+        while let Some(&c) = self.to_link.last() {
+            let cost = 1 + self.chunks[c as usize].portals.len() as u64;
+            self.link(c);
+            self.to_link.pop();
+            *work = work.saturating_sub(cost);
+            if *work == 0 {
+                return self.is_complete();
+            }
+        }
+        true
     }
 
     /// The grid the mesh was built from (or last synced to).

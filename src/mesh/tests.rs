@@ -118,3 +118,48 @@ fn synced_meshes_equal_fresh_ones() {
         }
     }
 }
+
+#[test]
+fn meshes_synced_in_steps_equal_fresh_ones_even_when_edited_between_steps() {
+    let mut rng = Rng(0x6e5_4003);
+    for round in 0..8 {
+        let (w, h) = (CHUNK * 2 + rng.below(70), CHUNK * 2 + rng.below(40));
+        let mut grid = random_grid(&mut rng, w, h, [10, 30][round % 2]);
+        let mut mesh = NavMesh::unbuilt(&grid);
+        assert!(!mesh.is_complete());
+        let mut steps = 0;
+        for _ in 0..6 {
+            // A few steps of small work (one chunk or a few links each),
+            // then an edit that may touch built and unbuilt chunks alike.
+            for _ in 0..=rng.below(4) {
+                let mut work = 1 + u64::from(rng.below(400));
+                let before = work;
+                let done = mesh.sync_within(&grid, &mut work);
+                steps += 1;
+                assert!(
+                    done || work == 0,
+                    "a step stops only when its work is spent"
+                );
+                assert!(work < before || done, "every step does work");
+                if done {
+                    check_mesh(&mesh, &grid);
+                }
+            }
+            for _ in 0..=rng.below(3) {
+                let cell = UVec2::new(rng.below(w), rng.below(h));
+                grid.set_free(cell, rng.below(2) == 0).unwrap();
+            }
+        }
+        let mut work = 1;
+        while !mesh.sync_within(&grid, &mut work) {
+            work = 1;
+            steps += 1;
+        }
+        assert!(steps > mesh.chunk_count(), "the work was spread over steps");
+        check_mesh(&mesh, &grid);
+        let fresh = NavMesh::build(&grid);
+        let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
+        let b: Vec<Vec<DVec2>> = fresh.polygons().collect();
+        assert_eq!(a, b);
+    }
+}

@@ -473,6 +473,9 @@ pub struct Planner {
     meshes: Vec<crate::mesh::NavMesh>,
     /// The query of a search paused between slices.
     paused: Option<Resolved>,
+    /// Whether the paused search is a Polyanya search still bringing its
+    /// mesh up to date (its search proper not begun).
+    paused_in_mesh: bool,
 }
 
 /// What a search paused between slices needs besides its scratch memory:
@@ -542,7 +545,8 @@ impl Planner {
 
     /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]
     /// on the last grid [`Planner::plan`] ran Polyanya on, as it was then
-    /// (`None` before the first such query). It is not counted in
+    /// (`None` before the first such query, and while a search run in steps,
+    /// as [`PlanTask`] runs them, is still building it). It is not counted in
     /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
     ///
     /// A planner keeps the meshes of up to [`Planner::KEPT_MESHES`] grids
@@ -554,7 +558,8 @@ impl Planner {
     /// one when all are taken.
     #[must_use]
     pub fn mesh(&self) -> Option<&crate::mesh::NavMesh> {
-        self.meshes.first()
+        // (A mesh whose building a sliced search paused is not shown.)
+        self.meshes.first().filter(|m| m.is_complete())
     }
 
     /// Builds now (or brings up to date) the navigation mesh
@@ -562,7 +567,7 @@ impl Planner {
     /// query on it does not (useful before timing queries, or before a
     /// frame-critical first request). See [`Planner::mesh`].
     pub fn prepare_mesh(&mut self, grid: &Grid) {
-        sync_mesh(&mut self.meshes, grid);
+        sync_mesh(&mut self.meshes, grid, &mut { u64::MAX });
     }
 
     /// How many navigation meshes a planner keeps (see [`Planner::mesh`]).
@@ -788,6 +793,7 @@ impl Planner {
         resume: bool,
         slice: Option<u64>,
     ) -> Step {
+        let in_mesh = core::mem::take(&mut self.paused_in_mesh);
         let (resolved, resume) = match self.paused.take() {
             Some(resolved) if resume => (resolved, true),
             _ => {
@@ -838,14 +844,48 @@ impl Planner {
                 }
                 Algorithm::Anya => anya::search(&mut ctx, &mut self.anya, &mut waypoints, resume),
                 Algorithm::Polyanya => {
+                    let cancelled = || {
+                        query
+                            .cancel
+                            .is_some_and(|flag| flag.load(core::sync::atomic::Ordering::Relaxed))
+                    };
                     let mesh = match query.mesh {
-                        Some(mesh) => mesh,
+                        Some(mesh) => Some(mesh),
                         // (A paused search resumes on the same grid: the
                         // kept mesh is already in step with it.)
-                        None if resume => self.meshes.first().expect("kept for the paused search"),
-                        None => sync_mesh(&mut self.meshes, query.grid),
+                        None if resume && !in_mesh => {
+                            Some(self.meshes.first().expect("kept for the paused search"))
+                        }
+                        None if cancelled() => None,
+                        // Building the mesh (or bringing it up to date) is
+                        // part of the slice's work: on a large grid it may
+                        // take several slices, a chunk or more each.
+                        None => {
+                            let left = ctx.stop_at.saturating_sub(ctx.stats.expanded);
+                            let mut work = if slice.is_some() { left } else { u64::MAX };
+                            let mesh = sync_mesh(&mut self.meshes, query.grid, &mut work);
+                            if mesh.is_some() && slice.is_some() {
+                                // The search gets what is left (at least an
+                                // expansion, so that every slice moves on).
+                                ctx.stop_at = ctx.stop_at.min(ctx.stats.expanded + work.max(1));
+                            }
+                            mesh
+                        }
                     };
-                    polyanya::search(&mut ctx, mesh, &mut self.polyanya, &mut waypoints, resume)
+                    match mesh {
+                        Some(mesh) => polyanya::search(
+                            &mut ctx,
+                            mesh,
+                            &mut self.polyanya,
+                            &mut waypoints,
+                            resume && !in_mesh,
+                        ),
+                        None if cancelled() => Outcome::Cancelled,
+                        None => {
+                            self.paused_in_mesh = true;
+                            Outcome::Paused
+                        }
+                    }
                 }
                 Algorithm::AStarSmoothed => {
                     let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints, resume);
@@ -884,8 +924,14 @@ impl Planner {
 }
 
 /// The mesh of `grid` among those a planner keeps (see [`Planner::mesh`]),
-/// brought up to date with it and moved to the front.
-fn sync_mesh<'m>(kept: &'m mut Vec<crate::mesh::NavMesh>, grid: &Grid) -> &'m crate::mesh::NavMesh {
+/// moved to the front and brought up to date with it for at most about
+/// `work` units ([`NavMesh::sync_within`](crate::mesh::NavMesh::sync_within));
+/// `None` if that was not enough (the next call goes on).
+fn sync_mesh<'m>(
+    kept: &'m mut Vec<crate::mesh::NavMesh>,
+    grid: &Grid,
+    work: &mut u64,
+) -> Option<&'m crate::mesh::NavMesh> {
     let kin = kept
         .iter()
         .enumerate()
@@ -893,16 +939,16 @@ fn sync_mesh<'m>(kept: &'m mut Vec<crate::mesh::NavMesh>, grid: &Grid) -> &'m cr
         .max();
     match kin {
         Some((shared, i)) if shared > 0 => {
-            let mut mesh = kept.remove(i);
-            mesh.sync(grid);
+            let mesh = kept.remove(i);
             kept.insert(0, mesh);
         }
         _ => {
             kept.truncate(Planner::KEPT_MESHES - 1);
-            kept.insert(0, crate::mesh::NavMesh::build(grid));
+            kept.insert(0, crate::mesh::NavMesh::unbuilt(grid));
         }
     }
-    &kept[0]
+    let mesh = &mut kept[0];
+    mesh.sync_within(grid, work).then_some(&*mesh)
 }
 
 /// One query's inputs, as [`Planner::plan_slice`] reads them.

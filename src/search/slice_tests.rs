@@ -237,3 +237,64 @@ fn a_plan_task_gives_the_planners_answer_and_hands_its_memory_on() {
     }
     assert!(steps > 1000, "{steps} steps");
 }
+
+#[test]
+fn polyanya_builds_its_mesh_in_slices_too() {
+    let (text, _) = map("maze512-1-0");
+    let grid = Grid::from_movingai(&text).unwrap();
+    let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    let cancel = AtomicBool::new(false);
+    let query = Query {
+        grid: &grid,
+        start: DVec2::new(1.5, 1.5),
+        goal: DVec2::new(510.5, 510.5),
+        options: &options,
+        cancel: Some(&cancel),
+        costs: None,
+        mesh: None,
+    };
+    let expected = whole(&query);
+    assert!(expected.is_ok());
+    // A fresh planner builds the mesh of the maze's 64 chunks a chunk or
+    // so a slice: nothing of it in one go.
+    let mut planner = Planner::new();
+    assert!(matches!(
+        planner.plan_slice(&query, None, false, Some(200)),
+        Step::Paused
+    ));
+    assert!(planner.mesh().is_none(), "the mesh is not built yet");
+    let mut slices = 1;
+    let mut got = None;
+    while got.is_none() {
+        slices += 1;
+        if let Step::Done(answer) = planner.plan_slice(&query, None, true, Some(200)) {
+            got = Some(answer);
+        }
+    }
+    assert_eq!(got.unwrap(), expected);
+    let mesh = planner.mesh().expect("built");
+    assert!(slices > mesh.chunk_count(), "{slices} slices");
+    // The next query on the grid finds the mesh built.
+    let near = Query {
+        goal: DVec2::new(5.5, 1.5),
+        ..query
+    };
+    let (answer, slices) = sliced(&mut planner, &near, 100_000);
+    assert_eq!(slices, 1);
+    assert_eq!(answer, whole(&near));
+    // A cancelled search stops while building a mesh too; the mesh goes on
+    // with the next query.
+    let mut planner = Planner::new();
+    assert!(matches!(
+        planner.plan_slice(&query, None, false, Some(200)),
+        Step::Paused
+    ));
+    cancel.store(true, Ordering::Relaxed);
+    assert!(matches!(
+        planner.plan_slice(&query, None, true, Some(200)),
+        Step::Done(Err(PlanError::Cancelled))
+    ));
+    cancel.store(false, Ordering::Relaxed);
+    let (answer, _) = sliced(&mut planner, &query, 200);
+    assert_eq!(answer, expected);
+}

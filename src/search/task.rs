@@ -95,8 +95,14 @@ impl PlanTask {
     /// while it goes on. The budget ([`PlanOptions::node_budget`]) counts
     /// the expansions of every step. Besides the expansions, the first step
     /// checks the endpoints and the straight line between them, and the
-    /// last builds the path. Once the answer was given, a step runs
+    /// last builds the path. With [`Algorithm::Polyanya`](super::Algorithm::Polyanya), the first steps
+    /// also build the planner's navigation mesh of the grid (or bring it up
+    /// to date) if it has none in step with it, at least one chunk a step
+    /// (see [`NavMesh`]), a chunk counting as about as many expansions as
+    /// it takes the time of. Once the answer was given, a step runs
     /// nothing and returns `None` (see [`PlanTask::is_done`]).
+    ///
+    /// [`NavMesh`]: crate::mesh::NavMesh
     ///
     /// # Errors
     ///

@@ -64,6 +64,9 @@ pub struct PathfindingSettings {
     /// on game maps, on a navigation mesh each search thread builds once per
     /// grid (the first search on it waits for the build, some milliseconds
     /// on a 512 x 512 map) and keeps in step with edits chunk by chunk.
+    /// Without search threads the main thread builds it in slices within
+    /// [`main_thread_budget`](Self::main_thread_budget), a chunk or more a
+    /// slice.
     pub algorithm: Algorithm,
     /// Unreachable goals: a fallback path to the closest reachable point
     /// (status `Fallback`, the default) or status `Unreachable`.

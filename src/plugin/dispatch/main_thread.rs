@@ -8,7 +8,10 @@
 //! ([`PathfindingSettings::main_thread_budget`]) is spent: a search that
 //! does not end in its slice is paused, its state kept in its own
 //! [`Planner`], and goes on in a later slice, in this frame or the next.
-//! Answers are the ones the search threads give.
+//! Answers are the ones the search threads give. A Polyanya search first
+//! builds (or brings up to date) its planner's mesh of the grid, in slices
+//! too: at least one chunk a slice, each chunk counting as the expansions
+//! it takes about the time of.
 //!
 //! Order of service, as the threads serve: the most urgent search first; of
 //! two as urgent, the one begun first. A search that has run longer than
@@ -471,6 +474,32 @@ mod tests {
         let whole = crate::search::plan(&grid, start, goal, &PlanOptions::default()).unwrap();
         let maze_answer = got.iter().find(|o| o.ticket == 1).unwrap();
         assert_eq!(maze_answer.result, Some(Ok(whole)));
+    }
+
+    #[test]
+    fn a_polyanya_search_builds_its_mesh_a_chunk_or_so_a_frame() {
+        let (grid, start, goal) = maze();
+        let options = PlanOptions::with_algorithm(crate::search::Algorithm::Polyanya);
+        let whole = crate::search::plan(&grid, start, goal, &options).unwrap();
+        let mut main = MainThread::default();
+        let mut job = test_job(&grid, 1, start, goal);
+        job.algorithm = options.algorithm;
+        job.options = options;
+        main.send(job, Priority::FirstPath);
+        // One slice a frame: the maze's mesh (64 chunks, each more work
+        // than a slice holds) is built over at least as many frames, never
+        // in one go.
+        let mut frames = 0;
+        while !main.has_outcomes() {
+            main.new_frame();
+            main.work(Duration::ZERO);
+            frames += 1;
+            assert!(frames < 1_000_000);
+        }
+        let chunks = crate::mesh::NavMesh::build(&grid).chunk_count();
+        assert!(frames > chunks, "{frames} frames for {chunks} chunks");
+        let outcome = main.take_outcomes().pop().unwrap();
+        assert_eq!(outcome.result, Some(Ok(whole)));
     }
 
     #[test]

@@ -742,3 +742,57 @@ impl Search<'_> {
         out[first..].reverse();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::heuristic;
+    use crate::test_rng::Rng;
+    use bevy_math::DVec2;
+
+    /// The shortest way through the segment, by sampling it finely.
+    fn sampled(r: DVec2, a: DVec2, b: DVec2, t: DVec2) -> f64 {
+        (0..=4000)
+            .map(|k| {
+                let x = a.lerp(b, f64::from(k) / 4000.0);
+                r.distance(x) + x.distance(t)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    #[test]
+    fn the_heuristic_is_the_shortest_way_through_the_segment() {
+        let mut rng = Rng(0x9e1_0001);
+        let mut point = |rng: &mut Rng| {
+            DVec2::new(
+                f64::from(rng.below(41)) / 2.0,
+                f64::from(rng.below(41)) / 2.0,
+            )
+        };
+        for _ in 0..3000 {
+            let (r, a, b, t) = (
+                point(&mut rng),
+                point(&mut rng),
+                point(&mut rng),
+                point(&mut rng),
+            );
+            if a == b {
+                continue;
+            }
+            // With `t` on `r`'s side, the way through is to its mirror image
+            // across the segment's line.
+            let e = b - a;
+            let (sr, st) = (e.perp_dot(r - a), e.perp_dot(t - a));
+            let target = if sr * st > 0.0 {
+                let foot = a + e * ((t - a).dot(e) / e.length_squared());
+                2.0 * foot - t
+            } else {
+                t
+            };
+            let h = heuristic(r, a, b, t);
+            let want = sampled(r, a, b, target);
+            // Never above the true minimum (admissible), and close to it.
+            assert!(h <= want + 1e-9, "{r} {a} {b} {t}: {h} > {want}");
+            assert!(want - h < 1e-3, "{r} {a} {b} {t}: {h} < {want}");
+        }
+    }
+}

@@ -17,8 +17,9 @@ use std::collections::HashMap;
 
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathReady, PathRequest,
-    PathStatus, PathfindingDiagnostics, PlanReason, Replanning,
+    PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
 };
+use bevy_anyangle::search::Algorithm;
 use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
 use bevy_math::{URect, UVec2, Vec2};
@@ -120,14 +121,9 @@ fn assert_walkable(app: &App, e: Entity, start: Vec2, goal: Vec2) {
     );
 }
 
-#[wasm_bindgen_test]
-fn agents_on_a_bundled_map_get_walkable_paths() {
-    let nav = NavGrid::from_movingai(
-        include_str!("../data/maps/arena.map"),
-        GridTransform::default(),
-    )
-    .unwrap();
-    // Free cells in the map's largest region, spread over the map.
+/// `n` start and goal points in the largest region of `nav`'s grid, spread
+/// over the map.
+fn spread_pairs(nav: &NavGrid, n: usize) -> Vec<(Vec2, Vec2)> {
     let grid = nav.grid();
     let mut sizes = HashMap::new();
     let mut free = Vec::new();
@@ -145,15 +141,24 @@ fn agents_on_a_bundled_map_get_walkable_paths() {
         .filter(|&(r, _)| r == big)
         .map(|(_, c)| nav.cell_center(c))
         .collect();
-    let n = 24;
-    let pairs: Vec<(Vec2, Vec2)> = (0..n)
+    (0..n)
         .map(|i| {
             let a = cells[i * 7919 % cells.len()];
             let b = cells[(i * 104_729 + cells.len() / 2) % cells.len()];
             (a, b)
         })
-        .collect();
+        .collect()
+}
 
+#[wasm_bindgen_test]
+fn agents_on_a_bundled_map_get_walkable_paths() {
+    let nav = NavGrid::from_movingai(
+        include_str!("../data/maps/arena.map"),
+        GridTransform::default(),
+    )
+    .unwrap();
+    let n = 24;
+    let pairs = spread_pairs(&nav, n);
     let mut app = app_with(nav);
     let agents: Vec<(Entity, Vec2, Vec2)> = pairs
         .iter()
@@ -221,4 +226,63 @@ fn a_wall_across_one_path_replans_that_agent_alone() {
         low_before,
         "the agent in the other half keeps its path"
     );
+}
+
+#[wasm_bindgen_test]
+fn polyanya_builds_its_mesh_over_frames_and_gives_anyas_lengths() {
+    let nav = NavGrid::from_movingai(
+        include_str!("../data/maps/den520d.map"),
+        GridTransform::default(),
+    )
+    .unwrap();
+    let n = 16;
+    let pairs = spread_pairs(&nav, n);
+    // The same agents with Anya, then with Polyanya (whose first search
+    // builds the map's mesh on the main thread, a chunk or so a slice),
+    // before and after a wall goes up.
+    let run = |algorithm: Algorithm| {
+        let mut app = app_with(nav.clone());
+        app.world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .algorithm = algorithm;
+        let agents: Vec<(Entity, Vec2, Vec2)> = pairs
+            .iter()
+            .map(|&(s, g)| (spawn(&mut app, s, g), s, g))
+            .collect();
+        let frames = settle(&mut app);
+        let (mut lengths, mut statuses) = (Vec::new(), Vec::new());
+        for &(e, s, g) in &agents {
+            assert_walkable(&app, e, s, g);
+            lengths.push(nav_path(&app, e).length);
+        }
+        let (w, h) = (nav.grid().width(), nav.grid().height());
+        app.world_mut()
+            .resource_mut::<NavGrid>()
+            .set_rect_free(URect::new(w / 4, h / 2, 3 * w / 4, h / 2 + 2), false)
+            .unwrap();
+        settle(&mut app);
+        // (A start or goal under the wall moves out of it: check the
+        // segments, and compare statuses and lengths.)
+        let nav = app.world().resource::<NavGrid>();
+        for &(e, _, _) in &agents {
+            let path = nav_path(&app, e);
+            assert_eq!(path.algorithm, Some(algorithm), "agent {e}");
+            for w in path.waypoints.windows(2) {
+                assert!(nav.line_of_sight(w[0], w[1]), "agent {e}: {path:?}");
+            }
+            statuses.push(app.world().get::<PathStatus>(e).unwrap().clone());
+            lengths.push(path.length);
+        }
+        (lengths, statuses, frames)
+    };
+    let (anya, anya_statuses, _) = run(Algorithm::Anya);
+    let (polyanya, polyanya_statuses, frames) = run(Algorithm::Polyanya);
+    assert_eq!(anya_statuses, polyanya_statuses);
+    for (i, (a, p)) in anya.iter().zip(&polyanya).enumerate() {
+        assert!(
+            (a - p).abs() <= 1e-4 * a.max(1.0),
+            "agent {i}: Anya {a}, Polyanya {p}"
+        );
+    }
+    wasm_bindgen_test::console_log!("{n} Polyanya agents planned in {frames} frames");
 }

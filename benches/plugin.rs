@@ -31,9 +31,16 @@
 //! Agents go between random cells of one region 10 to 60 cells apart (local
 //! moves, as most game agents make).
 //!
+//! The planner is Anya, the plugin's default; `ALGORITHM=polyanya` (or any
+//! other planner's name) runs the plugin and the raw planner with another.
+//! Polyanya's raw planner builds its mesh while warming up, outside the
+//! clock; the plugin's search threads (or, without them, the main thread)
+//! build theirs inside the scenario, as a game's would.
+//!
 //! ```text
 //! cargo bench --bench plugin                 # everything
 //! cargo bench --bench plugin -- all_ready    # one part (a substring filter)
+//! ALGORITHM=polyanya cargo bench --bench plugin -- all_ready/AR0011SR/
 //! ```
 
 use std::hint::black_box;
@@ -50,6 +57,17 @@ use bevy_ecs::prelude::{Entity, With};
 use criterion::Criterion;
 
 const FRAME: Duration = Duration::from_nanos(16_666_667);
+
+/// The planner the scenarios use: `ALGORITHM` (a planner's name), else
+/// Anya.
+fn algorithm() -> Algorithm {
+    std::env::var("ALGORITHM").map_or(Algorithm::Anya, |name| {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == name)
+            .unwrap_or_else(|| panic!("ALGORITHM={name}: not a planner's name"))
+    })
+}
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -162,6 +180,9 @@ fn app_with_agents_on(nav: NavGrid, agents: &[(UVec2, UVec2)], threads: Option<u
         })
         .collect();
     app.insert_resource(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .algorithm = algorithm();
     app.world_mut().spawn_batch(spawn);
     app.finish();
     app.cleanup();
@@ -199,7 +220,7 @@ fn all_have_paths(app: &mut App) -> bool {
 /// warmed up first.
 fn raw_time(grid: &Grid, queries: &[(UVec2, UVec2)]) -> Duration {
     let mut planner = Planner::new();
-    let options = PlanOptions::default();
+    let options = PlanOptions::with_algorithm(algorithm());
     let point = |c: UVec2| c.as_dvec2() + DVec2::splat(0.5);
     for &(s, g) in queries.iter().take(200) {
         black_box(planner.plan(grid, point(s), point(g), &options).ok());
@@ -420,7 +441,11 @@ fn main() {
         small.clone()
     };
     let maps = [("AR0011SR", &small), ("AR0011SRx16", &large)];
-    println!("search threads: {}; frames paced at 60 fps\n", workers());
+    println!(
+        "planner: {}; search threads: {}; frames paced at 60 fps\n",
+        algorithm().name(),
+        workers()
+    );
     if wanted("all_ready") || filter.starts_with("all_ready") {
         println!(
             "| map | agents | frames | game time | wall time | raw planner, 1 thread | raw bound | game time / bound | searches |"

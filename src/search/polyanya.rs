@@ -762,7 +762,7 @@ mod tests {
     #[test]
     fn the_heuristic_is_the_shortest_way_through_the_segment() {
         let mut rng = Rng(0x9e1_0001);
-        let mut point = |rng: &mut Rng| {
+        let point = |rng: &mut Rng| {
             DVec2::new(
                 f64::from(rng.below(41)) / 2.0,
                 f64::from(rng.below(41)) / 2.0,

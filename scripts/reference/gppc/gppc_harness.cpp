@@ -22,7 +22,8 @@
 //   R         timed runs of each query, in a row; its fastest is kept (default 3)
 //   WARMUP    untimed passes over all the queries before timing (default 1)
 //   DUMP      if set, a directory where `<NAME>.costs` is written, one line
-//             per query: `length best_ns` (length -1 when no path came back)
+//             per query: `length best_ns pops` (length -1 when no path came
+//             back)
 //   RESULT_FD the descriptor to write the results to (default: stdout)
 //   VALIDATE  0 turns off the check of every path with the GPPC validator
 //             shipped in the entry (validator/ValidatePath.hpp); default on
@@ -305,7 +306,7 @@ int main(int argc, char **argv) {
         const std::string f = std::string(dump) + "/" + name + ".costs";
         FILE *d = std::fopen(f.c_str(), "w");
         if (d == nullptr) fail(f + ": cannot write");
-        for (const Answer &a : ans) std::fprintf(d, "%.17g %lld\n", a.length, a.ns);
+        for (const Answer &a : ans) std::fprintf(d, "%.17g %lld %lld\n", a.length, a.ns, static_cast<long long>(a.pops));
         if (std::fclose(d) != 0) fail(f + ": cannot write");
     }
 

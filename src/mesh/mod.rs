@@ -171,14 +171,27 @@ impl NavMesh {
         rebuilt
     }
 
-    /// [`NavMesh::sync`] in steps: does at most about `work` units of it
-    /// (Polyanya expansions' worth of time, see [`WORK_PER_VERTEX`]; at
-    /// least one chunk), takes them off `work`, and returns whether the mesh
-    /// is in step with `grid`. Until it is, the mesh must not be searched;
-    /// the next call goes on where this one stopped (with the same grid or
-    /// a later edit of it).
+    /// [`NavMesh::sync`], a mesh built from scratch in steps: on a built
+    /// mesh, brings it up to date with `grid` at once (rebuilding the chunks
+    /// the edits since touched) and returns `true`. On a mesh still to build
+    /// (see [`NavMesh::unbuilt`]), or whose grid changes size, builds at
+    /// most about `work` units of it (Polyanya expansions' worth of time,
+    /// see [`WORK_PER_VERTEX`]; at least one chunk), takes them off `work`,
+    /// and returns whether it is done. Until it is, the mesh must not be
+    /// searched; the next call goes on where this one stopped (with the same
+    /// grid or a later edit of it).
+    ///
+    /// (Updates are not spread over steps: under edits every frame, a
+    /// search that waits for its mesh over several frames is answered on a
+    /// grid edited since, and its agent plans again, on yet another
+    /// version: measured on the maze with the searches on the main thread,
+    /// the agents then took ten times as many frames to settle.)
     pub(crate) fn sync_within(&mut self, grid: &Grid, work: &mut u64) -> bool {
+        let update = self.is_complete() && grid.size() == self.grid.size();
         self.schedule(grid);
+        if update {
+            return self.advance(&mut { u64::MAX });
+        }
         self.advance(work)
     }
 

@@ -161,5 +161,15 @@ fn meshes_synced_in_steps_equal_fresh_ones_even_when_edited_between_steps() {
         let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
         let b: Vec<Vec<DVec2>> = fresh.polygons().collect();
         assert_eq!(a, b);
+        // A built mesh is brought up to date with edits at once, whatever
+        // the work given.
+        for _ in 0..3 {
+            let cell = UVec2::new(rng.below(w), rng.below(h));
+            grid.set_free(cell, rng.below(2) == 0).unwrap();
+        }
+        assert!(mesh.sync_within(&grid, &mut 1));
+        let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
+        let b: Vec<Vec<DVec2>> = NavMesh::build(&grid).polygons().collect();
+        assert_eq!(a, b);
     }
 }

@@ -857,9 +857,10 @@ impl Planner {
                             Some(self.meshes.first().expect("kept for the paused search"))
                         }
                         None if cancelled() => None,
-                        // Building the mesh (or bringing it up to date) is
-                        // part of the slice's work: on a large grid it may
-                        // take several slices, a chunk or more each.
+                        // Building a new mesh is part of the slice's work:
+                        // on a large grid it takes several slices, a chunk
+                        // or more each (an update after edits is made at
+                        // once).
                         None => {
                             let left = ctx.stop_at.saturating_sub(ctx.stats.expanded);
                             let mut work = if slice.is_some() { left } else { u64::MAX };
@@ -924,9 +925,10 @@ impl Planner {
 }
 
 /// The mesh of `grid` among those a planner keeps (see [`Planner::mesh`]),
-/// moved to the front and brought up to date with it for at most about
-/// `work` units ([`NavMesh::sync_within`](crate::mesh::NavMesh::sync_within));
-/// `None` if that was not enough (the next call goes on).
+/// moved to the front and brought up to date with it, or a new one built
+/// for at most about `work` units
+/// ([`NavMesh::sync_within`](crate::mesh::NavMesh::sync_within)); `None` if
+/// that was not enough (the next call goes on).
 fn sync_mesh<'m>(
     kept: &'m mut Vec<crate::mesh::NavMesh>,
     grid: &Grid,

@@ -96,10 +96,10 @@ impl PlanTask {
     /// the expansions of every step. Besides the expansions, the first step
     /// checks the endpoints and the straight line between them, and the
     /// last builds the path. With [`Algorithm::Polyanya`](super::Algorithm::Polyanya), the first steps
-    /// also build the planner's navigation mesh of the grid (or bring it up
-    /// to date) if it has none in step with it, at least one chunk a step
-    /// (see [`NavMesh`]), a chunk counting as about as many expansions as
-    /// it takes the time of. Once the answer was given, a step runs
+    /// also build the planner's navigation mesh of the grid if it has none
+    /// of it, at least one chunk a step (see [`NavMesh`]), a chunk counting
+    /// as about as many expansions as it takes the time of; a mesh of an
+    /// earlier version of the grid is brought up to date in the first step. Once the answer was given, a step runs
     /// nothing and returns `None` (see [`PlanTask::is_done`]).
     ///
     /// [`NavMesh`]: crate::mesh::NavMesh

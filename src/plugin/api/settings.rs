@@ -66,7 +66,7 @@ pub struct PathfindingSettings {
     /// on a 512 x 512 map) and keeps in step with edits chunk by chunk.
     /// Without search threads the main thread builds it in slices within
     /// [`main_thread_budget`](Self::main_thread_budget), a chunk or more a
-    /// slice.
+    /// slice, and updates it after edits at once (the chunks they touched).
     pub algorithm: Algorithm,
     /// Unreachable goals: a fallback path to the closest reachable point
     /// (status `Fallback`, the default) or status `Unreachable`.

@@ -9,9 +9,10 @@
 //! does not end in its slice is paused, its state kept in its own
 //! [`Planner`], and goes on in a later slice, in this frame or the next.
 //! Answers are the ones the search threads give. A Polyanya search first
-//! builds (or brings up to date) its planner's mesh of the grid, in slices
-//! too: at least one chunk a slice, each chunk counting as the expansions
-//! it takes about the time of.
+//! builds its planner's mesh of the grid if it has none, in slices too: at
+//! least one chunk a slice, each chunk counting as the expansions it takes
+//! about the time of. Bringing a built mesh up to date after edits is done
+//! at once, in the search's first slice (the chunks the edits touched).
 //!
 //! Order of service, as the threads serve: the most urgent search first; of
 //! two as urgent, the one begun first. A search that has run longer than

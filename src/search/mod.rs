@@ -473,8 +473,8 @@ pub struct Planner {
     meshes: Vec<crate::mesh::NavMesh>,
     /// The query of a search paused between slices.
     paused: Option<Resolved>,
-    /// Whether the paused search is a Polyanya search still bringing its
-    /// mesh up to date (its search proper not begun).
+    /// Whether the paused search is a Polyanya search still building its
+    /// mesh (its search proper not begun).
     paused_in_mesh: bool,
 }
 

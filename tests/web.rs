@@ -229,7 +229,7 @@ fn a_wall_across_one_path_replans_that_agent_alone() {
 }
 
 #[wasm_bindgen_test]
-fn polyanya_builds_its_mesh_over_frames_and_gives_anyas_lengths() {
+fn polyanya_agents_get_anyas_statuses_and_lengths_in_the_browser() {
     let nav = NavGrid::from_movingai(
         include_str!("../data/maps/den520d.map"),
         GridTransform::default(),

@@ -328,7 +328,7 @@ fn find(parent: &mut [u32], mut t: u32) -> u32 {
 /// Merges the triangles `tris` (positively oriented, vertex indices into
 /// `points`) into convex polygons: shared edges are removed longest first
 /// whenever the union of the two polygons on either side stays convex.
-fn merge(points: &[[i32; 2]], tris: &[[u32; 3]]) -> Vec<Vec<u32>> {
+pub(crate) fn merge(points: &[[i32; 2]], tris: &[[u32; 3]]) -> Vec<Vec<u32>> {
     // Internal edges: (a, b) with a < b, the triangle holding a -> b and the
     // one holding b -> a.
     let mut half: HashMap<(u32, u32), u32> = HashMap::with_capacity(tris.len() * 3);

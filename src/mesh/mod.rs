@@ -7,7 +7,9 @@
 //! grid's free space triangulated (constrained Delaunay) and merged into
 //! large convex pieces, chunk by chunk: the grid is cut into chunks of
 //! [`CHUNK`] x [`CHUNK`] cells, polygons never cross a chunk's border, and an edit
-//! rebuilds only the chunks it touches ([`NavMesh::sync`]). Polyanya
+//! rebuilds only the chunks it touches ([`NavMesh::sync`]). For agents of a
+//! radius, [`NavMesh::with_radius`] meshes the points where their disc fits
+//! instead (the obstacles grown by a polygon around the disc). Polyanya
 //! ([`Algorithm::Polyanya`](crate::search::Algorithm::Polyanya)) searches
 //! it.
 //!
@@ -35,6 +37,9 @@
 //! ```
 
 mod build;
+mod offset;
+#[cfg(test)]
+mod radius_tests;
 #[cfg(test)]
 mod tests;
 
@@ -42,9 +47,11 @@ use std::sync::Arc;
 
 use bevy_math::DVec2;
 
+use crate::clearance::{ClearanceError, MAX_RADIUS};
 use crate::geom::orient_sign;
 use crate::grid::Grid;
 use build::{ChunkRect, Side, build_chunk};
+use offset::{Disc, SCALE};
 
 /// Side of a chunk, in cells.
 pub const CHUNK: u32 = 1 << CHUNK_BITS;
@@ -118,6 +125,9 @@ pub struct NavMesh {
     to_build: Vec<u32>,
     /// Chunks to relink once every chunk is built, the next last.
     to_link: Vec<u32>,
+    /// For agents of a radius: the polygon the obstacles are grown by
+    /// (vertices are then in lattice units of `1 / SCALE` cells).
+    disc: Option<Arc<Disc>>,
 }
 
 /// Work units [`NavMesh::sync_within`] charges for building a chunk, per
@@ -140,6 +150,93 @@ impl NavMesh {
     /// A mesh of `grid` with every chunk still to build (see
     /// [`NavMesh::sync_within`]).
     pub(crate) fn unbuilt(grid: &Grid) -> Self {
+        NavMesh::unbuilt_for(grid, None)
+    }
+
+    /// The mesh of the points where a disc of radius `radius` (in cells)
+    /// fits: at least `radius` from every blocked cell and from the grid's
+    /// outside. It holds every point at least `radius +`
+    /// [`NavMesh::tolerance`] from them (the obstacles are grown by a
+    /// 16-sided polygon around the disc: see [`crate::clearance`]); a radius
+    /// of 0 gives [`NavMesh::build`]'s mesh. Search it with
+    /// [`Planner::plan_on_mesh`](crate::search::Planner::plan_on_mesh).
+    ///
+    /// ```
+    /// use bevy_anyangle::mesh::NavMesh;
+    /// use bevy_anyangle::prelude::*;
+    ///
+    /// // A door one cell wide.
+    /// let grid = Grid::from_ascii(
+    ///     ".....
+    ///      .....
+    ///      @@.@@
+    ///      .....
+    ///      .....",
+    /// )
+    /// .unwrap();
+    /// let (a, b) = (DVec2::new(0.5, 0.5), DVec2::new(4.5, 4.5));
+    /// let options = PlanOptions::default();
+    /// let mut planner = Planner::new();
+    ///
+    /// // An agent 0.8 cells wide goes through, 0.4 from the door's sides.
+    /// let mesh = NavMesh::with_radius(&grid, 0.4).unwrap();
+    /// let path = planner.plan_on_mesh(&mesh, a, b, &options).unwrap();
+    /// assert!(!path.is_fallback());
+    /// assert!(path.waypoints.iter().all(|p| p.y > 3.0 || p.y < 2.0));
+    ///
+    /// // One 1.2 cells wide does not: it gets as close as it can.
+    /// let wide = NavMesh::with_radius(&grid, 0.6).unwrap();
+    /// let path = planner.plan_on_mesh(&wide, a, b, &options).unwrap();
+    /// assert!(path.is_fallback());
+    /// assert!(path.waypoints.last().unwrap().y < 2.0);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ClearanceError::BadRadius`] for a negative or non-finite radius,
+    /// [`ClearanceError::TooLarge`] above [`MAX_RADIUS`].
+    pub fn with_radius(grid: &Grid, radius: f64) -> Result<Self, ClearanceError> {
+        if !radius.is_finite() || radius < 0.0 {
+            return Err(ClearanceError::BadRadius(radius));
+        }
+        if radius > MAX_RADIUS {
+            return Err(ClearanceError::TooLarge(radius));
+        }
+        let disc = (radius > 0.0).then(|| Arc::new(Disc::new(radius)));
+        let mut mesh = NavMesh::unbuilt_for(grid, disc);
+        mesh.advance(&mut { u64::MAX });
+        Ok(mesh)
+    }
+
+    /// The radius the mesh is for (0 for point agents).
+    #[must_use]
+    pub fn radius(&self) -> f64 {
+        self.disc.as_ref().map_or(0.0, |d| d.radius())
+    }
+
+    /// How much farther than [`NavMesh::radius`] from the obstacles a point
+    /// may have to be to lie on the mesh, in cells: 0 for point agents,
+    /// about `0.0275 * radius` otherwise (at most 1/8 cell up to a radius
+    /// of 4.5 cells).
+    #[must_use]
+    pub fn tolerance(&self) -> f64 {
+        self.disc.as_ref().map_or(0.0, |d| d.tolerance())
+    }
+
+    /// Mesh coordinates per cell: 1 for point agents, whose vertices are
+    /// grid points; a fine lattice for agents of a radius.
+    #[inline]
+    pub(crate) fn scale(&self) -> i64 {
+        if self.disc.is_some() { SCALE } else { 1 }
+    }
+
+    /// How many cells beyond an edited cell the mesh may change.
+    fn reach(&self) -> i64 {
+        self.disc.as_ref().map_or(1, |d| d.reach() + 2)
+    }
+
+    /// A mesh of `grid` for `disc` with every chunk still to build.
+    fn unbuilt_for(grid: &Grid, disc: Option<Arc<Disc>>) -> Self {
         let chunks_x = grid.width().div_ceil(CHUNK);
         let chunks_y = grid.height().div_ceil(CHUNK);
         let count = chunks_x * chunks_y;
@@ -151,6 +248,7 @@ impl NavMesh {
             chunks: core::iter::repeat_n(Arc::new(Chunk::default()), count as usize).collect(),
             to_build: (0..count).rev().collect(),
             to_link: (0..count).rev().collect(),
+            disc,
         }
     }
 
@@ -205,22 +303,24 @@ impl NavMesh {
     /// be relinked.
     fn schedule(&mut self, grid: &Grid) {
         if grid.size() != self.grid.size() {
-            *self = NavMesh::unbuilt(grid);
+            *self = NavMesh::unbuilt_for(grid, self.disc.take());
             return;
         }
+        let reach = self.reach();
         let mut dirty: Vec<u32> = Vec::new();
         let (cx_max, cy_max) = (i64::from(self.chunks_x) - 1, i64::from(self.chunks_y) - 1);
         let compared = grid.for_each_difference(&self.grid, |x, y| {
             // A cell decides its own chunk and, next to a border, the cuts
-            // and corners of the chunks beyond it.
+            // and corners of the chunks beyond it (for agents of a radius,
+            // the chunks its grown polygon reaches).
             let c = i64::from(CHUNK);
             let (lx, hx) = (
-                (x - 1).div_euclid(c).max(0),
-                (x + 1).div_euclid(c).min(cx_max),
+                (x - reach).div_euclid(c).max(0),
+                (x + reach).div_euclid(c).min(cx_max),
             );
             let (ly, hy) = (
-                (y - 1).div_euclid(c).max(0),
-                (y + 1).div_euclid(c).min(cy_max),
+                (y - reach).div_euclid(c).max(0),
+                (y + reach).div_euclid(c).min(cy_max),
             );
             for cy in ly..=hy {
                 for cx in lx..=hx {
@@ -327,15 +427,16 @@ impl NavMesh {
             + self.chunks.capacity() * size_of::<Arc<Chunk>>()
     }
 
-    /// Every polygon's vertices, in the order that keeps its inside on the
-    /// right of each edge as drawn on screen (y down): for drawing and
-    /// checking the mesh.
+    /// Every polygon's vertices (in cells), in the order that keeps its
+    /// inside on the right of each edge as drawn on screen (y down): for
+    /// drawing and checking the mesh.
     pub fn polygons(&self) -> impl Iterator<Item = Vec<DVec2>> + '_ {
-        self.chunks.iter().flat_map(|c| {
+        let scale = self.scale() as f64;
+        self.chunks.iter().flat_map(move |c| {
             (0..c.start.len() - 1).map(move |p| {
                 c.slots[c.start[p] as usize..c.start[p + 1] as usize]
                     .iter()
-                    .map(|s| DVec2::new(f64::from(s.v[0]), f64::from(s.v[1])))
+                    .map(|s| DVec2::new(f64::from(s.v[0]), f64::from(s.v[1])) / scale)
                     .collect()
             })
         })
@@ -356,7 +457,11 @@ impl NavMesh {
     /// Builds chunk `c` from the mesh's grid (not yet linked).
     fn make_chunk(&self, c: u32) -> Chunk {
         let rect = self.rect(c);
-        let built = build_chunk(&self.grid, rect);
+        let built = match &self.disc {
+            Some(disc) => offset::build_chunk(&self.grid, rect, disc),
+            None => build_chunk(&self.grid, rect),
+        };
+        let scale = self.scale();
         let polys = built.start.len() - 1;
         assert!(
             polys < (1 << LOCAL_BITS) - 1,
@@ -392,10 +497,15 @@ impl NavMesh {
                     hi[k] = hi[k].max(i64::from(v[k]));
                 }
             }
-            let bx0 = ((lo[0] - rect.x0) / BLOCK).clamp(0, bw - 1);
-            let bx1 = ((hi[0] - rect.x0) / BLOCK).clamp(0, bw - 1);
-            let by0 = ((lo[1] - rect.y0) / BLOCK).clamp(0, bh - 1);
-            let by1 = ((hi[1] - rect.y0) / BLOCK).clamp(0, bh - 1);
+            let block = |v: i64, origin: i64, count: i64| {
+                (v - origin * scale)
+                    .div_euclid(BLOCK * scale)
+                    .clamp(0, count - 1)
+            };
+            let bx0 = block(lo[0], rect.x0, bw);
+            let bx1 = block(hi[0], rect.x0, bw);
+            let by0 = block(lo[1], rect.y0, bh);
+            let by1 = block(hi[1], rect.y0, bh);
             for by in by0..=by1 {
                 for bx in bx0..=bx1 {
                     lists[(by * bw + bx) as usize].push(p as u16);
@@ -501,6 +611,23 @@ impl NavMesh {
         Polygon {
             slots: &chunk.slots[chunk.start[p] as usize..chunk.start[p + 1] as usize],
         }
+    }
+
+    /// Pushes onto `out` the polygons whose bounding box meets the point
+    /// location block of cell `(x, y)` (a cell of the grid).
+    pub(crate) fn polygons_meeting_cell(&self, x: i64, y: i64, out: &mut Vec<u32>) {
+        let s = i64::from(CHUNK);
+        let c = ((y / s) as u32) * self.chunks_x + (x / s) as u32;
+        let rect = self.rect(c);
+        let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
+        let b = ((y - rect.y0) / BLOCK * bw + (x - rect.x0) / BLOCK) as usize;
+        let chunk = &self.chunks[c as usize];
+        let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
+        out.extend(
+            chunk.block_polys[range]
+                .iter()
+                .map(|&local| (c << LOCAL_BITS) | u32::from(local)),
+        );
     }
 
     /// Pushes onto `out` every polygon whose closed area contains `p`,

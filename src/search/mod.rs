@@ -34,6 +34,7 @@ mod heap;
 mod lazy_theta;
 mod paged;
 mod polyanya;
+mod radius;
 #[cfg(test)]
 mod slice_tests;
 mod task;
@@ -476,6 +477,9 @@ pub struct Planner {
     /// Whether the paused search is a Polyanya search still building its
     /// mesh (its search proper not begun).
     paused_in_mesh: bool,
+    /// Marks for walks over a mesh's polygons (fallbacks on meshes for
+    /// agents of a radius).
+    polygon_marks: radius::PolygonMarks,
 }
 
 /// What a search paused between slices needs besides its scratch memory:
@@ -595,6 +599,9 @@ impl Planner {
             algorithm: Algorithm::Polyanya,
             ..*options
         };
+        if mesh.radius() > 0.0 {
+            return self.plan_on_radius_mesh(mesh, start, goal, &options);
+        }
         let query = Query {
             grid: mesh.grid(),
             start,

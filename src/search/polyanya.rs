@@ -47,8 +47,8 @@ struct Root {
     parent: u32,
     /// Length of the path from the start.
     g: f64,
-    /// Its key in the root history (`u32::MAX` for the start).
-    key: u32,
+    /// Its key in the root history (`u64::MAX` for the start).
+    key: u64,
 }
 
 /// What a node stands for.
@@ -109,7 +109,7 @@ impl Scratch {
 /// addressing with generation stamps, so nothing is cleared per query.
 #[derive(Default)]
 struct RootHistory {
-    keys: Vec<u32>,
+    keys: Vec<u64>,
     stamps: Vec<u32>,
     g: Vec<f64>,
     stamp: u32,
@@ -118,7 +118,7 @@ struct RootHistory {
 
 impl RootHistory {
     fn memory_bytes(&self) -> usize {
-        self.keys.capacity() * 16
+        self.keys.capacity() * 20
     }
 
     fn clear(&mut self) {
@@ -134,7 +134,7 @@ impl RootHistory {
     }
 
     fn grow(&mut self, cap: usize) {
-        let old: Vec<(u32, f64)> = (0..self.keys.len())
+        let old: Vec<(u64, f64)> = (0..self.keys.len())
             .filter(|&i| self.stamps[i] == self.stamp)
             .map(|i| (self.keys[i], self.g[i]))
             .collect();
@@ -151,9 +151,9 @@ impl RootHistory {
     }
 
     #[inline]
-    fn slot(&self, key: u32) -> usize {
+    fn slot(&self, key: u64) -> usize {
         let mask = self.keys.len() - 1;
-        let mut i = (key.wrapping_mul(0x9E37_79B9) as usize) & mask;
+        let mut i = ((key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize) & mask;
         while self.stamps[i] == self.stamp && self.keys[i] != key {
             i = (i + 1) & mask;
         }
@@ -162,7 +162,7 @@ impl RootHistory {
 
     /// The best cost known for `key`.
     #[inline]
-    fn get(&self, key: u32) -> f64 {
+    fn get(&self, key: u64) -> f64 {
         let i = self.slot(key);
         if self.stamps[i] == self.stamp {
             self.g[i]
@@ -173,7 +173,7 @@ impl RootHistory {
 
     /// Records `g` for `key` unless a lower cost is known; returns whether
     /// `g` is (about) as good as the best known.
-    fn improve(&mut self, key: u32, g: f64) -> bool {
+    fn improve(&mut self, key: u64, g: f64) -> bool {
         if (self.len + 1) * 2 > self.keys.len() {
             self.grow(self.keys.len() * 2);
         }
@@ -274,10 +274,11 @@ fn heuristic(r: DVec2, a: DVec2, b: DVec2, t: DVec2) -> f64 {
     }
 }
 
-/// The vertex key of an integer point for the root history.
+/// The root history's key of a mesh vertex (non-negative integers below
+/// 2^31).
 #[inline]
-fn vertex_key(width: u32, p: DVec2) -> u32 {
-    (p.y as u32) * (width + 1) + p.x as u32
+fn vertex_key(p: DVec2) -> u64 {
+    ((p.y as u64) << 32) | p.x as u64
 }
 
 /// Runs Polyanya on `mesh` (whose grid is `ctx.grid`), appending the path's
@@ -289,9 +290,10 @@ pub(crate) fn search(
     out: &mut Vec<DVec2>,
     resume: bool,
 ) -> Outcome {
-    let (s, t) = (ctx.start.p, ctx.goal.p);
-    let width = ctx.grid.width();
-    let lattice = lattice_shift(&[s, t]).is_some();
+    // In mesh coordinates: cells, or a finer lattice for agents of a radius.
+    let scale = mesh.scale();
+    let (s, t) = (ctx.start.p * scale as f64, ctx.goal.p * scale as f64);
+    let lattice = scale == 1 && lattice_shift(&[s, t]).is_some();
     if !resume {
         scratch.roots.clear();
         scratch.nodes.clear();
@@ -302,11 +304,11 @@ pub(crate) fn search(
             p: s,
             parent: START,
             g: 0.0,
-            key: u32::MAX,
+            key: u64::MAX,
         });
-        if ctx.start.vertex.is_some() {
+        if s.x.fract() == 0.0 && s.y.fract() == 0.0 {
             // Never turn at the start again.
-            scratch.history.improve(vertex_key(width, s), 0.0);
+            scratch.history.improve(vertex_key(s), 0.0);
         }
         scratch.start_polys.clear();
         scratch.goal_polys.clear();
@@ -318,7 +320,6 @@ pub(crate) fn search(
             mesh,
             t,
             lattice,
-            width,
             scratch,
         };
         search.seed(s);
@@ -328,7 +329,6 @@ pub(crate) fn search(
         mesh,
         t,
         lattice,
-        width,
         scratch,
     };
     loop {
@@ -341,11 +341,21 @@ pub(crate) fn search(
         ctx.stats.popped += 1;
         let mut node = search.scratch.nodes[id as usize];
         if node.kind == Kind::Goal {
+            let first = out.len();
             search.path(node.root, out);
+            if scale != 1 {
+                let points = &mut out[first..];
+                for p in points.iter_mut() {
+                    *p /= scale as f64;
+                }
+                // The ends exactly as asked, not through the lattice.
+                let last = points.len() - 1;
+                (points[0], points[last]) = (ctx.start.p, ctx.goal.p);
+            }
             return Outcome::Found;
         }
         let root = search.scratch.roots[node.root as usize];
-        if root.key != u32::MAX && search.scratch.history.get(root.key) < root.g - tolerance(root.g)
+        if root.key != u64::MAX && search.scratch.history.get(root.key) < root.g - tolerance(root.g)
         {
             continue;
         }
@@ -397,7 +407,6 @@ struct Search<'a> {
     t: DVec2,
     /// Start and goal are multiples of 1/2 (see [`orient`]).
     lattice: bool,
-    width: u32,
     scratch: &'a mut Scratch,
 }
 
@@ -554,7 +563,7 @@ impl Search<'_> {
         if g + v.distance(self.t) > self.scratch.best_goal {
             return None;
         }
-        let key = vertex_key(self.width, v);
+        let key = vertex_key(v);
         if !self.scratch.history.improve(key, g) {
             return None;
         }

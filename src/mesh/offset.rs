@@ -1,0 +1,678 @@
+//! One chunk of a mesh for agents of a radius: the grid's obstacles grown by a 16-sided polygon around the agent's disc, cut exactly on an integer lattice.
+//!
+//! # The grown obstacles
+//!
+//! An agent of radius `r` may stand where its disc meets no blocked cell
+//! and stays on the grid. The mesh approximates that set from inside: the
+//! obstacles (blocked cells, and the grid's outside) are grown by a convex
+//! polygon `P` that contains the disc, and the mesh covers what is left.
+//! `P` is the intersection of 16 half-planes `n · u <= h(n)`, one per
+//! outward normal `n` among `(±1, 0)`, `(0, ±1)`, `(±1, ±1)`, `(±2, ±1)`
+//! and `(±1, ±2)`, with `h(n) >= r |n|`: its edges touch the disc (or lie
+//! just outside it), so every point of the mesh is at least `r` from every
+//! obstacle, and a point farther than `r + δ` is in it, where `δ` is how
+//! far `P`'s corners stick out ([`Disc::tolerance`]: about `0.0275 r`, plus
+//! at most 1/1024 cell of rounding). Straight walls are offset by exactly
+//! `h((1, 0))`, within 1/1024 cell of `r`.
+//!
+//! # Exact arithmetic
+//!
+//! Mesh vertices are integers in units of `1 / SCALE` cells, with
+//! `SCALE = 60 * 1024`. Every `h(n)` is rounded up to a multiple of 60
+//! units, so every line bounding a grown cell is `n · p = c` with `c` a
+//! multiple of 60. Two of the 16 normals have a cross product of 1 to 5 in
+//! size, which divides 60: any two such lines, and the chunk's borders,
+//! meet at an integer point. So the union of the grown cells is cut
+//! exactly: where two boundary lines cross, the crossing is a lattice
+//! point, and no vertex is ever rounded.
+//!
+//! # A chunk
+//!
+//! 1. The boundary pieces near the chunk: each maximal run of cell edges
+//!    between a free and a blocked cell, offset by `h` towards the free
+//!    side, and, at each convex corner of the obstacles (a grid vertex with
+//!    exactly one blocked cell around it), the chain of `P`'s edges around
+//!    it.
+//! 2. The pieces are cut where they cross each other or the chunk's
+//!    borders; a piece whose midpoint lies strictly inside a grown cell is
+//!    inside the obstacles and dropped. What is left is the boundary of the
+//!    grown obstacles.
+//! 3. A constrained Delaunay triangulation of those pieces and the chunk's
+//!    border; triangles whose centroid is strictly inside a grown cell are
+//!    dropped, the rest merged into convex polygons as for point agents.
+//!
+//! A path may turn at a vertex where exactly two boundary pieces meet at a
+//! corner of the obstacles that points into the free space (a corner of
+//! `P` around a convex corner of a wall).
+
+use std::collections::HashMap;
+
+use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
+
+use super::build::{Built, ChunkRect, Portal, Side, merge};
+use crate::grid::Grid;
+
+/// Lattice units per cell.
+pub(crate) const SCALE: i64 = 60 * 1024;
+
+/// The normals of `P`'s edges, counterclockwise from `+x`.
+const NORMALS: [[i64; 2]; 16] = [
+    [1, 0],
+    [2, 1],
+    [1, 1],
+    [1, 2],
+    [0, 1],
+    [-1, 2],
+    [-1, 1],
+    [-2, 1],
+    [-1, 0],
+    [-2, -1],
+    [-1, -1],
+    [-1, -2],
+    [0, -1],
+    [1, -2],
+    [1, -1],
+    [2, -1],
+];
+
+/// The smallest radius a [`Disc`] is built for, in cells: below it, `P`'s
+/// rounded edges would not all touch it.
+pub(crate) const MIN_RADIUS: f64 = 1.0 / 64.0;
+
+/// The polygon `P` that agents of one radius grow the obstacles by (see
+/// the [module docs](self)).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Disc {
+    /// The radius asked for, in cells.
+    radius: f64,
+    /// `h(n)` per normal, in lattice units.
+    h: [i64; 16],
+    /// `P`'s corner between edge `k` and edge `k + 1`, in lattice units.
+    corners: [[i64; 2]; 16],
+    /// How many cells from a blocked cell its grown polygon reaches.
+    reach: i64,
+}
+
+impl Disc {
+    /// The polygon for agents of radius `radius` cells (at least
+    /// [`MIN_RADIUS`]; the caller checks it is finite and at most
+    /// [`crate::clearance::MAX_RADIUS`]).
+    pub(crate) fn new(radius: f64) -> Disc {
+        let r = radius.max(MIN_RADIUS);
+        let h = NORMALS.map(|n| {
+            let length = ((n[0] * n[0] + n[1] * n[1]) as f64).sqrt();
+            // 60 * ceil(r |n| 1024), a hair over, so that rounding never
+            // brings an edge inside the disc.
+            let units = (r * length * 1024.0 * (1.0 + 1e-12)).ceil() as i64;
+            60 * units.max(1)
+        });
+        let corners = core::array::from_fn(|k| {
+            let (a, b) = (NORMALS[k], NORMALS[(k + 1) % 16]);
+            let (ha, hb) = (h[k], h[(k + 1) % 16]);
+            // Consecutive normals have a cross product of 1.
+            let det = a[0] * b[1] - a[1] * b[0];
+            debug_assert_eq!(det, 1);
+            [(ha * b[1] - hb * a[1]) / det, (a[0] * hb - b[0] * ha) / det]
+        });
+        let far = corners
+            .iter()
+            .map(|c| c[0].abs().max(c[1].abs()))
+            .max()
+            .unwrap_or(0);
+        Disc {
+            radius,
+            h,
+            corners,
+            reach: far.div_euclid(SCALE) + 1,
+        }
+    }
+
+    /// The radius asked for, in cells.
+    pub(crate) fn radius(&self) -> f64 {
+        self.radius
+    }
+
+    /// How far beyond the radius `P` reaches at most, in cells: the mesh
+    /// holds every point at least `radius + tolerance` from the obstacles.
+    pub(crate) fn tolerance(&self) -> f64 {
+        let far = self
+            .corners
+            .iter()
+            .map(|c| (c[0] as f64).hypot(c[1] as f64))
+            .fold(0.0, f64::max);
+        far / SCALE as f64 - self.radius
+    }
+
+    /// How many cells beyond a blocked cell its grown polygon reaches: an
+    /// edit changes the mesh at most this many cells from the edited cells.
+    pub(crate) fn reach(&self) -> i64 {
+        self.reach
+    }
+
+    /// Whether `p` (in lattice units, times `k`) lies strictly inside the
+    /// grown obstacles, looking at `blocked(x, y)` around it.
+    fn strictly_inside(&self, p: [i64; 2], k: i64, blocked: &impl Fn(i64, i64) -> bool) -> bool {
+        let unit = SCALE * k;
+        let (cx, cy) = (p[0].div_euclid(unit), p[1].div_euclid(unit));
+        for y in cy - self.reach..=cy + self.reach {
+            for x in cx - self.reach..=cx + self.reach {
+                if !blocked(x, y) {
+                    continue;
+                }
+                // The offset from the cell's nearest point; `P` is symmetric
+                // about both axes, so its size along each axis is what counts.
+                let dx = (x * unit - p[0]).max(p[0] - (x + 1) * unit).max(0);
+                let dy = (y * unit - p[1]).max(p[1] - (y + 1) * unit).max(0);
+                if NORMALS[..5]
+                    .iter()
+                    .zip(&self.h[..5])
+                    .all(|(n, h)| n[0] * dx + n[1] * dy < h * k)
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// A straight piece of the grown obstacles' boundary: the obstacles lie on
+/// the side where `NORMALS[normal] · p < c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    a: [i64; 2],
+    b: [i64; 2],
+    normal: u8,
+}
+
+impl Piece {
+    fn n(&self) -> [i64; 2] {
+        NORMALS[usize::from(self.normal)]
+    }
+
+    fn c(&self) -> i64 {
+        dot(self.n(), self.a)
+    }
+}
+
+#[inline]
+fn dot(a: [i64; 2], b: [i64; 2]) -> i64 {
+    a[0] * b[0] + a[1] * b[1]
+}
+
+#[inline]
+fn cross(a: [i64; 2], b: [i64; 2]) -> i64 {
+    a[0] * b[1] - a[1] * b[0]
+}
+
+#[inline]
+fn sub(a: [i64; 2], b: [i64; 2]) -> [i64; 2] {
+    [a[0] - b[0], a[1] - b[1]]
+}
+
+/// Whether `p`, on the line of segment `a b`, lies on the closed segment.
+#[inline]
+fn within(a: [i64; 2], b: [i64; 2], p: [i64; 2]) -> bool {
+    p[0] >= a[0].min(b[0])
+        && p[0] <= a[0].max(b[0])
+        && p[1] >= a[1].min(b[1])
+        && p[1] <= a[1].max(b[1])
+}
+
+/// The boundary pieces of the grown obstacles that may reach the cells
+/// `area` (the chunk grown by the disc's reach), uncut.
+fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool) -> Vec<Piece> {
+    let s = SCALE;
+    let mut pieces = Vec::new();
+    // Runs of cell edges: horizontal lines y = j between rows j - 1 and j,
+    // then vertical lines x = i between columns i - 1 and i.
+    for j in area.y0..=area.y1 {
+        // (start, normal) of the run in progress.
+        let mut run: Option<(i64, u8)> = None;
+        for x in area.x0..=area.x1 {
+            let here = if x < area.x1 {
+                match (blocked(x, j - 1), blocked(x, j)) {
+                    (true, false) => Some(4u8), // obstacle above: normal +y
+                    (false, true) => Some(12),  // obstacle below: normal -y
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            if let Some((x0, normal)) = run {
+                if here == Some(normal) {
+                    continue;
+                }
+                let y = j * s + if normal == 4 { disc.h[4] } else { -disc.h[12] };
+                pieces.push(Piece {
+                    a: [x0 * s, y],
+                    b: [x * s, y],
+                    normal,
+                });
+                run = None;
+            }
+            if let Some(normal) = here {
+                run = Some((x, normal));
+            }
+        }
+    }
+    for i in area.x0..=area.x1 {
+        let mut run: Option<(i64, u8)> = None;
+        for y in area.y0..=area.y1 {
+            let here = if y < area.y1 {
+                match (blocked(i - 1, y), blocked(i, y)) {
+                    (true, false) => Some(0u8), // obstacle left: normal +x
+                    (false, true) => Some(8),   // obstacle right: normal -x
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            if let Some((y0, normal)) = run {
+                if here == Some(normal) {
+                    continue;
+                }
+                let x = i * s + if normal == 0 { disc.h[0] } else { -disc.h[8] };
+                pieces.push(Piece {
+                    a: [x, y0 * s],
+                    b: [x, y * s],
+                    normal,
+                });
+                run = None;
+            }
+            if let Some(normal) = here {
+                run = Some((y, normal));
+            }
+        }
+    }
+    // Convex corners: P's edges around them, from the one along the first
+    // axis to the one along the second.
+    for y in area.y0..=area.y1 {
+        for x in area.x0..=area.x1 {
+            let around = [
+                blocked(x - 1, y - 1),
+                blocked(x, y - 1),
+                blocked(x - 1, y),
+                blocked(x, y),
+            ];
+            if around.iter().filter(|&&b| b).count() != 1 {
+                continue;
+            }
+            // The free quadrant faces away from the blocked cell; its first
+            // normal (counterclockwise) is k0.
+            let k0 = if around[0] {
+                0 // blocked at (-, -): normals +x .. +y
+            } else if around[1] {
+                4 // blocked at (+, -): normals +y .. -x
+            } else if around[3] {
+                8 // blocked at (+, +): normals -x .. -y
+            } else {
+                12 // blocked at (-, +): normals -y .. +x
+            };
+            let v = [x * s, y * s];
+            let axis = |k: usize| {
+                let n = NORMALS[k % 16];
+                [v[0] + n[0] * disc.h[k % 16], v[1] + n[1] * disc.h[k % 16]]
+            };
+            let corner = |k: usize| {
+                let c = disc.corners[k % 16];
+                [v[0] + c[0], v[1] + c[1]]
+            };
+            let mut points = [[0i64; 2]; 6];
+            points[0] = axis(k0);
+            for i in 0..4 {
+                points[i + 1] = corner(k0 + i);
+            }
+            points[5] = axis(k0 + 4);
+            for i in 0..5 {
+                pieces.push(Piece {
+                    a: points[i],
+                    b: points[i + 1],
+                    normal: ((k0 + i) % 16) as u8,
+                });
+            }
+        }
+    }
+    pieces.retain(|p| p.a != p.b);
+    pieces
+}
+
+/// Cuts `pieces` wherever they cross or touch each other or one of the
+/// `cuts` lines (`[normal, c]` pairs); returns the pieces cut.
+fn cut(pieces: &[Piece], cuts: &[(u8, i64)], bin: i64) -> Vec<Piece> {
+    // Pieces by bins of `bin` lattice units, by bounding box.
+    let lo = |p: &Piece| [p.a[0].min(p.b[0]), p.a[1].min(p.b[1])];
+    let hi = |p: &Piece| [p.a[0].max(p.b[0]), p.a[1].max(p.b[1])];
+    let (mut min, mut max) = ([i64::MAX; 2], [i64::MIN; 2]);
+    for p in pieces {
+        let (l, h) = (lo(p), hi(p));
+        for k in 0..2 {
+            min[k] = min[k].min(l[k]);
+            max[k] = max[k].max(h[k]);
+        }
+    }
+    let mut points: Vec<Vec<[i64; 2]>> = pieces.iter().map(|p| vec![p.a, p.b]).collect();
+    if !pieces.is_empty() {
+        let bw = ((max[0] - min[0]) / bin + 1) as usize;
+        let bh = ((max[1] - min[1]) / bin + 1) as usize;
+        let mut bins: Vec<Vec<u32>> = vec![Vec::new(); bw * bh];
+        for (i, p) in pieces.iter().enumerate() {
+            let (l, h) = (lo(p), hi(p));
+            for by in (l[1] - min[1]) / bin..=(h[1] - min[1]) / bin {
+                for bx in (l[0] - min[0]) / bin..=(h[0] - min[0]) / bin {
+                    bins[by as usize * bw + bx as usize].push(i as u32);
+                }
+            }
+        }
+        for list in &bins {
+            for (x, &i) in list.iter().enumerate() {
+                for &j in &list[x + 1..] {
+                    let (p, q) = (pieces[i as usize], pieces[j as usize]);
+                    if let Some(m) = meet(p, q) {
+                        for point in m.into_iter().flatten() {
+                            points[i as usize].push(point);
+                            points[j as usize].push(point);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (i, p) in pieces.iter().enumerate() {
+        for &(normal, c) in cuts {
+            let n = NORMALS[usize::from(normal)];
+            let (pn, pc) = (p.n(), p.c());
+            let det = cross(pn, n);
+            if det == 0 {
+                continue;
+            }
+            let x = [(pc * n[1] - c * pn[1]) / det, (pn[0] * c - n[0] * pc) / det];
+            if within(p.a, p.b, x) {
+                points[i].push(x);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(pieces.len() * 2);
+    for (p, mut cuts) in pieces.iter().zip(points) {
+        let d = sub(p.b, p.a);
+        cuts.sort_unstable_by_key(|&x| dot(sub(x, p.a), d));
+        cuts.dedup();
+        for w in cuts.windows(2) {
+            out.push(Piece {
+                a: w[0],
+                b: w[1],
+                normal: p.normal,
+            });
+        }
+    }
+    out
+}
+
+/// Where pieces `p` and `q` cross or touch: up to two points (the ends of
+/// their overlap when they lie on one line).
+fn meet(p: Piece, q: Piece) -> Option<[Option<[i64; 2]>; 2]> {
+    let (pn, qn) = (p.n(), q.n());
+    let det = cross(pn, qn);
+    if det == 0 {
+        // Parallel: on one line iff q's ends are on p's line.
+        if dot(pn, q.a) != p.c() {
+            return None;
+        }
+        let inside = |x: [i64; 2]| within(p.a, p.b, x) && within(q.a, q.b, x);
+        let mut out = [None, None];
+        let mut k = 0;
+        for x in [p.a, p.b, q.a, q.b] {
+            if inside(x) && k < 2 && out[..k].iter().all(|o| *o != Some(x)) {
+                out[k] = Some(x);
+                k += 1;
+            }
+        }
+        return (k > 0).then_some(out);
+    }
+    let (pc, qc) = (p.c(), q.c());
+    let num = [pc * qn[1] - qc * pn[1], pn[0] * qc - qn[0] * pc];
+    debug_assert!(
+        num[0] % det == 0 && num[1] % det == 0,
+        "lines meet on the lattice"
+    );
+    let x = [num[0] / det, num[1] / det];
+    (within(p.a, p.b, x) && within(q.a, q.b, x)).then_some([Some(x), None])
+}
+
+/// Builds the polygons of chunk `rect` of `grid` for agents of `disc`
+/// (vertices in lattice units, see the [module docs](self)).
+pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
+    let s = SCALE;
+    let mut built = Built {
+        start: vec![0],
+        ..Built::default()
+    };
+    let reach = disc.reach + 1;
+    let area = ChunkRect {
+        x0: rect.x0 - reach,
+        y0: rect.y0 - reach,
+        x1: rect.x1 + reach,
+        y1: rect.y1 + reach,
+    };
+    // The cells of the area (and one more around it) as a bitmap.
+    let (ax0, ay0) = (area.x0 - 1 - disc.reach, area.y0 - 1 - disc.reach);
+    let aw = area.x1 - area.x0 + 2 * (disc.reach + 1) + 1;
+    let ah = area.y1 - area.y0 + 2 * (disc.reach + 1) + 1;
+    let mut cells = vec![true; (aw * ah) as usize];
+    for y in 0..ah {
+        for x in 0..aw {
+            cells[(y * aw + x) as usize] = !grid.is_free_xy(ax0 + x, ay0 + y);
+        }
+    }
+    let blocked = |x: i64, y: i64| {
+        let (i, j) = (x - ax0, y - ay0);
+        if i < 0 || j < 0 || i >= aw || j >= ah {
+            return !grid.is_free_xy(x, y);
+        }
+        cells[(j * aw + i) as usize]
+    };
+    let raw = raw_pieces(disc, area, &blocked);
+    let borders = [
+        (0u8, rect.x0 * s),
+        (0, rect.x1 * s),
+        (4, rect.y0 * s),
+        (4, rect.y1 * s),
+    ];
+    let pieces = cut(&raw, &borders, 2 * s);
+    // The boundary: pieces not strictly inside the grown obstacles, near
+    // the chunk (a cell around it, to settle turns on its border).
+    let near = |p: [i64; 2], k: i64| {
+        p[0] >= (rect.x0 - 1) * s * k
+            && p[0] <= (rect.x1 + 1) * s * k
+            && p[1] >= (rect.y0 - 1) * s * k
+            && p[1] <= (rect.y1 + 1) * s * k
+    };
+    let mut boundary: Vec<Piece> = pieces
+        .into_iter()
+        .filter(|p| {
+            let m = [p.a[0] + p.b[0], p.a[1] + p.b[1]];
+            (near(p.a, 1) || near(p.b, 1) || near(m, 2)) && !disc.strictly_inside(m, 2, &blocked)
+        })
+        .collect();
+    // (Pieces on one line from two sources, cut at the same points, come
+    // out twice.)
+    boundary.sort_unstable_by_key(|p| {
+        let (a, b) = if p.a <= p.b { (p.a, p.b) } else { (p.b, p.a) };
+        (a, b, p.normal)
+    });
+    boundary.dedup_by(|p, q| {
+        let key = |p: &Piece| if p.a <= p.b { (p.a, p.b) } else { (p.b, p.a) };
+        key(p) == key(q)
+    });
+
+    // Turns: vertices where exactly two pieces meet at a corner pointing
+    // into the free space.
+    let mut incident: HashMap<[i64; 2], (u8, [i64; 2], u8)> = HashMap::new();
+    for p in &boundary {
+        for (v, other) in [(p.a, p.b), (p.b, p.a)] {
+            let e = incident.entry(v).or_insert((0, other, p.normal));
+            if e.0 == 1 {
+                let (a, na) = (e.1, NORMALS[usize::from(e.2)]);
+                let turn = dot(p.n(), sub(a, v)) < 0 && dot(na, sub(other, v)) < 0;
+                *e = (if turn { 2 } else { 3 }, a, e.2);
+            } else if e.0 >= 2 {
+                e.0 = 3;
+            } else {
+                e.0 = 1;
+            }
+        }
+    }
+    let turn = |v: [i64; 2]| incident.get(&v).is_some_and(|e| e.0 == 2);
+
+    // The triangulation's input: the pieces inside the chunk and its border,
+    // cut at every vertex on it.
+    let inside = |p: [i64; 2]| {
+        p[0] >= rect.x0 * s && p[0] <= rect.x1 * s && p[1] >= rect.y0 * s && p[1] <= rect.y1 * s
+    };
+    let mut index: HashMap<[i64; 2], usize> = HashMap::new();
+    let mut points: Vec<[i64; 2]> = Vec::new();
+    let mut vertex = |p: [i64; 2], points: &mut Vec<[i64; 2]>| -> usize {
+        *index.entry(p).or_insert_with(|| {
+            points.push(p);
+            points.len() - 1
+        })
+    };
+    let mut edges: Vec<[usize; 2]> = Vec::new();
+    for p in &boundary {
+        let m = [p.a[0] + p.b[0], p.a[1] + p.b[1]];
+        if inside([m[0] / 2, m[1] / 2]) && inside(p.a) && inside(p.b) {
+            let (a, b) = (vertex(p.a, &mut points), vertex(p.b, &mut points));
+            edges.push([a, b]);
+        }
+    }
+    let corners = [
+        [rect.x0 * s, rect.y0 * s],
+        [rect.x1 * s, rect.y0 * s],
+        [rect.x1 * s, rect.y1 * s],
+        [rect.x0 * s, rect.y1 * s],
+    ];
+    for c in corners {
+        vertex(c, &mut points);
+    }
+    // The border is cut at every boundary vertex on it, from this side or
+    // the other, so that the next chunk cuts it at the same points.
+    let ends: Vec<[i64; 2]> = boundary
+        .iter()
+        .flat_map(|p| [p.a, p.b])
+        .chain(corners)
+        .collect();
+    for k in 0..4 {
+        let (a, b) = (corners[k], corners[(k + 1) % 4]);
+        let mut on: Vec<[i64; 2]> = ends
+            .iter()
+            .copied()
+            .filter(|&p| cross(sub(b, a), sub(p, a)) == 0 && within(a, b, p))
+            .collect();
+        on.sort_unstable();
+        on.dedup();
+        let d = sub(b, a);
+        on.sort_unstable_by_key(|&p| dot(sub(p, a), d));
+        for w in on.windows(2) {
+            let (i, j) = (vertex(w[0], &mut points), vertex(w[1], &mut points));
+            edges.push([i, j]);
+        }
+    }
+    edges.sort_unstable_by_key(|e| (e[0].min(e[1]), e[0].max(e[1])));
+    edges.dedup_by_key(|e| (e[0].min(e[1]), e[0].max(e[1])));
+
+    let vertices: Vec<Point2<f64>> = points
+        .iter()
+        .map(|p| Point2::new(p[0] as f64, p[1] as f64))
+        .collect();
+    let mut conflicts = 0;
+    let Ok(cdt) =
+        ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(vertices, edges, |_| {
+            conflicts += 1;
+        })
+    else {
+        built.conflicts = u32::MAX;
+        return built;
+    };
+    built.conflicts = conflicts;
+
+    let mut tris: Vec<[u32; 3]> = Vec::new();
+    for face in cdt.inner_faces() {
+        let ids = face.vertices().map(|v| v.fix().index() as u32);
+        let p = ids.map(|i| points[i as usize]);
+        let c = cross(sub(p[1], p[0]), sub(p[2], p[0]));
+        if c == 0 {
+            continue;
+        }
+        let centroid = [p[0][0] + p[1][0] + p[2][0], p[0][1] + p[1][1] + p[2][1]];
+        if disc.strictly_inside(centroid, 3, &blocked) {
+            continue;
+        }
+        tris.push(if c > 0 { ids } else { [ids[0], ids[2], ids[1]] });
+    }
+    let local: Vec<[i32; 2]> = points
+        .iter()
+        .map(|p| {
+            [
+                i32::try_from(p[0]).expect("grids of at most 2^15 cells fit the lattice"),
+                i32::try_from(p[1]).expect("grids of at most 2^15 cells fit the lattice"),
+            ]
+        })
+        .collect();
+    let polys = merge(&local, &tris);
+
+    let mut owner: HashMap<(u32, u32), (u32, u16)> = HashMap::with_capacity(tris.len() * 3);
+    for (p, poly) in polys.iter().enumerate() {
+        assert!(
+            u16::try_from(poly.len()).is_ok(),
+            "polygons have few vertices"
+        );
+        for k in 0..poly.len() {
+            owner.insert((poly[k], poly[(k + 1) % poly.len()]), (p as u32, k as u16));
+        }
+    }
+    let (gw, gh) = (i64::from(grid.width()), i64::from(grid.height()));
+    for (p, poly) in polys.iter().enumerate() {
+        for k in 0..poly.len() {
+            let (a, b) = (poly[k], poly[(k + 1) % poly.len()]);
+            let (pa, pb) = (points[a as usize], points[b as usize]);
+            let slot = built.verts.len() as u32;
+            built.verts.push(local[a as usize]);
+            built.turn.push(turn(pa));
+            let across = if let Some(&(q, k)) = owner.get(&(b, a)) {
+                built.twin.push(k);
+                q
+            } else {
+                built.twin.push(0);
+                // A border edge with a chunk beyond it: the next chunk's
+                // polygons meet it there, or nothing does (linked later).
+                let side = if pa[1] == pb[1] && pa[1] == rect.y0 * s && rect.y0 > 0 {
+                    Some((Side::North, pa[0].min(pb[0])))
+                } else if pa[1] == pb[1] && pa[1] == rect.y1 * s && rect.y1 < gh {
+                    Some((Side::South, pa[0].min(pb[0])))
+                } else if pa[0] == pb[0] && pa[0] == rect.x0 * s && rect.x0 > 0 {
+                    Some((Side::West, pa[1].min(pb[1])))
+                } else if pa[0] == pb[0] && pa[0] == rect.x1 * s && rect.x1 < gw {
+                    Some((Side::East, pa[1].min(pb[1])))
+                } else {
+                    None
+                };
+                match side {
+                    Some((side, lo)) => {
+                        built.portals.push(Portal {
+                            side,
+                            lo: i32::try_from(lo).expect("fits the lattice"),
+                            slot,
+                            poly: p as u32,
+                        });
+                        super::PORTAL
+                    }
+                    None => super::NONE,
+                }
+            };
+            built.neigh.push(across);
+        }
+        built.start.push(built.verts.len() as u32);
+    }
+    built.portals.sort_unstable();
+    built
+}

@@ -1,0 +1,312 @@
+//! Meshes for agents of a radius, against brute force: every point of the mesh keeps the radius, every point a tolerance farther is on it, and where a slightly larger disc can go on a fine lattice, the planner reaches the goal with a path that keeps the radius.
+
+use bevy_math::{DVec2, UVec2};
+
+use super::offset::{Disc, SCALE};
+use super::{CHUNK, NONE, NavMesh, PORTAL};
+use crate::grid::Grid;
+use crate::search::{PlanOptions, Planner};
+use crate::test_rng::Rng;
+
+/// Distance from `p` to the nearest blocked cell or the grid's outside, or
+/// [`FAR`] if that is farther (every radius tested is below it).
+pub(crate) fn wall_distance(grid: &Grid, p: DVec2) -> f64 {
+    wall_distance_below(grid, p, FAR)
+}
+
+/// [`wall_distance`], or `cap` if that is less.
+fn wall_distance_below(grid: &Grid, p: DVec2, cap: f64) -> f64 {
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    let best = p.x.min(w - p.x).min(p.y).min(h - p.y).clamp(0.0, cap);
+    let mut best2 = best * best;
+    let reach = best.ceil() as i64 + 1;
+    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    for y in cy - reach..=cy + reach {
+        let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+        if dy * dy >= best2 {
+            continue;
+        }
+        for x in cx - reach..=cx + reach {
+            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+                best2 = best2.min(dx * dx + dy * dy);
+            }
+        }
+    }
+    best2.sqrt()
+}
+
+/// The distance beyond which [`wall_distance`] does not look.
+const FAR: f64 = 8.0;
+
+/// A map of rooms joined by corridors one to three cells wide, with doors
+/// one cell wide.
+pub(crate) fn rooms_and_corridors(rng: &mut Rng, w: u32, h: u32) -> Grid {
+    let mut grid = Grid::new(w, h).unwrap();
+    for y in 0..h {
+        for x in 0..w {
+            grid.set_free(UVec2::new(x, y), false).unwrap();
+        }
+    }
+    let carve = |grid: &mut Grid, x0: u32, y0: u32, x1: u32, y1: u32| {
+        for y in y0.min(y1)..=y0.max(y1).min(h - 1) {
+            for x in x0.min(x1)..=x0.max(x1).min(w - 1) {
+                grid.set_free(UVec2::new(x, y), true).unwrap();
+            }
+        }
+    };
+    let mut centres = Vec::new();
+    for _ in 0..6 {
+        let (rw, rh) = (3 + rng.below(8), 3 + rng.below(8));
+        let (x, y) = (rng.below(w - rw), rng.below(h - rh));
+        carve(&mut grid, x, y, x + rw - 1, y + rh - 1);
+        centres.push((x + rw / 2, y + rh / 2));
+    }
+    for k in 1..centres.len() {
+        let ((ax, ay), (bx, by)) = (centres[k - 1], centres[k]);
+        let width = rng.below(3);
+        carve(&mut grid, ax, ay, bx, ay + width);
+        carve(&mut grid, bx, ay, bx + width, by);
+    }
+    // Walls with one-cell doors across some rooms.
+    for _ in 0..4 {
+        let y = rng.below(h);
+        let door = rng.below(w);
+        for x in 0..w {
+            if x != door && rng.below(4) != 0 {
+                grid.set_free(UVec2::new(x, y), false).unwrap();
+            }
+        }
+    }
+    grid
+}
+
+#[test]
+fn the_grown_polygon_holds_the_disc_and_stays_within_its_tolerance() {
+    let mut r = super::offset::MIN_RADIUS;
+    while r < 300.0 {
+        let disc = Disc::new(r);
+        let tol = disc.tolerance();
+        assert!(tol >= 0.0, "r = {r}: the corners lie outside the disc");
+        assert!(tol <= 0.0275 * r + 1.0 / 512.0, "r = {r}: tolerance {tol}");
+        if r <= 4.5 {
+            assert!(tol <= 0.125, "r = {r}: tolerance {tol}");
+        }
+        r *= 1.07;
+    }
+}
+
+/// Checks the mesh for `radius` on `grid`; returns its tolerance.
+fn check(grid: &Grid, radius: f64, rng: &mut Rng) -> f64 {
+    let mesh = NavMesh::with_radius(grid, radius).unwrap();
+    let tol = mesh.tolerance();
+    let s = SCALE as f64;
+    for chunk in &mesh.chunks {
+        assert_eq!(chunk.conflicts, 0, "the boundary pieces never cross");
+    }
+    for (c, chunk) in mesh.chunks.iter().enumerate() {
+        for p in 0..chunk.start.len() - 1 {
+            let id = ((c as u32) << super::LOCAL_BITS) | p as u32;
+            let poly = mesh.polygon(id);
+            let n = poly.len();
+            let pts: Vec<DVec2> = (0..n).map(|k| poly.at(k)).collect();
+            for k in 0..n {
+                let turn = crate::geom::orient_sign(pts[k], pts[(k + 1) % n], pts[(k + 2) % n]);
+                assert!(turn.is_gt() || turn.is_eq(), "polygon {id} is not convex");
+                // Every point of the polygon keeps the radius: its edges,
+                // sampled, and points inside.
+                for t in 0..=8 {
+                    let q = pts[k].lerp(pts[(k + 1) % n], f64::from(t) / 8.0) / s;
+                    let d = wall_distance(grid, q);
+                    assert!(d >= radius - 1e-9, "r = {radius}: {q} is {d} from a wall");
+                }
+                let across = poly.slots[k].neigh;
+                assert_ne!(across, PORTAL, "every portal is linked or closed");
+                if across != NONE {
+                    let other = mesh.polygon(across);
+                    let m = other.len();
+                    let j = usize::from(poly.slots[k].twin);
+                    let back = j < m
+                        && other.slots[j].v == poly.slots[(k + 1) % n].v
+                        && other.slots[(j + 1) % m].v == poly.slots[k].v
+                        && other.slots[j].neigh == id;
+                    assert!(back, "polygon {id}'s edge {k} is not met by {across}");
+                }
+            }
+        }
+    }
+    // Every point a tolerance farther than the radius is on the mesh.
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    for _ in 0..4000 {
+        let p = DVec2::new(
+            f64::from(rng.below(1 << 20)) / f64::from(1 << 20) * w,
+            f64::from(rng.below(1 << 20)) / f64::from(1 << 20) * h,
+        );
+        if wall_distance(grid, p) >= radius + tol + 1e-9 {
+            let mut found = Vec::new();
+            let cell = [p.x.floor() as i64, p.y.floor() as i64];
+            mesh.polygons_at(p * s, &[cell], &mut found);
+            assert!(!found.is_empty(), "r = {radius}: {p} is off the mesh");
+        }
+    }
+    tol
+}
+
+#[test]
+fn radius_meshes_keep_the_radius_and_hold_every_point_a_tolerance_farther() {
+    let mut rng = Rng(0x7ad_1001);
+    for round in 0..12 {
+        let (w, h) = (20 + rng.below(60), 20 + rng.below(60));
+        let grid = if round % 2 == 0 {
+            rooms_and_corridors(&mut rng, w, h)
+        } else {
+            super::tests::random_grid(&mut rng, w, h, [5, 15, 30][round % 3])
+        };
+        for radius in [0.25, 0.3, 0.5, 0.75, 1.0, 1.4, 2.0, 3.0] {
+            check(&grid, radius, &mut rng);
+        }
+    }
+}
+
+/// Where a disc of radius `r` can go, on the lattice of spacing `1 / k`:
+/// a component number per lattice point (row by row, `grid.width() * k + 1`
+/// points a row), 0 where the disc does not fit. Points are joined to
+/// their four neighbours; a disc moving between two that fit keeps at least
+/// `r - 1 / (2k)` from every wall.
+fn lattice_components(grid: &Grid, r: f64, k: u32) -> Vec<u32> {
+    let (w, h) = (grid.width() * k + 1, grid.height() * k + 1);
+    let fits: Vec<bool> = (0..w * h)
+        .map(|i| {
+            let p = DVec2::new(f64::from(i % w), f64::from(i / w)) / f64::from(k);
+            wall_distance_below(grid, p, r + 1.0) >= r
+        })
+        .collect();
+    let mut label = vec![0u32; (w * h) as usize];
+    let mut next = 0;
+    let mut stack = Vec::new();
+    for i in 0..w * h {
+        if !fits[i as usize] || label[i as usize] != 0 {
+            continue;
+        }
+        next += 1;
+        label[i as usize] = next;
+        stack.push(i);
+        while let Some(j) = stack.pop() {
+            let (x, y) = (j % w, j / w);
+            let around = [
+                (x > 0).then(|| j - 1),
+                (x + 1 < w).then(|| j + 1),
+                (y > 0).then(|| j - w),
+                (y + 1 < h).then(|| j + w),
+            ];
+            for n in around.into_iter().flatten() {
+                if fits[n as usize] && label[n as usize] == 0 {
+                    label[n as usize] = next;
+                    stack.push(n);
+                }
+            }
+        }
+    }
+    label
+}
+
+/// Whether every point of the path is at least `r` from every wall
+/// (sampled every 1/64 cell).
+fn keeps(grid: &Grid, waypoints: &[DVec2], r: f64) -> bool {
+    waypoints.windows(2).all(|w| {
+        let steps = (w[0].distance(w[1]) * 64.0).ceil().max(1.0) as u32;
+        (0..=steps).all(|t| {
+            wall_distance(grid, w[0].lerp(w[1], f64::from(t) / f64::from(steps))) >= r - 1e-9
+        })
+    })
+}
+
+#[test]
+fn where_a_disc_an_eighth_of_a_cell_larger_can_go_the_planner_reaches_the_goal() {
+    let mut rng = Rng(0x7ad_1002);
+    let mut planner = Planner::new();
+    let (mut reachable, mut queries) = (0, 0);
+    for round in 0..6 {
+        let (w, h) = (24 + rng.below(24), 24 + rng.below(24));
+        let grid = if round % 2 == 0 {
+            rooms_and_corridors(&mut rng, w, h)
+        } else {
+            super::tests::random_grid(&mut rng, w, h, 15)
+        };
+        for radius in [0.25, 0.3, 0.45, 0.7, 1.2, 2.0] {
+            let mesh = NavMesh::with_radius(&grid, radius).unwrap();
+            // The lattice (spacing 1/16) reaches only where a disc of
+            // radius r + 1/8 goes, so a continuous path keeps
+            // r + 1/8 - 1/32, more than the mesh's tolerance.
+            assert!(mesh.tolerance() <= 1.0 / 8.0 - 1.0 / 32.0);
+            let k = 16;
+            let components = lattice_components(&grid, radius + 0.125, k);
+            let reaches = |a: [u32; 2], b: [u32; 2]| {
+                let at = |p: [u32; 2]| components[(p[1] * (w * k + 1) + p[0]) as usize];
+                at(a) != 0 && at(a) == at(b)
+            };
+            let to = |p: [u32; 2]| DVec2::new(f64::from(p[0]), f64::from(p[1])) / f64::from(k);
+            // Mostly points where the larger disc fits, some anywhere.
+            let point = |rng: &mut Rng, fits: bool| {
+                let mut p = [rng.below(w * k), rng.below(h * k)];
+                for _ in 0..200 {
+                    if !fits || wall_distance(&grid, to(p)) >= radius + 0.125 {
+                        break;
+                    }
+                    p = [rng.below(w * k), rng.below(h * k)];
+                }
+                p
+            };
+            for q in 0..12 {
+                let a = point(&mut rng, q % 4 != 0);
+                let b = point(&mut rng, q % 4 != 1);
+                let (s, t) = (to(a), to(b));
+                let Ok(path) = planner.plan_on_mesh(&mesh, s, t, &PlanOptions::default()) else {
+                    // No room where the agent stands: the lattice agrees.
+                    assert!(!reaches(a, b));
+                    continue;
+                };
+                queries += 1;
+                assert!(
+                    keeps(&grid, &path.waypoints, radius),
+                    "r = {radius}: {s} -> {t}: {:?} comes closer",
+                    path.waypoints
+                );
+                if reaches(a, b) {
+                    reachable += 1;
+                    assert!(
+                        !path.is_fallback() && path.start_moved_from.is_none(),
+                        "r = {radius}: {s} -> {t} is reachable, got {path:?}"
+                    );
+                    assert_eq!(path.waypoints.last(), Some(&t));
+                }
+            }
+        }
+    }
+    assert!(
+        reachable > queries / 4,
+        "{reachable} of {queries} reachable"
+    );
+}
+
+#[test]
+fn radius_meshes_follow_edits_like_fresh_ones() {
+    let mut rng = Rng(0x7ad_1003);
+    for _ in 0..4 {
+        let (w, h) = (CHUNK + 20 + rng.below(40), CHUNK + rng.below(30));
+        let mut grid = rooms_and_corridors(&mut rng, w, h);
+        let radius = [0.3, 0.8, 2.5][rng.below(3) as usize];
+        let mut mesh = NavMesh::with_radius(&grid, radius).unwrap();
+        for _ in 0..6 {
+            for _ in 0..=rng.below(3) {
+                let cell = UVec2::new(rng.below(w), rng.below(h));
+                grid.set_free(cell, rng.below(2) == 0).unwrap();
+            }
+            mesh.sync(&grid);
+            let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
+            let fresh = NavMesh::with_radius(&grid, radius).unwrap();
+            let b: Vec<Vec<DVec2>> = fresh.polygons().collect();
+            assert_eq!(a, b);
+        }
+    }
+}

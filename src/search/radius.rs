@@ -1,0 +1,260 @@
+//! Planning on a mesh for agents of a radius: endpoints moved onto the mesh, Polyanya between them, a fallback to the closest point the agent can reach.
+
+use bevy_math::DVec2;
+
+use super::endpoint::Endpoint;
+use super::polyanya;
+use super::{
+    Outcome, Path, PathKind, PlanError, PlanOptions, Planner, Role, SearchContext, SearchStats,
+};
+use crate::clearance::MAX_EXIT_DISTANCE;
+use crate::geom::polyline_length;
+use crate::mesh::{NONE, NavMesh};
+
+impl Planner {
+    /// [`Planner::plan_on_mesh`] on a mesh of [`NavMesh::with_radius`].
+    pub(crate) fn plan_on_radius_mesh(
+        &mut self,
+        mesh: &NavMesh,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        if !start.is_finite() {
+            return Err(PlanError::NonFinite(Role::Start));
+        }
+        if !goal.is_finite() {
+            return Err(PlanError::NonFinite(Role::Goal));
+        }
+        let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
+        let from = nearest_on_mesh(mesh, start, f64::from(MAX_EXIT_DISTANCE)).ok_or(
+            if mesh.polygon_count() == 0 {
+                PlanError::NoFreeCell
+            } else {
+                PlanError::NoRoom
+            },
+        )?;
+        let start_moved_from = (from != start).then_some(start);
+        // The closest point the agent can reach: the point of the mesh
+        // nearest to the goal if it is connected to the start, else the
+        // nearest among the polygons connected to the start's.
+        let to = nearest_on_mesh(mesh, goal, f64::from(MAX_EXIT_DISTANCE))
+            .filter(|&to| connected(mesh, from, to, &mut self.polygon_marks))
+            .unwrap_or_else(|| closest_reachable(mesh, from, goal, &mut self.polygon_marks));
+        let kind = if to == goal {
+            PathKind::Found
+        } else if options.fallback == super::FallbackPolicy::Fail {
+            return Err(PlanError::Unreachable { closest: to });
+        } else {
+            PathKind::Fallback {
+                requested_goal: goal,
+            }
+        };
+        let grid = mesh.grid();
+        let resolve = |p: DVec2| Endpoint::resolve(grid, p).ok_or(PlanError::NoRoom);
+        let (start_ep, goal_ep) = (resolve(from)?, resolve(to)?);
+        let mut ctx = SearchContext {
+            grid,
+            start: &start_ep,
+            goal: &goal_ep,
+            options,
+            cancel: None,
+            stats: SearchStats::default(),
+            trace: None,
+            stop_at: options.node_budget.unwrap_or(u64::MAX),
+        };
+        let mut waypoints = Vec::new();
+        let outcome = if from == to {
+            waypoints.push(from);
+            Outcome::Found
+        } else {
+            polyanya::search(&mut ctx, mesh, &mut self.polyanya, &mut waypoints, false)
+        };
+        let stats = ctx.stats;
+        match outcome {
+            Outcome::Found => {
+                let length = polyline_length(&waypoints);
+                Ok(Path {
+                    waypoints,
+                    length,
+                    cost: length,
+                    kind,
+                    start_moved_from,
+                    stats,
+                })
+            }
+            Outcome::Budget => Err(PlanError::BudgetExhausted { stats }),
+            Outcome::Cancelled => Err(PlanError::Cancelled),
+            Outcome::Exhausted | Outcome::Paused => Err(PlanError::SearchFailed { stats }),
+        }
+    }
+}
+
+/// Polygon marks for the walks over a mesh's polygons: a generation stamp
+/// per polygon id, so that nothing is cleared per query.
+#[derive(Default)]
+pub(crate) struct PolygonMarks {
+    stamps: std::collections::HashMap<u32, u32>,
+    stamp: u32,
+    queue: Vec<u32>,
+}
+
+impl PolygonMarks {
+    fn reset(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.stamps.clear();
+            self.stamp = 1;
+        }
+        self.queue.clear();
+    }
+
+    /// Marks `id`; returns whether it was not marked yet.
+    fn mark(&mut self, id: u32) -> bool {
+        let s = self.stamps.entry(id).or_insert(0);
+        let new = *s != self.stamp;
+        *s = self.stamp;
+        new
+    }
+}
+
+/// The polygons holding `p` (in cells).
+fn polygons_at(mesh: &NavMesh, p: DVec2) -> Vec<u32> {
+    let mut out = Vec::new();
+    let q = p * mesh.scale() as f64;
+    let cells: Vec<[i64; 2]> = [
+        [p.x.floor(), p.y.floor()],
+        [p.x.ceil() - 1.0, p.y.floor()],
+        [p.x.floor(), p.y.ceil() - 1.0],
+        [p.x.ceil() - 1.0, p.y.ceil() - 1.0],
+    ]
+    .into_iter()
+    .map(|c| [c[0] as i64, c[1] as i64])
+    .filter(|c| mesh.grid().contains_xy(c[0], c[1]))
+    .collect();
+    mesh.polygons_at(q, &cells, &mut out);
+    out
+}
+
+/// Visits the polygons connected to those holding `from`, calling `visit`
+/// on each until it returns `true`; returns whether one did.
+fn walk(
+    mesh: &NavMesh,
+    from: DVec2,
+    marks: &mut PolygonMarks,
+    mut visit: impl FnMut(u32) -> bool,
+) -> bool {
+    marks.reset();
+    for id in polygons_at(mesh, from) {
+        if marks.mark(id) {
+            marks.queue.push(id);
+        }
+    }
+    while let Some(id) = marks.queue.pop() {
+        if visit(id) {
+            return true;
+        }
+        for slot in mesh.polygon(id).slots {
+            if slot.neigh < crate::mesh::PORTAL && marks.mark(slot.neigh) {
+                marks.queue.push(slot.neigh);
+            }
+        }
+    }
+    false
+}
+
+/// Whether `to` lies in a polygon connected to `from`'s.
+fn connected(mesh: &NavMesh, from: DVec2, to: DVec2, marks: &mut PolygonMarks) -> bool {
+    let goal = polygons_at(mesh, to);
+    !goal.is_empty() && walk(mesh, from, marks, |id| goal.contains(&id))
+}
+
+/// The point closest to `goal` on the polygons connected to `from`'s.
+fn closest_reachable(mesh: &NavMesh, from: DVec2, goal: DVec2, marks: &mut PolygonMarks) -> DVec2 {
+    let mut best = (from.distance_squared(goal), from);
+    walk(mesh, from, marks, |id| {
+        if let Some(q) = closest_in(mesh, id, goal)
+            && q.distance_squared(goal) < best.0
+        {
+            best = (q.distance_squared(goal), q);
+        }
+        false
+    });
+    best.1
+}
+
+/// The point of polygon `id` closest to `p` (in cells), checked to lie in
+/// it (`None` if rounding puts every candidate outside).
+fn closest_in(mesh: &NavMesh, id: u32, p: DVec2) -> Option<DVec2> {
+    let scale = mesh.scale() as f64;
+    let poly = mesh.polygon(id);
+    let q = p * scale;
+    if poly.contains(q) {
+        return Some(p);
+    }
+    let n = poly.len();
+    let mut best = (f64::INFINITY, DVec2::ZERO);
+    for k in 0..n {
+        let (a, b) = (poly.at(k), poly.at((k + 1) % n));
+        let e = b - a;
+        let t = ((q - a).dot(e) / e.length_squared()).clamp(0.0, 1.0);
+        let x = if t.is_finite() { a + e * t } else { a };
+        let d = x.distance_squared(q);
+        if d < best.0 {
+            best = (d, x);
+        }
+    }
+    // Rounding may leave the foot a hair outside: nudge it towards the
+    // polygon's centroid until it is in.
+    let centroid = (0..n).map(|k| poly.at(k)).sum::<DVec2>() / n as f64;
+    let mut nudge = 1e-9;
+    while nudge < 1.0 {
+        let x = best.1 + (centroid - best.1) * nudge;
+        let cell = x / scale;
+        if poly.contains(cell * scale) {
+            return Some(cell);
+        }
+        nudge *= 16.0;
+    }
+    None
+}
+
+/// The point of the mesh nearest to `p` within `within` cells (`p` itself
+/// when it lies on the mesh).
+fn nearest_on_mesh(mesh: &NavMesh, p: DVec2, within: f64) -> Option<DVec2> {
+    if !polygons_at(mesh, p).is_empty() {
+        return Some(p);
+    }
+    let mut best: Option<(f64, DVec2)> = None;
+    let grid = mesh.grid();
+    let mut radius = 1.0_f64;
+    loop {
+        let r = radius.min(within);
+        let (x0, x1) = ((p.x - r).floor() as i64, (p.x + r).floor() as i64);
+        let (y0, y1) = ((p.y - r).floor() as i64, (p.y + r).floor() as i64);
+        let mut ids = Vec::new();
+        for y in y0.max(0)..=y1.min(i64::from(grid.height()) - 1) {
+            for x in x0.max(0)..=x1.min(i64::from(grid.width()) - 1) {
+                mesh.polygons_meeting_cell(x, y, &mut ids);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            if id == NONE {
+                continue;
+            }
+            if let Some(q) = closest_in(mesh, id, p) {
+                let d = q.distance(p);
+                if d <= within && best.is_none_or(|(bd, _)| d < bd) {
+                    best = Some((d, q));
+                }
+            }
+        }
+        // Cells within `r` hold every point closer than `r`.
+        if best.is_some_and(|(d, _)| d <= r) || r >= within {
+            return best.map(|(_, q)| q);
+        }
+        radius *= 2.0;
+    }
+}

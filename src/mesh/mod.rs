@@ -157,8 +157,8 @@ impl NavMesh {
     /// fits: at least `radius` from every blocked cell and from the grid's
     /// outside. It holds every point at least `radius +`
     /// [`NavMesh::tolerance`] from them (the obstacles are grown by a
-    /// 16-sided polygon around the disc: see [`crate::clearance`]); a radius
-    /// of 0 gives [`NavMesh::build`]'s mesh. Search it with
+    /// polygon around the disc: see `SPEC.md`); a radius of 0 gives
+    /// [`NavMesh::build`]'s mesh. Search it with
     /// [`Planner::plan_on_mesh`](crate::search::Planner::plan_on_mesh).
     ///
     /// ```
@@ -215,9 +215,9 @@ impl NavMesh {
     }
 
     /// How much farther than [`NavMesh::radius`] from the obstacles a point
-    /// may have to be to lie on the mesh, in cells: 0 for point agents,
-    /// about `0.0275 * radius` otherwise (at most 1/8 cell up to a radius
-    /// of 4.5 cells).
+    /// may have to be to lie on the mesh, in cells: 0 for point agents; for
+    /// others at most 0.09 up to a radius of 3.27 cells, about
+    /// `0.0275 * radius` beyond (1/8 cell at 4.5).
     #[must_use]
     pub fn tolerance(&self) -> f64 {
         self.disc.as_ref().map_or(0.0, |d| d.tolerance())

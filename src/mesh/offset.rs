@@ -1,4 +1,4 @@
-//! One chunk of a mesh for agents of a radius: the grid's obstacles grown by a 16-sided polygon around the agent's disc, cut exactly on an integer lattice.
+//! One chunk of a mesh for agents of a radius: the grid's obstacles grown by a polygon around the agent's disc, cut exactly on an integer lattice.
 //!
 //! # The grown obstacles
 //!
@@ -6,21 +6,24 @@
 //! and stays on the grid. The mesh approximates that set from inside: the
 //! obstacles (blocked cells, and the grid's outside) are grown by a convex
 //! polygon `P` that contains the disc, and the mesh covers what is left.
-//! `P` is the intersection of 16 half-planes `n · u <= h(n)`, one per
-//! outward normal `n` among `(±1, 0)`, `(0, ±1)`, `(±1, ±1)`, `(±2, ±1)`
-//! and `(±1, ±2)`, with `h(n) >= r |n|`: its edges touch the disc (or lie
-//! just outside it), so every point of the mesh is at least `r` from every
+//! `P` is the intersection of half-planes `n · u <= h(n)`, one per outward
+//! normal `n`, with `h(n) >= r |n|`: its edges touch the disc (or lie just
+//! outside it), so every point of the mesh is at least `r` from every
 //! obstacle, and a point farther than `r + δ` is in it, where `δ` is how
-//! far `P`'s corners stick out ([`Disc::tolerance`]: about `0.0275 r`, plus
-//! at most 1/1024 cell of rounding). Straight walls are offset by exactly
-//! `h((1, 0))`, within 1/1024 cell of `r`.
+//! far `P`'s corners stick out ([`Disc::tolerance`]). The normals are
+//! those of a square (`(±1, 0)`, `(0, ±1)`), an octagon (and `(±1, ±1)`) or
+//! a 16-gon (and `(±2, ±1)`, `(±1, ±2)`): the first whose `δ` is at most
+//! 0.09 cell (a square for `r` up to 0.21, an octagon up to 1.09, the
+//! 16-gon beyond, whose `δ` is about `0.0275 r`: 1/8 cell at `r` = 4.5).
+//! Fewer corners leave a path fewer places to turn. Straight walls are
+//! offset by exactly `h((1, 0))`, within 1/1024 cell of `r`.
 //!
 //! # Exact arithmetic
 //!
 //! Mesh vertices are integers in units of `1 / SCALE` cells, with
 //! `SCALE = 60 * 1024`. Every `h(n)` is rounded up to a multiple of 60
 //! units, so every line bounding a grown cell is `n · p = c` with `c` a
-//! multiple of 60. Two of the 16 normals have a cross product of 1 to 5 in
+//! multiple of 60. Two of the normals have a cross product of 1 to 5 in
 //! size, which divides 60: any two such lines, and the chunk's borders,
 //! meet at an integer point. So the union of the grown cells is cut
 //! exactly: where two boundary lines cross, the crossing is a lattice
@@ -79,16 +82,23 @@ const NORMALS: [[i64; 2]; 16] = [
 /// rounded edges would not all touch it.
 pub(crate) const MIN_RADIUS: f64 = 1.0 / 64.0;
 
+/// The largest tolerance [`Disc::new`] accepts before taking a polygon
+/// with more edges, in cells.
+const TOLERANCE: f64 = 0.09;
+
 /// The polygon `P` that agents of one radius grow the obstacles by (see
 /// the [module docs](self)).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Disc {
     /// The radius asked for, in cells.
     radius: f64,
+    /// The normals of its edges, counterclockwise from `+x`: 4, 8 or 16 of
+    /// [`NORMALS`], the same number in each quadrant.
+    normals: Vec<[i64; 2]>,
     /// `h(n)` per normal, in lattice units.
-    h: [i64; 16],
+    h: Vec<i64>,
     /// `P`'s corner between edge `k` and edge `k + 1`, in lattice units.
-    corners: [[i64; 2]; 16],
+    corners: Vec<[i64; 2]>,
     /// How many cells from a blocked cell its grown polygon reaches.
     reach: i64,
 }
@@ -97,23 +107,47 @@ impl Disc {
     /// The polygon for agents of radius `radius` cells (at least
     /// [`MIN_RADIUS`]; the caller checks it is finite and at most
     /// [`crate::clearance::MAX_RADIUS`]).
+    ///
+    /// The polygon is a square, an octagon or the 16-gon, the first whose
+    /// corners stay within [`TOLERANCE`] of the disc (the 16-gon beyond):
+    /// fewer corners, fewer places for a path to turn.
     pub(crate) fn new(radius: f64) -> Disc {
+        let mut disc = Disc::with_normals(radius, 4);
+        for step in [2, 1] {
+            if disc.tolerance() <= TOLERANCE {
+                break;
+            }
+            disc = Disc::with_normals(radius, step);
+        }
+        disc
+    }
+
+    /// The polygon with every `step`-th of [`NORMALS`].
+    fn with_normals(radius: f64, step: usize) -> Disc {
         let r = radius.max(MIN_RADIUS);
-        let h = NORMALS.map(|n| {
-            let length = ((n[0] * n[0] + n[1] * n[1]) as f64).sqrt();
-            // 60 * ceil(r |n| 1024), a hair over, so that rounding never
-            // brings an edge inside the disc.
-            let units = (r * length * 1024.0 * (1.0 + 1e-12)).ceil() as i64;
-            60 * units.max(1)
-        });
-        let corners = core::array::from_fn(|k| {
-            let (a, b) = (NORMALS[k], NORMALS[(k + 1) % 16]);
-            let (ha, hb) = (h[k], h[(k + 1) % 16]);
-            // Consecutive normals have a cross product of 1.
-            let det = a[0] * b[1] - a[1] * b[0];
-            debug_assert_eq!(det, 1);
-            [(ha * b[1] - hb * a[1]) / det, (a[0] * hb - b[0] * ha) / det]
-        });
+        let normals: Vec<[i64; 2]> = NORMALS.iter().copied().step_by(step).collect();
+        let m = normals.len();
+        let h: Vec<i64> = normals
+            .iter()
+            .map(|n| {
+                let length = ((n[0] * n[0] + n[1] * n[1]) as f64).sqrt();
+                // 60 * ceil(r |n| 1024), a hair over, so that rounding never
+                // brings an edge inside the disc.
+                let units = (r * length * 1024.0 * (1.0 + 1e-12)).ceil() as i64;
+                60 * units.max(1)
+            })
+            .collect();
+        let corners: Vec<[i64; 2]> = (0..m)
+            .map(|k| {
+                let (a, b) = (normals[k], normals[(k + 1) % m]);
+                let (ha, hb) = (h[k], h[(k + 1) % m]);
+                // Consecutive normals have a cross product of 1: the corner is
+                // a lattice point.
+                let det = a[0] * b[1] - a[1] * b[0];
+                debug_assert_eq!(det, 1);
+                [(ha * b[1] - hb * a[1]) / det, (a[0] * hb - b[0] * ha) / det]
+            })
+            .collect();
         let far = corners
             .iter()
             .map(|c| c[0].abs().max(c[1].abs()))
@@ -121,6 +155,7 @@ impl Disc {
             .unwrap_or(0);
         Disc {
             radius,
+            normals,
             h,
             corners,
             reach: far.div_euclid(SCALE) + 1,
@@ -163,9 +198,10 @@ impl Disc {
                 // about both axes, so its size along each axis is what counts.
                 let dx = (x * unit - p[0]).max(p[0] - (x + 1) * unit).max(0);
                 let dy = (y * unit - p[1]).max(p[1] - (y + 1) * unit).max(0);
-                if NORMALS[..5]
+                let quarter = self.normals.len() / 4 + 1;
+                if self.normals[..quarter]
                     .iter()
-                    .zip(&self.h[..5])
+                    .zip(&self.h[..quarter])
                     .all(|(n, h)| n[0] * dx + n[1] * dy < h * k)
                 {
                     return true;
@@ -177,17 +213,18 @@ impl Disc {
 }
 
 /// A straight piece of the grown obstacles' boundary: the obstacles lie on
-/// the side where `NORMALS[normal] · p < c`.
+/// the side where `normal · p < c`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Piece {
     a: [i64; 2],
     b: [i64; 2],
-    normal: u8,
+    /// The outward normal, one of [`NORMALS`].
+    normal: [i64; 2],
 }
 
 impl Piece {
     fn n(&self) -> [i64; 2] {
-        NORMALS[usize::from(self.normal)]
+        self.normal
     }
 
     fn c(&self) -> i64 {
@@ -228,12 +265,12 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
     // then vertical lines x = i between columns i - 1 and i.
     for j in area.y0..=area.y1 {
         // (start, normal) of the run in progress.
-        let mut run: Option<(i64, u8)> = None;
+        let mut run: Option<(i64, i64)> = None;
         for x in area.x0..=area.x1 {
             let here = if x < area.x1 {
                 match (blocked(x, j - 1), blocked(x, j)) {
-                    (true, false) => Some(4u8), // obstacle above: normal +y
-                    (false, true) => Some(12),  // obstacle below: normal -y
+                    (true, false) => Some(1i64), // obstacle above: normal +y
+                    (false, true) => Some(-1),   // obstacle below: normal -y
                     _ => None,
                 }
             } else {
@@ -243,11 +280,11 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
                 if here == Some(normal) {
                     continue;
                 }
-                let y = j * s + if normal == 4 { disc.h[4] } else { -disc.h[12] };
+                let y = j * s + normal * disc.h[0];
                 pieces.push(Piece {
                     a: [x0 * s, y],
                     b: [x * s, y],
-                    normal,
+                    normal: [0, normal],
                 });
                 run = None;
             }
@@ -257,12 +294,12 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
         }
     }
     for i in area.x0..=area.x1 {
-        let mut run: Option<(i64, u8)> = None;
+        let mut run: Option<(i64, i64)> = None;
         for y in area.y0..=area.y1 {
             let here = if y < area.y1 {
                 match (blocked(i - 1, y), blocked(i, y)) {
-                    (true, false) => Some(0u8), // obstacle left: normal +x
-                    (false, true) => Some(8),   // obstacle right: normal -x
+                    (true, false) => Some(1i64), // obstacle left: normal +x
+                    (false, true) => Some(-1),   // obstacle right: normal -x
                     _ => None,
                 }
             } else {
@@ -272,11 +309,11 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
                 if here == Some(normal) {
                     continue;
                 }
-                let x = i * s + if normal == 0 { disc.h[0] } else { -disc.h[8] };
+                let x = i * s + normal * disc.h[0];
                 pieces.push(Piece {
                     a: [x, y0 * s],
                     b: [x, y * s],
-                    normal,
+                    normal: [normal, 0],
                 });
                 run = None;
             }
@@ -298,39 +335,40 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
             if around.iter().filter(|&&b| b).count() != 1 {
                 continue;
             }
-            // The free quadrant faces away from the blocked cell; its first
-            // normal (counterclockwise) is k0.
-            let k0 = if around[0] {
+            // The free quadrant faces away from the blocked cell: its
+            // normals are `q m / 4 ..= (q + 1) m / 4`.
+            let q = if around[0] {
                 0 // blocked at (-, -): normals +x .. +y
             } else if around[1] {
-                4 // blocked at (+, -): normals +y .. -x
+                1 // blocked at (+, -): normals +y .. -x
             } else if around[3] {
-                8 // blocked at (+, +): normals -x .. -y
+                2 // blocked at (+, +): normals -x .. -y
             } else {
-                12 // blocked at (-, +): normals -y .. +x
+                3 // blocked at (-, +): normals -y .. +x
             };
+            let m = disc.normals.len();
+            let (first, last) = (q * m / 4, (q + 1) * m / 4);
             let v = [x * s, y * s];
             let axis = |k: usize| {
-                let n = NORMALS[k % 16];
-                [v[0] + n[0] * disc.h[k % 16], v[1] + n[1] * disc.h[k % 16]]
+                let n = disc.normals[k % m];
+                [v[0] + n[0] * disc.h[k % m], v[1] + n[1] * disc.h[k % m]]
             };
-            let corner = |k: usize| {
-                let c = disc.corners[k % 16];
-                [v[0] + c[0], v[1] + c[1]]
-            };
-            let mut points = [[0i64; 2]; 6];
-            points[0] = axis(k0);
-            for i in 0..4 {
-                points[i + 1] = corner(k0 + i);
-            }
-            points[5] = axis(k0 + 4);
-            for i in 0..5 {
+            let mut from = axis(first);
+            for k in first..last {
+                let c = disc.corners[k % m];
+                let to = [v[0] + c[0], v[1] + c[1]];
                 pieces.push(Piece {
-                    a: points[i],
-                    b: points[i + 1],
-                    normal: ((k0 + i) % 16) as u8,
+                    a: from,
+                    b: to,
+                    normal: disc.normals[k % m],
                 });
+                from = to;
             }
+            pieces.push(Piece {
+                a: from,
+                b: axis(last),
+                normal: disc.normals[last % m],
+            });
         }
     }
     pieces.retain(|p| p.a != p.b);
@@ -338,8 +376,8 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
 }
 
 /// Cuts `pieces` wherever they cross or touch each other or one of the
-/// `cuts` lines (`[normal, c]` pairs); returns the pieces cut.
-fn cut(pieces: &[Piece], cuts: &[(u8, i64)], bin: i64) -> Vec<Piece> {
+/// `cuts` lines (`normal · p = c`); returns the pieces cut.
+fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
     // Pieces by bins of `bin` lattice units, by bounding box.
     let lo = |p: &Piece| [p.a[0].min(p.b[0]), p.a[1].min(p.b[1])];
     let hi = |p: &Piece| [p.a[0].max(p.b[0]), p.a[1].max(p.b[1])];
@@ -379,8 +417,7 @@ fn cut(pieces: &[Piece], cuts: &[(u8, i64)], bin: i64) -> Vec<Piece> {
         }
     }
     for (i, p) in pieces.iter().enumerate() {
-        for &(normal, c) in cuts {
-            let n = NORMALS[usize::from(normal)];
+        for &(n, c) in cuts {
             let (pn, pc) = (p.n(), p.c());
             let det = cross(pn, n);
             if det == 0 {
@@ -473,10 +510,10 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
     };
     let raw = raw_pieces(disc, area, &blocked);
     let borders = [
-        (0u8, rect.x0 * s),
-        (0, rect.x1 * s),
-        (4, rect.y0 * s),
-        (4, rect.y1 * s),
+        ([1, 0], rect.x0 * s),
+        ([1, 0], rect.x1 * s),
+        ([0, 1], rect.y0 * s),
+        ([0, 1], rect.y1 * s),
     ];
     let pieces = cut(&raw, &borders, 2 * s);
     // The boundary: pieces not strictly inside the grown obstacles, near
@@ -507,12 +544,12 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
 
     // Turns: vertices where exactly two pieces meet at a corner pointing
     // into the free space.
-    let mut incident: HashMap<[i64; 2], (u8, [i64; 2], u8)> = HashMap::new();
+    let mut incident: HashMap<[i64; 2], (u8, [i64; 2], [i64; 2])> = HashMap::new();
     for p in &boundary {
         for (v, other) in [(p.a, p.b), (p.b, p.a)] {
             let e = incident.entry(v).or_insert((0, other, p.normal));
             if e.0 == 1 {
-                let (a, na) = (e.1, NORMALS[usize::from(e.2)]);
+                let (a, na) = (e.1, e.2);
                 let turn = dot(p.n(), sub(a, v)) < 0 && dot(na, sub(other, v)) < 0;
                 *e = (if turn { 2 } else { 3 }, a, e.2);
             } else if e.0 >= 2 {

@@ -35,21 +35,50 @@ impl Planner {
             },
         )?;
         let start_moved_from = (from != start).then_some(start);
-        // The closest point the agent can reach: the point of the mesh
-        // nearest to the goal if it is connected to the start, else the
-        // nearest among the polygons connected to the start's.
-        let to = nearest_on_mesh(mesh, goal, f64::from(MAX_EXIT_DISTANCE))
-            .filter(|&to| connected(mesh, from, to, &mut self.polygon_marks))
-            .unwrap_or_else(|| closest_reachable(mesh, from, goal, &mut self.polygon_marks));
-        let kind = if to == goal {
-            PathKind::Found
-        } else if options.fallback == super::FallbackPolicy::Fail {
-            return Err(PlanError::Unreachable { closest: to });
-        } else {
-            PathKind::Fallback {
-                requested_goal: goal,
+        // A goal on the mesh is searched for at once; one off it moves to
+        // the mesh's nearest point. Only when the search finds it cut off
+        // does the walk over the start's polygons look for the closest
+        // point the agent can reach.
+        let near = nearest_on_mesh(mesh, goal, f64::from(MAX_EXIT_DISTANCE));
+        let fallback = |planner: &mut Planner| -> Result<(DVec2, PathKind), PlanError> {
+            let closest = closest_reachable(mesh, from, goal, &mut planner.polygon_marks);
+            if options.fallback == super::FallbackPolicy::Fail {
+                return Err(PlanError::Unreachable { closest });
             }
+            Ok((
+                closest,
+                PathKind::Fallback {
+                    requested_goal: goal,
+                },
+            ))
         };
+        let (to, kind) = match near {
+            Some(to) if to == goal => (to, PathKind::Found),
+            _ => fallback(self)?,
+        };
+        match self.search_radius_mesh(mesh, from, to, kind, start_moved_from, options)? {
+            Some(path) => Ok(path),
+            None => {
+                let (to, kind) = fallback(self)?;
+                self.search_radius_mesh(mesh, from, to, kind, start_moved_from, options)?
+                    .ok_or(PlanError::SearchFailed {
+                        stats: SearchStats::default(),
+                    })
+            }
+        }
+    }
+
+    /// Polyanya from `from` to `to`, both on `mesh`; `None` if `to` is cut
+    /// off from `from`.
+    fn search_radius_mesh(
+        &mut self,
+        mesh: &NavMesh,
+        from: DVec2,
+        to: DVec2,
+        kind: PathKind,
+        start_moved_from: Option<DVec2>,
+        options: &PlanOptions,
+    ) -> Result<Option<Path>, PlanError> {
         let grid = mesh.grid();
         let resolve = |p: DVec2| Endpoint::resolve(grid, p).ok_or(PlanError::NoRoom);
         let (start_ep, goal_ep) = (resolve(from)?, resolve(to)?);
@@ -74,18 +103,19 @@ impl Planner {
         match outcome {
             Outcome::Found => {
                 let length = polyline_length(&waypoints);
-                Ok(Path {
+                Ok(Some(Path {
                     waypoints,
                     length,
                     cost: length,
                     kind,
                     start_moved_from,
                     stats,
-                })
+                }))
             }
+            Outcome::Exhausted => Ok(None),
             Outcome::Budget => Err(PlanError::BudgetExhausted { stats }),
             Outcome::Cancelled => Err(PlanError::Cancelled),
-            Outcome::Exhausted | Outcome::Paused => Err(PlanError::SearchFailed { stats }),
+            Outcome::Paused => Err(PlanError::SearchFailed { stats }),
         }
     }
 }
@@ -161,12 +191,6 @@ fn walk(
         }
     }
     false
-}
-
-/// Whether `to` lies in a polygon connected to `from`'s.
-fn connected(mesh: &NavMesh, from: DVec2, to: DVec2, marks: &mut PolygonMarks) -> bool {
-    let goal = polygons_at(mesh, to);
-    !goal.is_empty() && walk(mesh, from, marks, |id| goal.contains(&id))
 }
 
 /// The point closest to `goal` on the polygons connected to `from`'s.

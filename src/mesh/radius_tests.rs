@@ -313,3 +313,87 @@ fn radius_meshes_follow_edits_like_fresh_ones() {
         }
     }
 }
+
+#[test]
+fn paths_turn_only_where_they_touch_the_grown_walls() {
+    // A shortest path turns only at corners of the grown obstacles, which
+    // are between r and r + tolerance from a wall: paths hug corners as
+    // tightly as the approximation allows.
+    let mut rng = Rng(0x7ad_1004);
+    let mut planner = Planner::new();
+    let mut turns = 0;
+    for round in 0..6 {
+        let (w, h) = (24 + rng.below(40), 24 + rng.below(40));
+        let grid = if round % 2 == 0 {
+            rooms_and_corridors(&mut rng, w, h)
+        } else {
+            super::tests::random_grid(&mut rng, w, h, 8)
+        };
+        for radius in [0.25, 0.6, 1.5, 3.0] {
+            let mesh = NavMesh::with_radius(&grid, radius).unwrap();
+            let tol = mesh.tolerance();
+            for _ in 0..20 {
+                let p = |rng: &mut Rng| {
+                    DVec2::new(
+                        f64::from(rng.below(w * 8)) / 8.0,
+                        f64::from(rng.below(h * 8)) / 8.0,
+                    )
+                };
+                let (s, t) = (p(&mut rng), p(&mut rng));
+                let Ok(path) = planner.plan_on_mesh(&mesh, s, t, &PlanOptions::default()) else {
+                    continue;
+                };
+                let n = path.waypoints.len();
+                for &q in path.waypoints.iter().skip(1).take(n.saturating_sub(2)) {
+                    let d = wall_distance(&grid, q);
+                    assert!(
+                        d >= radius - 1e-9 && d <= radius + tol + 1e-6,
+                        "r = {radius}: a turn at {q} is {d} from a wall"
+                    );
+                    turns += 1;
+                }
+            }
+        }
+    }
+    assert!(turns > 100, "{turns} turns checked");
+}
+
+#[test]
+fn on_a_bundled_map_agents_reach_every_goal_a_slightly_larger_disc_reaches() {
+    let grid = Grid::from_movingai(include_str!("../../data/maps/lt_backalley_n.map")).unwrap();
+    let mut planner = Planner::new();
+    let mut rng = Rng(0x7ad_1005);
+    let mut reachable = 0;
+    for radius in [0.3, 1.0, 2.5] {
+        let mesh = NavMesh::with_radius(&grid, radius).unwrap();
+        // Lattice points 1/8 apart, four neighbours each, where a disc of
+        // r + 3/16 fits: a disc of r + 1/8 follows, more than the
+        // tolerance.
+        let k = 8;
+        let components = lattice_components(&grid, radius + 0.1875, k);
+        let w = grid.width() * k + 1;
+        let fitting: Vec<u32> = (0..components.len() as u32)
+            .filter(|&i| components[i as usize] != 0)
+            .collect();
+        let at = |i: u32| DVec2::new(f64::from(i % w), f64::from(i / w)) / f64::from(k);
+        for _ in 0..60 {
+            let a = fitting[rng.below(fitting.len() as u32) as usize];
+            let b = fitting[rng.below(fitting.len() as u32) as usize];
+            if components[a as usize] != components[b as usize] {
+                continue;
+            }
+            reachable += 1;
+            let (s, t) = (at(a), at(b));
+            let path = planner
+                .plan_on_mesh(&mesh, s, t, &PlanOptions::default())
+                .unwrap();
+            assert!(!path.is_fallback(), "r = {radius}: {s} -> {t}");
+            assert_eq!(path.waypoints.last(), Some(&t));
+            assert!(
+                keeps(&grid, &path.waypoints, radius),
+                "r = {radius}: {s} -> {t}"
+            );
+        }
+    }
+    assert!(reachable > 60, "{reachable} queries");
+}

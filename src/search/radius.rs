@@ -8,8 +8,9 @@ use super::{
     Outcome, Path, PathKind, PlanError, PlanOptions, Planner, Role, SearchContext, SearchStats,
 };
 use crate::clearance::MAX_EXIT_DISTANCE;
-use crate::geom::polyline_length;
+use crate::geom::{orient_sign, polyline_length};
 use crate::mesh::{NONE, NavMesh};
+use core::cmp::Ordering;
 
 impl Planner {
     /// [`Planner::plan_on_mesh`] on a mesh of [`NavMesh::with_radius`].
@@ -27,19 +28,20 @@ impl Planner {
             return Err(PlanError::NonFinite(Role::Goal));
         }
         let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
-        let from = nearest_on_mesh(mesh, start, f64::from(MAX_EXIT_DISTANCE)).ok_or(
-            if mesh.polygon_count() == 0 {
+        let within = f64::from(MAX_EXIT_DISTANCE);
+        let found = &mut self.polygon_marks.found;
+        let from =
+            nearest_on_mesh(mesh, start, within, found).ok_or(if mesh.polygon_count() == 0 {
                 PlanError::NoFreeCell
             } else {
                 PlanError::NoRoom
-            },
-        )?;
+            })?;
         let start_moved_from = (from != start).then_some(start);
         // A goal on the mesh is searched for at once; one off it moves to
         // the mesh's nearest point. Only when the search finds it cut off
         // does the walk over the start's polygons look for the closest
         // point the agent can reach.
-        let near = nearest_on_mesh(mesh, goal, f64::from(MAX_EXIT_DISTANCE));
+        let near = nearest_on_mesh(mesh, goal, within, &mut self.polygon_marks.found);
         let fallback = |planner: &mut Planner| -> Result<(DVec2, PathKind), PlanError> {
             let closest = closest_reachable(mesh, from, goal, &mut planner.polygon_marks);
             if options.fallback == super::FallbackPolicy::Fail {
@@ -96,6 +98,9 @@ impl Planner {
         let outcome = if from == to {
             waypoints.push(from);
             Outcome::Found
+        } else if in_sight(mesh, from, to, &mut self.polygon_marks.found) {
+            waypoints.extend([from, to]);
+            Outcome::Found
         } else {
             polyanya::search(&mut ctx, mesh, &mut self.polyanya, &mut waypoints, false)
         };
@@ -127,6 +132,8 @@ pub(crate) struct PolygonMarks {
     stamps: std::collections::HashMap<u32, u32>,
     stamp: u32,
     queue: Vec<u32>,
+    /// Polygons found at a point.
+    found: Vec<u32>,
 }
 
 impl PolygonMarks {
@@ -148,22 +155,71 @@ impl PolygonMarks {
     }
 }
 
-/// The polygons holding `p` (in cells).
-fn polygons_at(mesh: &NavMesh, p: DVec2) -> Vec<u32> {
-    let mut out = Vec::new();
+/// Pushes onto `out` the polygons holding `p` (in cells).
+fn polygons_at(mesh: &NavMesh, p: DVec2, out: &mut Vec<u32>) {
     let q = p * mesh.scale() as f64;
-    let cells: Vec<[i64; 2]> = [
+    let mut cells = [[0i64; 2]; 4];
+    let mut n = 0;
+    for c in [
         [p.x.floor(), p.y.floor()],
         [p.x.ceil() - 1.0, p.y.floor()],
         [p.x.floor(), p.y.ceil() - 1.0],
         [p.x.ceil() - 1.0, p.y.ceil() - 1.0],
-    ]
-    .into_iter()
-    .map(|c| [c[0] as i64, c[1] as i64])
-    .filter(|c| mesh.grid().contains_xy(c[0], c[1]))
-    .collect();
-    mesh.polygons_at(q, &cells, &mut out);
-    out
+    ] {
+        let c = [c[0] as i64, c[1] as i64];
+        if mesh.grid().contains_xy(c[0], c[1]) && !cells[..n].contains(&c) {
+            cells[n] = c;
+            n += 1;
+        }
+    }
+    mesh.polygons_at(q, &cells[..n], out);
+}
+
+/// Whether `p` (in cells) lies on the mesh.
+fn on_mesh(mesh: &NavMesh, p: DVec2, found: &mut Vec<u32>) -> bool {
+    found.clear();
+    polygons_at(mesh, p, found);
+    !found.is_empty()
+}
+
+/// How many polygons [`in_sight`] walks through before it leaves the
+/// answer to the search.
+const SIGHT_STEPS: usize = 64;
+
+/// Whether the segment `a b` (in cells, both on the mesh) runs inside the
+/// mesh: walks from `a`'s polygon through the edges the segment leaves by,
+/// with exact orientation tests. A segment through a vertex, or longer than
+/// [`SIGHT_STEPS`] polygons, gives `false`, and the search decides.
+fn in_sight(mesh: &NavMesh, a: DVec2, b: DVec2, found: &mut Vec<u32>) -> bool {
+    if !on_mesh(mesh, a, found) {
+        return false;
+    }
+    let scale = mesh.scale() as f64;
+    let (s, t) = (a * scale, b * scale);
+    let mut id = found[0];
+    for _ in 0..SIGHT_STEPS {
+        let poly = mesh.polygon(id);
+        if poly.contains(t) {
+            return true;
+        }
+        let n = poly.len();
+        let exit = (0..n).find(|&k| {
+            let (u, v) = (poly.at(k), poly.at((k + 1) % n));
+            orient_sign(u, v, t) == Ordering::Less && {
+                let (su, sv) = (orient_sign(s, t, u), orient_sign(s, t, v));
+                su != Ordering::Equal && sv != Ordering::Equal && su != sv
+            }
+        });
+        let Some(k) = exit else {
+            return false;
+        };
+        let next = poly.slots[k].neigh;
+        if next >= crate::mesh::PORTAL {
+            return false;
+        }
+        id = next;
+    }
+    false
 }
 
 /// Visits the polygons connected to those holding `from`, calling `visit`
@@ -175,7 +231,9 @@ fn walk(
     mut visit: impl FnMut(u32) -> bool,
 ) -> bool {
     marks.reset();
-    for id in polygons_at(mesh, from) {
+    let mut first = Vec::new();
+    polygons_at(mesh, from, &mut first);
+    for id in first {
         if marks.mark(id) {
             marks.queue.push(id);
         }
@@ -245,8 +303,8 @@ fn closest_in(mesh: &NavMesh, id: u32, p: DVec2) -> Option<DVec2> {
 
 /// The point of the mesh nearest to `p` within `within` cells (`p` itself
 /// when it lies on the mesh).
-fn nearest_on_mesh(mesh: &NavMesh, p: DVec2, within: f64) -> Option<DVec2> {
-    if !polygons_at(mesh, p).is_empty() {
+fn nearest_on_mesh(mesh: &NavMesh, p: DVec2, within: f64, found: &mut Vec<u32>) -> Option<DVec2> {
+    if on_mesh(mesh, p, found) {
         return Some(p);
     }
     let mut best: Option<(f64, DVec2)> = None;

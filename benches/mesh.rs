@@ -1,7 +1,9 @@
 //! Navigation meshes: building a bundled map's whole mesh, and bringing a
 //! mesh up to date after a one-cell edit on grids of 512 x 512 and
 //! 8192 x 8192 cells (`den520d` repeated), in open space and on a corner
-//! where four chunks meet (the most chunks one cell can touch).
+//! where four chunks meet (the most chunks one cell can touch). The same
+//! for meshes for agents of a radius (`radius-*`), with their memory beside
+//! the grid's.
 //!
 //! Only `NavMesh::sync` is timed in the edit benchmarks: the cell is
 //! flipped outside the timed part, and flipped back at the next iteration.
@@ -9,6 +11,7 @@
 //! ```text
 //! cargo bench --bench mesh
 //! cargo bench --bench mesh -- build/   # whole meshes only
+//! cargo bench --bench mesh -- radius   # meshes for agents of a radius only
 //! ```
 
 use std::hint::black_box;
@@ -75,6 +78,32 @@ fn build(c: &mut Criterion) {
     group.finish();
 }
 
+fn radius_build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("radius-build");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for name in ["lt_backalley_n", "den520d", "8room_000", "BigGameHunters"] {
+        let grid = load(name);
+        let point = NavMesh::build(&grid);
+        for r in [0.3, 2.0] {
+            let mesh = NavMesh::with_radius(&grid, r).expect("radius");
+            println!(
+                "{name}, r = {r}: {} polygons ({} for a point agent), {} bytes ({} for a point agent)",
+                mesh.polygon_count(),
+                point.polygon_count(),
+                mesh.memory_bytes(),
+                point.memory_bytes(),
+            );
+            group.bench_with_input(BenchmarkId::new(name, r), &grid, |b, g| {
+                b.iter(|| black_box(NavMesh::with_radius(g, r).expect("radius")));
+            });
+        }
+    }
+    group.finish();
+}
+
 fn edit(c: &mut Criterion) {
     let map = load("den520d");
     let mut group = c.benchmark_group("edit");
@@ -98,9 +127,29 @@ fn edit(c: &mut Criterion) {
             .expect("open space");
         let open = (side / 2 / w * w + ox, side / 2 / h * h + oy);
         let corner = (CHUNK * (side / CHUNK / 2), CHUNK * (side / CHUNK / 2));
-        for (label, (x, y)) in [("open", open), ("chunk-corner", corner)] {
+        let with_radius = |g: &Grid| {
+            let mesh = NavMesh::with_radius(g, 0.5).expect("radius");
+            println!(
+                "{side} x {side}, r = 0.5: {} polygons, {} MB; the grid {} MB",
+                mesh.polygon_count(),
+                mesh.memory_bytes() >> 20,
+                Grid::bytes_needed(side, side) >> 20,
+            );
+            mesh
+        };
+        let radius_mesh = with_radius(&grid);
+        for (label, (x, y)) in [
+            ("open", open),
+            ("chunk-corner", corner),
+            ("radius-open", open),
+            ("radius-chunk-corner", corner),
+        ] {
             let mut grid = grid.clone();
-            let mut mesh = NavMesh::build(&grid);
+            let mut mesh = if label.starts_with("radius") {
+                radius_mesh.clone()
+            } else {
+                NavMesh::build(&grid)
+            };
             let cell = UVec2::new(x, y);
             group.bench_function(BenchmarkId::new(label, side), |b| {
                 b.iter_custom(|iters| {
@@ -120,5 +169,5 @@ fn edit(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, build, edit);
+criterion_group!(benches, build, radius_build, edit);
 criterion_main!(benches);

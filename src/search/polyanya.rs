@@ -47,8 +47,6 @@ struct Root {
     parent: u32,
     /// Length of the path from the start.
     g: f64,
-    /// Its key in the root history (`u64::MAX` for the start).
-    key: u64,
 }
 
 /// What a node stands for.
@@ -278,7 +276,9 @@ fn heuristic(r: DVec2, a: DVec2, b: DVec2, t: DVec2) -> f64 {
 /// 2^31).
 #[inline]
 fn vertex_key(p: DVec2) -> u64 {
-    ((p.y as u64) << 32) | p.x as u64
+    // (Through i32: one conversion instruction, where f64 to u64 takes
+    // several.)
+    (u64::from(p.y as i32 as u32) << 32) | u64::from(p.x as i32 as u32)
 }
 
 /// Runs Polyanya on `mesh` (whose grid is `ctx.grid`), appending the path's
@@ -304,7 +304,6 @@ pub(crate) fn search(
             p: s,
             parent: START,
             g: 0.0,
-            key: u64::MAX,
         });
         if s.x.fract() == 0.0 && s.y.fract() == 0.0 {
             // Never turn at the start again.
@@ -355,7 +354,8 @@ pub(crate) fn search(
             return Outcome::Found;
         }
         let root = search.scratch.roots[node.root as usize];
-        if root.key != u64::MAX && search.scratch.history.get(root.key) < root.g - tolerance(root.g)
+        if node.root != START
+            && search.scratch.history.get(vertex_key(root.p)) < root.g - tolerance(root.g)
         {
             continue;
         }
@@ -567,12 +567,7 @@ impl Search<'_> {
         if !self.scratch.history.improve(key, g) {
             return None;
         }
-        self.scratch.roots.push(Root {
-            p: v,
-            parent,
-            g,
-            key,
-        });
+        self.scratch.roots.push(Root { p: v, parent, g });
         Some(self.scratch.roots.len() as u32 - 1)
     }
 

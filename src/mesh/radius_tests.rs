@@ -397,3 +397,15 @@ fn on_a_bundled_map_agents_reach_every_goal_a_slightly_larger_disc_reaches() {
     }
     assert!(reachable > 60, "{reachable} queries");
 }
+
+#[test]
+fn radius_meshes_of_bundled_maps_keep_the_radius_across_chunk_borders() {
+    let mut rng = Rng(0x7ad_1006);
+    for name in ["den520d", "BigGameHunters"] {
+        let path = format!("{}/data/maps/{name}.map", env!("CARGO_MANIFEST_DIR"));
+        let grid = Grid::from_movingai(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for radius in [0.3, 1.7] {
+            check(&grid, radius, &mut rng);
+        }
+    }
+}

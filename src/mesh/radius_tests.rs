@@ -409,3 +409,40 @@ fn radius_meshes_of_bundled_maps_keep_the_radius_across_chunk_borders() {
         }
     }
 }
+
+#[test]
+fn radius_meshes_of_any_radius_on_maps_of_several_chunks_are_sound() {
+    let mut rng = Rng(0x7ad_1007);
+    for round in 0..6u32 {
+        let (w, h) = (1 + rng.below(150), 1 + rng.below(150));
+        let mut grid = if round % 2 == 0 && w > 12 && h > 12 {
+            rooms_and_corridors(&mut rng, w, h)
+        } else {
+            super::tests::random_grid(&mut rng, w, h, [3, 10, 25][round as usize % 3])
+        };
+        let radius = f64::from(1 + rng.below(4000)) / 1000.0;
+        check(&grid, radius, &mut rng);
+        // Edits at chunk borders and corners too.
+        let mut mesh = NavMesh::with_radius(&grid, radius).unwrap();
+        for _ in 0..3 {
+            let x = if rng.below(2) == 0 {
+                CHUNK.min(w - 1)
+            } else {
+                rng.below(w)
+            };
+            let y = if rng.below(2) == 0 {
+                CHUNK.min(h - 1)
+            } else {
+                rng.below(h)
+            };
+            grid.set_free(UVec2::new(x, y), rng.below(2) == 0).unwrap();
+            mesh.sync(&grid);
+        }
+        let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
+        let b: Vec<Vec<DVec2>> = NavMesh::with_radius(&grid, radius)
+            .unwrap()
+            .polygons()
+            .collect();
+        assert_eq!(a, b, "r = {radius}");
+    }
+}

@@ -21,65 +21,20 @@ use bevy_anyangle::clearance::{Clearance, erode, plan_with_clearance};
 use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::prelude::*;
 
-/// Distance from `p` to the nearest blocked cell or the grid's outside, or
-/// `cap` if that is farther.
+#[path = "../src/mesh/reference.rs"]
+mod reference;
+
+/// Distance from `p` to the nearest wall of `grid`, or `cap` if farther.
 fn wall_distance(grid: &Grid, p: DVec2, cap: f64) -> f64 {
-    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
-    let best = p.x.min(w - p.x).min(p.y).min(h - p.y).clamp(0.0, cap);
-    let mut best2 = best * best;
-    let reach = best.ceil() as i64 + 1;
-    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
-    for y in cy - reach..=cy + reach {
-        let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
-        if dy * dy >= best2 {
-            continue;
-        }
-        for x in cx - reach..=cx + reach {
-            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
-                let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
-                best2 = best2.min(dx * dx + dy * dy);
-            }
-        }
-    }
-    best2.sqrt()
+    let blocked = |x, y| !grid.is_free_xy(x, y);
+    reference::wall_distance_below((grid.width(), grid.height()), &blocked, p, cap)
 }
 
 /// Component labels of the lattice points (spacing `1 / k`) where a disc of
-/// radius `r` fits, four neighbours each; 0 where it does not.
+/// radius `r` fits (see `reference::lattice_components`).
 fn components(grid: &Grid, r: f64, k: u32) -> Vec<u32> {
-    let (w, h) = (grid.width() * k + 1, grid.height() * k + 1);
-    let fits: Vec<bool> = (0..w * h)
-        .map(|i| {
-            let p = DVec2::new(f64::from(i % w), f64::from(i / w)) / f64::from(k);
-            wall_distance(grid, p, r + 1.0) >= r
-        })
-        .collect();
-    let mut label = vec![0u32; (w * h) as usize];
-    let (mut next, mut stack) = (0, Vec::new());
-    for i in 0..w * h {
-        if !fits[i as usize] || label[i as usize] != 0 {
-            continue;
-        }
-        next += 1;
-        label[i as usize] = next;
-        stack.push(i);
-        while let Some(j) = stack.pop() {
-            let (x, y) = (j % w, j / w);
-            let around = [
-                (x > 0).then(|| j - 1),
-                (x + 1 < w).then(|| j + 1),
-                (y > 0).then(|| j - w),
-                (y + 1 < h).then(|| j + w),
-            ];
-            for n in around.into_iter().flatten() {
-                if fits[n as usize] && label[n as usize] == 0 {
-                    label[n as usize] = next;
-                    stack.push(n);
-                }
-            }
-        }
-    }
-    label
+    let blocked = |x, y| !grid.is_free_xy(x, y);
+    reference::lattice_components((grid.width(), grid.height()), &blocked, r, k)
 }
 
 /// The smallest wall distance along a path, sampled every 1/32 cell.

@@ -95,6 +95,41 @@ pub(crate) struct Built {
 /// Builds the polygons of the chunk `rect` of `grid`.
 pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect) -> Built {
     let (points, edges) = outline(grid, rect);
+    // Triangles inside free cells.
+    let inside = |x: i64, y: i64| {
+        x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && grid.is_free_xy(x, y)
+    };
+    let keep = |p: [[i32; 2]; 3]| {
+        let sx = i64::from(p[0][0]) + i64::from(p[1][0]) + i64::from(p[2][0]);
+        let sy = i64::from(p[0][1]) + i64::from(p[1][1]) + i64::from(p[2][1]);
+        inside(sx.div_euclid(3), sy.div_euclid(3))
+    };
+    let turnable = |v: [i32; 2]| {
+        let (x, y) = (i64::from(v[0]), i64::from(v[1]));
+        let blocked = [(x - 1, y - 1), (x, y - 1), (x - 1, y), (x, y)]
+            .into_iter()
+            .filter(|&(cx, cy)| !grid.is_free_xy(cx, cy))
+            .count();
+        blocked == 1
+    };
+    polygons_of(&points, edges, keep, turnable, |a, b| {
+        portal_side(grid, rect, a, b)
+    })
+}
+
+/// The polygons of a chunk from its outline: a constrained Delaunay
+/// triangulation of `points` with `edges` as constraints, the triangles
+/// `keep` accepts merged into convex polygons, with `turn` telling at which
+/// vertices a path may turn and `portal` which edges lie on the chunk's
+/// border with the next chunk's polygons beyond (its side, and the edge's
+/// smaller coordinate along it).
+pub(crate) fn polygons_of(
+    points: &[[i32; 2]],
+    edges: Vec<[usize; 2]>,
+    keep: impl Fn([[i32; 2]; 3]) -> bool,
+    turn: impl Fn([i32; 2]) -> bool,
+    portal: impl Fn([i32; 2], [i32; 2]) -> Option<(Side, i32)>,
+) -> Built {
     let mut built = Built {
         start: vec![0],
         ..Built::default()
@@ -112,29 +147,20 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect) -> Built {
             conflicts += 1;
         })
     else {
-        // (Only non-finite or enormous coordinates are refused; grid points
-        // are neither.)
+        // (Only non-finite or enormous coordinates are refused; lattice
+        // points are neither.)
         built.conflicts = u32::MAX;
         return built;
     };
     built.conflicts = conflicts;
 
-    // Triangles inside free cells, with their vertices as outline indices.
-    let inside = |x: i64, y: i64| {
-        x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && grid.is_free_xy(x, y)
-    };
+    // The triangles kept, with their vertices as indices into `points`.
     let mut tris: Vec<[u32; 3]> = Vec::new();
     for face in cdt.inner_faces() {
-        let vs = face.vertices();
-        let ids = vs.map(|v| v.fix().index() as u32);
+        let ids = face.vertices().map(|v| v.fix().index() as u32);
         let p = ids.map(|i| points[i as usize]);
-        let sx = i64::from(p[0][0]) + i64::from(p[1][0]) + i64::from(p[2][0]);
-        let sy = i64::from(p[0][1]) + i64::from(p[1][1]) + i64::from(p[2][1]);
-        if !inside(sx.div_euclid(3), sy.div_euclid(3)) {
-            continue;
-        }
         let cross = cross3(p[0], p[1], p[2]);
-        if cross == 0 {
+        if cross == 0 || !keep(p) {
             continue;
         }
         tris.push(if cross > 0 {
@@ -144,7 +170,7 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect) -> Built {
         });
     }
 
-    let polys = merge(&points, &tris);
+    let polys = merge(points, &tris);
 
     // Polygon arrays and the edges' neighbours.
     let mut owner: HashMap<(u32, u32), (u32, u16)> = HashMap::with_capacity(tris.len() * 3);
@@ -157,28 +183,19 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect) -> Built {
             owner.insert((poly[k], poly[(k + 1) % poly.len()]), (p as u32, k as u16));
         }
     }
-    let turnable = |x: i64, y: i64| {
-        let blocked = [(x - 1, y - 1), (x, y - 1), (x - 1, y), (x, y)]
-            .into_iter()
-            .filter(|&(cx, cy)| !grid.is_free_xy(cx, cy))
-            .count();
-        blocked == 1
-    };
     for (p, poly) in polys.iter().enumerate() {
         for k in 0..poly.len() {
             let (a, b) = (poly[k], poly[(k + 1) % poly.len()]);
             let (pa, pb) = (points[a as usize], points[b as usize]);
             let slot = built.verts.len() as u32;
             built.verts.push(pa);
-            built
-                .turn
-                .push(turnable(i64::from(pa[0]), i64::from(pa[1])));
+            built.turn.push(turn(pa));
             let across = match owner.get(&(b, a)) {
                 Some(&(q, k)) => {
                     built.twin.push(k);
                     q
                 }
-                None => match portal_side(grid, rect, pa, pb) {
+                None => match portal(pa, pb) {
                     Some((side, lo)) => {
                         built.portals.push(Portal {
                             side,
@@ -328,7 +345,7 @@ fn find(parent: &mut [u32], mut t: u32) -> u32 {
 /// Merges the triangles `tris` (positively oriented, vertex indices into
 /// `points`) into convex polygons: shared edges are removed longest first
 /// whenever the union of the two polygons on either side stays convex.
-pub(crate) fn merge(points: &[[i32; 2]], tris: &[[u32; 3]]) -> Vec<Vec<u32>> {
+fn merge(points: &[[i32; 2]], tris: &[[u32; 3]]) -> Vec<Vec<u32>> {
     // Internal edges: (a, b) with a < b, the triangle holding a -> b and the
     // one holding b -> a.
     let mut half: HashMap<(u32, u32), u32> = HashMap::with_capacity(tris.len() * 3);

@@ -41,6 +41,8 @@ mod offset;
 #[cfg(test)]
 mod radius_tests;
 #[cfg(test)]
+mod reference;
+#[cfg(test)]
 mod tests;
 
 use std::sync::Arc;

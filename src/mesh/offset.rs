@@ -50,9 +50,7 @@
 
 use std::collections::HashMap;
 
-use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
-
-use super::build::{Built, ChunkRect, Portal, Side, merge};
+use super::build::{Built, ChunkRect, Side, polygons_of};
 use crate::grid::Grid;
 
 /// Lattice units per cell.
@@ -480,10 +478,6 @@ fn meet(p: Piece, q: Piece) -> Option<[Option<[i64; 2]>; 2]> {
 /// (vertices in lattice units, see the [module docs](self)).
 pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
     let s = SCALE;
-    let mut built = Built {
-        start: vec![0],
-        ..Built::default()
-    };
     let reach = disc.reach + 1;
     let area = ChunkRect {
         x0: rect.x0 - reach,
@@ -617,35 +611,6 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
     edges.sort_unstable_by_key(|e| (e[0].min(e[1]), e[0].max(e[1])));
     edges.dedup_by_key(|e| (e[0].min(e[1]), e[0].max(e[1])));
 
-    let vertices: Vec<Point2<f64>> = points
-        .iter()
-        .map(|p| Point2::new(p[0] as f64, p[1] as f64))
-        .collect();
-    let mut conflicts = 0;
-    let Ok(cdt) =
-        ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(vertices, edges, |_| {
-            conflicts += 1;
-        })
-    else {
-        built.conflicts = u32::MAX;
-        return built;
-    };
-    built.conflicts = conflicts;
-
-    let mut tris: Vec<[u32; 3]> = Vec::new();
-    for face in cdt.inner_faces() {
-        let ids = face.vertices().map(|v| v.fix().index() as u32);
-        let p = ids.map(|i| points[i as usize]);
-        let c = cross(sub(p[1], p[0]), sub(p[2], p[0]));
-        if c == 0 {
-            continue;
-        }
-        let centroid = [p[0][0] + p[1][0] + p[2][0], p[0][1] + p[1][1] + p[2][1]];
-        if disc.strictly_inside(centroid, 3, &blocked) {
-            continue;
-        }
-        tris.push(if c > 0 { ids } else { [ids[0], ids[2], ids[1]] });
-    }
     let local: Vec<[i32; 2]> = points
         .iter()
         .map(|p| {
@@ -655,61 +620,32 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
             ]
         })
         .collect();
-    let polys = merge(&local, &tris);
-
-    let mut owner: HashMap<(u32, u32), (u32, u16)> = HashMap::with_capacity(tris.len() * 3);
-    for (p, poly) in polys.iter().enumerate() {
-        assert!(
-            u16::try_from(poly.len()).is_ok(),
-            "polygons have few vertices"
-        );
-        for k in 0..poly.len() {
-            owner.insert((poly[k], poly[(k + 1) % poly.len()]), (p as u32, k as u16));
-        }
-    }
+    // Triangles outside the grown obstacles (by their centroid, times 3).
+    let keep = |p: [[i32; 2]; 3]| {
+        let sum = |k: usize| i64::from(p[0][k]) + i64::from(p[1][k]) + i64::from(p[2][k]);
+        !disc.strictly_inside([sum(0), sum(1)], 3, &blocked)
+    };
+    let turn = |v: [i32; 2]| turn([i64::from(v[0]), i64::from(v[1])]);
+    // A border edge with a chunk beyond it: the next chunk's polygons meet
+    // it there, or nothing does (settled when chunks are linked).
     let (gw, gh) = (i64::from(grid.width()), i64::from(grid.height()));
-    for (p, poly) in polys.iter().enumerate() {
-        for k in 0..poly.len() {
-            let (a, b) = (poly[k], poly[(k + 1) % poly.len()]);
-            let (pa, pb) = (points[a as usize], points[b as usize]);
-            let slot = built.verts.len() as u32;
-            built.verts.push(local[a as usize]);
-            built.turn.push(turn(pa));
-            let across = if let Some(&(q, k)) = owner.get(&(b, a)) {
-                built.twin.push(k);
-                q
-            } else {
-                built.twin.push(0);
-                // A border edge with a chunk beyond it: the next chunk's
-                // polygons meet it there, or nothing does (linked later).
-                let side = if pa[1] == pb[1] && pa[1] == rect.y0 * s && rect.y0 > 0 {
-                    Some((Side::North, pa[0].min(pb[0])))
-                } else if pa[1] == pb[1] && pa[1] == rect.y1 * s && rect.y1 < gh {
-                    Some((Side::South, pa[0].min(pb[0])))
-                } else if pa[0] == pb[0] && pa[0] == rect.x0 * s && rect.x0 > 0 {
-                    Some((Side::West, pa[1].min(pb[1])))
-                } else if pa[0] == pb[0] && pa[0] == rect.x1 * s && rect.x1 < gw {
-                    Some((Side::East, pa[1].min(pb[1])))
-                } else {
-                    None
-                };
-                match side {
-                    Some((side, lo)) => {
-                        built.portals.push(Portal {
-                            side,
-                            lo: i32::try_from(lo).expect("fits the lattice"),
-                            slot,
-                            poly: p as u32,
-                        });
-                        super::PORTAL
-                    }
-                    None => super::NONE,
-                }
-            };
-            built.neigh.push(across);
-        }
-        built.start.push(built.verts.len() as u32);
-    }
-    built.portals.sort_unstable();
-    built
+    let portal = |a: [i32; 2], b: [i32; 2]| {
+        let (pa, pb) = (
+            [i64::from(a[0]), i64::from(a[1])],
+            [i64::from(b[0]), i64::from(b[1])],
+        );
+        let side = if pa[1] == pb[1] && pa[1] == rect.y0 * s && rect.y0 > 0 {
+            (Side::North, a[0].min(b[0]))
+        } else if pa[1] == pb[1] && pa[1] == rect.y1 * s && rect.y1 < gh {
+            (Side::South, a[0].min(b[0]))
+        } else if pa[0] == pb[0] && pa[0] == rect.x0 * s && rect.x0 > 0 {
+            (Side::West, a[1].min(b[1]))
+        } else if pa[0] == pb[0] && pa[0] == rect.x1 * s && rect.x1 < gw {
+            (Side::East, a[1].min(b[1]))
+        } else {
+            return None;
+        };
+        Some(side)
+    };
+    polygons_of(&local, edges, keep, turn, portal)
 }

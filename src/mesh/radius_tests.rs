@@ -3,6 +3,7 @@
 use bevy_math::{DVec2, UVec2};
 
 use super::offset::{Disc, SCALE};
+use super::reference::{lattice_components, wall_distance_below};
 use super::{CHUNK, NONE, NavMesh, PORTAL};
 use crate::grid::Grid;
 use crate::search::{PlanOptions, Planner};
@@ -11,29 +12,8 @@ use crate::test_rng::Rng;
 /// Distance from `p` to the nearest blocked cell or the grid's outside, or
 /// [`FAR`] if that is farther (every radius tested is below it).
 pub(crate) fn wall_distance(grid: &Grid, p: DVec2) -> f64 {
-    wall_distance_below(grid, p, FAR)
-}
-
-/// [`wall_distance`], or `cap` if that is less.
-fn wall_distance_below(grid: &Grid, p: DVec2, cap: f64) -> f64 {
-    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
-    let best = p.x.min(w - p.x).min(p.y).min(h - p.y).clamp(0.0, cap);
-    let mut best2 = best * best;
-    let reach = best.ceil() as i64 + 1;
-    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
-    for y in cy - reach..=cy + reach {
-        let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
-        if dy * dy >= best2 {
-            continue;
-        }
-        for x in cx - reach..=cx + reach {
-            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
-                let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
-                best2 = best2.min(dx * dx + dy * dy);
-            }
-        }
-    }
-    best2.sqrt()
+    let blocked = |x, y| !grid.is_free_xy(x, y);
+    wall_distance_below((grid.width(), grid.height()), &blocked, p, FAR)
 }
 
 /// The distance beyond which [`wall_distance`] does not look.
@@ -171,46 +151,10 @@ fn radius_meshes_keep_the_radius_and_hold_every_point_a_tolerance_farther() {
     }
 }
 
-/// Where a disc of radius `r` can go, on the lattice of spacing `1 / k`:
-/// a component number per lattice point (row by row, `grid.width() * k + 1`
-/// points a row), 0 where the disc does not fit. Points are joined to
-/// their four neighbours; a disc moving between two that fit keeps at least
-/// `r - 1 / (2k)` from every wall.
-fn lattice_components(grid: &Grid, r: f64, k: u32) -> Vec<u32> {
-    let (w, h) = (grid.width() * k + 1, grid.height() * k + 1);
-    let fits: Vec<bool> = (0..w * h)
-        .map(|i| {
-            let p = DVec2::new(f64::from(i % w), f64::from(i / w)) / f64::from(k);
-            wall_distance_below(grid, p, r + 1.0) >= r
-        })
-        .collect();
-    let mut label = vec![0u32; (w * h) as usize];
-    let mut next = 0;
-    let mut stack = Vec::new();
-    for i in 0..w * h {
-        if !fits[i as usize] || label[i as usize] != 0 {
-            continue;
-        }
-        next += 1;
-        label[i as usize] = next;
-        stack.push(i);
-        while let Some(j) = stack.pop() {
-            let (x, y) = (j % w, j / w);
-            let around = [
-                (x > 0).then(|| j - 1),
-                (x + 1 < w).then(|| j + 1),
-                (y > 0).then(|| j - w),
-                (y + 1 < h).then(|| j + w),
-            ];
-            for n in around.into_iter().flatten() {
-                if fits[n as usize] && label[n as usize] == 0 {
-                    label[n as usize] = next;
-                    stack.push(n);
-                }
-            }
-        }
-    }
-    label
+/// [`lattice_components`] of a grid.
+fn components(grid: &Grid, r: f64, k: u32) -> Vec<u32> {
+    let blocked = |x, y| !grid.is_free_xy(x, y);
+    lattice_components((grid.width(), grid.height()), &blocked, r, k)
 }
 
 /// Whether every point of the path is at least `r` from every wall
@@ -243,7 +187,7 @@ fn where_a_disc_an_eighth_of_a_cell_larger_can_go_the_planner_reaches_the_goal()
             // r + 1/8 - 1/32, more than the mesh's tolerance.
             assert!(mesh.tolerance() <= 1.0 / 8.0 - 1.0 / 32.0);
             let k = 16;
-            let components = lattice_components(&grid, radius + 0.125, k);
+            let components = components(&grid, radius + 0.125, k);
             let reaches = |a: [u32; 2], b: [u32; 2]| {
                 let at = |p: [u32; 2]| components[(p[1] * (w * k + 1) + p[0]) as usize];
                 at(a) != 0 && at(a) == at(b)
@@ -370,7 +314,7 @@ fn on_a_bundled_map_agents_reach_every_goal_a_slightly_larger_disc_reaches() {
         // r + 3/16 fits: a disc of r + 1/8 follows, more than the
         // tolerance.
         let k = 8;
-        let components = lattice_components(&grid, radius + 0.1875, k);
+        let components = components(&grid, radius + 0.1875, k);
         let w = grid.width() * k + 1;
         let fitting: Vec<u32> = (0..components.len() as u32)
             .filter(|&i| components[i as usize] != 0)

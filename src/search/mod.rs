@@ -585,9 +585,19 @@ impl Planner {
     /// [`NavMesh::sync`](crate::mesh::NavMesh::sync)); [`Planner::plan`] with
     /// [`Algorithm::Polyanya`] keeps one itself.
     ///
+    /// On a mesh for agents of a radius
+    /// ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)) the
+    /// rules are those of `SPEC.md` for such meshes: a start off the mesh
+    /// moves to the nearest point of it that it sees (reported in
+    /// [`Path::start_moved_from`]); a goal off the mesh or cut off from the
+    /// start gets a fallback path to the closest point the agent can reach.
+    ///
     /// # Errors
     ///
-    /// As [`Planner::plan`].
+    /// As [`Planner::plan`]; on a mesh for a radius also
+    /// [`PlanError::NoRoom`] when no point of the mesh is within
+    /// [`MAX_EXIT_DISTANCE`](crate::clearance::MAX_EXIT_DISTANCE) cells in
+    /// sight of the start.
     pub fn plan_on_mesh(
         &mut self,
         mesh: &crate::mesh::NavMesh,

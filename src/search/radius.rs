@@ -9,6 +9,7 @@ use super::{
 };
 use crate::clearance::MAX_EXIT_DISTANCE;
 use crate::geom::{orient_sign, polyline_length};
+use crate::los::line_of_sight;
 use crate::mesh::{NONE, NavMesh};
 use core::cmp::Ordering;
 
@@ -37,11 +38,10 @@ impl Planner {
                 PlanError::NoRoom
             })?;
         let start_moved_from = (from != start).then_some(start);
-        // A goal on the mesh is searched for at once; one off it moves to
-        // the mesh's nearest point. Only when the search finds it cut off
-        // does the walk over the start's polygons look for the closest
-        // point the agent can reach.
-        let near = nearest_on_mesh(mesh, goal, within, &mut self.polygon_marks.found);
+        // A goal on the mesh is searched for at once. Only when it is off
+        // the mesh, or the search finds it cut off, does the walk over the
+        // start's polygons look for the closest point the agent can reach.
+        let goal_on_mesh = on_mesh(mesh, goal, &mut self.polygon_marks.found);
         let fallback = |planner: &mut Planner| -> Result<(DVec2, PathKind), PlanError> {
             let closest = closest_reachable(mesh, from, goal, &mut planner.polygon_marks);
             if options.fallback == super::FallbackPolicy::Fail {
@@ -54,9 +54,10 @@ impl Planner {
                 },
             ))
         };
-        let (to, kind) = match near {
-            Some(to) if to == goal => (to, PathKind::Found),
-            _ => fallback(self)?,
+        let (to, kind) = if goal_on_mesh {
+            (goal, PathKind::Found)
+        } else {
+            fallback(self)?
         };
         match self.search_radius_mesh(mesh, from, to, kind, start_moved_from, options)? {
             Some(path) => Ok(path),
@@ -301,14 +302,18 @@ fn closest_in(mesh: &NavMesh, id: u32, p: DVec2) -> Option<DVec2> {
     None
 }
 
-/// The point of the mesh nearest to `p` within `within` cells (`p` itself
-/// when it lies on the mesh).
+/// Where a path from `p` starts on the mesh: `p` itself when it lies on the
+/// mesh; else the mesh's nearest point within `within` cells that `p` sees
+/// on the grid (walking there in a straight line), or, for a `p` inside an
+/// obstacle or off the grid, the nearest point at all (as a point agent in a
+/// wall walks straight out).
 fn nearest_on_mesh(mesh: &NavMesh, p: DVec2, within: f64, found: &mut Vec<u32>) -> Option<DVec2> {
     if on_mesh(mesh, p, found) {
         return Some(p);
     }
     let mut best: Option<(f64, DVec2)> = None;
     let grid = mesh.grid();
+    let sight = grid.is_point_traversable(p);
     let mut radius = 1.0_f64;
     loop {
         let r = radius.min(within);
@@ -328,7 +333,10 @@ fn nearest_on_mesh(mesh: &NavMesh, p: DVec2, within: f64, found: &mut Vec<u32>) 
             }
             if let Some(q) = closest_in(mesh, id, p) {
                 let d = q.distance(p);
-                if d <= within && best.is_none_or(|(bd, _)| d < bd) {
+                if d <= within
+                    && best.is_none_or(|(bd, _)| d < bd)
+                    && (!sight || line_of_sight(grid, p, q))
+                {
                     best = Some((d, q));
                 }
             }

@@ -160,7 +160,8 @@ impl NavMesh {
     /// outside. It holds every point at least `radius +`
     /// [`NavMesh::tolerance`] from them (the obstacles are grown by a
     /// polygon around the disc: see `SPEC.md`); a radius of 0 gives
-    /// [`NavMesh::build`]'s mesh. Search it with
+    /// [`NavMesh::build`]'s mesh, and radii between 0 and 1/64 cell are
+    /// meshed as 1/64 (conservatively). Search it with
     /// [`Planner::plan_on_mesh`](crate::search::Planner::plan_on_mesh).
     ///
     /// ```

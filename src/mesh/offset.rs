@@ -23,9 +23,9 @@
 //! Mesh vertices are integers in units of `1 / SCALE` cells, with
 //! `SCALE = 60 * 1024`. Every `h(n)` is rounded up to a multiple of 60
 //! units, so every line bounding a grown cell is `n · p = c` with `c` a
-//! multiple of 60. Two of the normals have a cross product of 1 to 5 in
-//! size, which divides 60: any two such lines, and the chunk's borders,
-//! meet at an integer point. So the union of the grown cells is cut
+//! multiple of 60. Any two of the normals have a cross product of 0 to 5
+//! in size, which divides 60 when it is not 0: any two such lines that are
+//! not parallel, and the chunk's borders, meet at an integer point. So the union of the grown cells is cut
 //! exactly: where two boundary lines cross, the crossing is a lattice
 //! point, and no vertex is ever rounded.
 //!
@@ -56,7 +56,8 @@ use crate::grid::Grid;
 /// Lattice units per cell.
 pub(crate) const SCALE: i64 = 60 * 1024;
 
-/// The normals of `P`'s edges, counterclockwise from `+x`.
+/// Every normal `P`'s edges may have, counterclockwise from `+x` (a
+/// [`Disc`] takes every one, every second or every fourth).
 const NORMALS: [[i64; 2]; 16] = [
     [1, 0],
     [2, 1],

@@ -616,35 +616,42 @@ impl NavMesh {
         }
     }
 
-    /// Pushes onto `out` the polygons whose bounding box meets the point
-    /// location block of cell `(x, y)` (a cell of the grid).
-    pub(crate) fn polygons_meeting_cell(&self, x: i64, y: i64, out: &mut Vec<u32>) {
+    /// The chunk of cell `(x, y)` (a cell of the grid) and its point
+    /// location block in that chunk.
+    fn block_of(&self, x: i64, y: i64) -> (u32, usize) {
         let s = i64::from(CHUNK);
         let c = ((y / s) as u32) * self.chunks_x + (x / s) as u32;
         let rect = self.rect(c);
         let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
-        let b = ((y - rect.y0) / BLOCK * bw + (x - rect.x0) / BLOCK) as usize;
+        (
+            c,
+            ((y - rect.y0) / BLOCK * bw + (x - rect.x0) / BLOCK) as usize,
+        )
+    }
+
+    /// The polygons whose bounding box meets block `b` of chunk `c`.
+    fn block_polygons(&self, c: u32, b: usize) -> impl Iterator<Item = u32> + '_ {
         let chunk = &self.chunks[c as usize];
         let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
-        out.extend(
-            chunk.block_polys[range]
-                .iter()
-                .map(|&local| (c << LOCAL_BITS) | u32::from(local)),
-        );
+        chunk.block_polys[range]
+            .iter()
+            .map(move |&local| (c << LOCAL_BITS) | u32::from(local))
+    }
+
+    /// Pushes onto `out` the polygons whose bounding box meets the point
+    /// location block of cell `(x, y)` (a cell of the grid).
+    pub(crate) fn polygons_meeting_cell(&self, x: i64, y: i64, out: &mut Vec<u32>) {
+        let (c, b) = self.block_of(x, y);
+        out.extend(self.block_polygons(c, b));
     }
 
     /// Pushes onto `out` every polygon whose closed area contains `p`,
     /// looking at the polygons of `cells`' chunks that may meet them (grid
     /// cells whose closed squares hold `p`).
     pub(crate) fn polygons_at(&self, p: DVec2, cells: &[[i64; 2]], out: &mut Vec<u32>) {
-        let s = i64::from(CHUNK);
         let mut seen: [(u32, usize); 4] = [(u32::MAX, 0); 4];
         for (k, cell) in cells.iter().enumerate() {
-            let (cx, cy) = (cell[0] / s, cell[1] / s);
-            let c = (cy as u32) * self.chunks_x + cx as u32;
-            let rect = self.rect(c);
-            let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
-            let b = ((cell[1] - rect.y0) / BLOCK * bw + (cell[0] - rect.x0) / BLOCK) as usize;
+            let (c, b) = self.block_of(cell[0], cell[1]);
             // Cells around a point often share a block: scan each once.
             if seen.contains(&(c, b)) {
                 continue;
@@ -652,10 +659,7 @@ impl NavMesh {
             if let Some(slot) = seen.get_mut(k) {
                 *slot = (c, b);
             }
-            let chunk = &self.chunks[c as usize];
-            let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
-            for &local in &chunk.block_polys[range] {
-                let id = (c << LOCAL_BITS) | u32::from(local);
+            for id in self.block_polygons(c, b) {
                 if !out.contains(&id) && self.polygon(id).contains(p) {
                     out.push(id);
                 }

@@ -222,12 +222,8 @@ struct Piece {
 }
 
 impl Piece {
-    fn n(&self) -> [i64; 2] {
-        self.normal
-    }
-
     fn c(&self) -> i64 {
-        dot(self.n(), self.a)
+        dot(self.normal, self.a)
     }
 }
 
@@ -261,63 +257,53 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
     let s = SCALE;
     let mut pieces = Vec::new();
     // Runs of cell edges: horizontal lines y = j between rows j - 1 and j,
-    // then vertical lines x = i between columns i - 1 and i.
-    for j in area.y0..=area.y1 {
-        // (start, normal) of the run in progress.
-        let mut run: Option<(i64, i64)> = None;
-        for x in area.x0..=area.x1 {
-            let here = if x < area.x1 {
-                match (blocked(x, j - 1), blocked(x, j)) {
-                    (true, false) => Some(1i64), // obstacle above: normal +y
-                    (false, true) => Some(-1),   // obstacle below: normal -y
-                    _ => None,
+    // scanned along x, then vertical lines x = i between columns i - 1 and
+    // i, scanned along y. `at(line, along)` is the cell (or vertex) at
+    // `along` on `line`; the normal points from the blocked cell to the
+    // free one, across the line.
+    let horizontal = |line: i64, along: i64| [along, line];
+    let vertical = |line: i64, along: i64| [line, along];
+    for (lines, alongs, at) in [
+        (
+            (area.y0, area.y1),
+            (area.x0, area.x1),
+            &horizontal as &dyn Fn(i64, i64) -> [i64; 2],
+        ),
+        ((area.x0, area.x1), (area.y0, area.y1), &vertical),
+    ] {
+        let across = at(1, 0);
+        let is_blocked = |line: i64, along: i64| {
+            let [x, y] = at(line, along);
+            blocked(x, y)
+        };
+        for line in lines.0..=lines.1 {
+            // (start, sign of the normal) of the run in progress.
+            let mut run: Option<(i64, i64)> = None;
+            for along in alongs.0..=alongs.1 {
+                let here = if along < alongs.1 {
+                    match (is_blocked(line - 1, along), is_blocked(line, along)) {
+                        (true, false) => Some(1i64),
+                        (false, true) => Some(-1),
+                        _ => None,
+                    }
+                } else {
+                    None
+                };
+                if let Some((start, sign)) = run {
+                    if here == Some(sign) {
+                        continue;
+                    }
+                    let offset = line * s + sign * disc.h[0];
+                    pieces.push(Piece {
+                        a: at(offset, start * s),
+                        b: at(offset, along * s),
+                        normal: [across[0] * sign, across[1] * sign],
+                    });
+                    run = None;
                 }
-            } else {
-                None
-            };
-            if let Some((x0, normal)) = run {
-                if here == Some(normal) {
-                    continue;
+                if let Some(sign) = here {
+                    run = Some((along, sign));
                 }
-                let y = j * s + normal * disc.h[0];
-                pieces.push(Piece {
-                    a: [x0 * s, y],
-                    b: [x * s, y],
-                    normal: [0, normal],
-                });
-                run = None;
-            }
-            if let Some(normal) = here {
-                run = Some((x, normal));
-            }
-        }
-    }
-    for i in area.x0..=area.x1 {
-        let mut run: Option<(i64, i64)> = None;
-        for y in area.y0..=area.y1 {
-            let here = if y < area.y1 {
-                match (blocked(i - 1, y), blocked(i, y)) {
-                    (true, false) => Some(1i64), // obstacle left: normal +x
-                    (false, true) => Some(-1),   // obstacle right: normal -x
-                    _ => None,
-                }
-            } else {
-                None
-            };
-            if let Some((y0, normal)) = run {
-                if here == Some(normal) {
-                    continue;
-                }
-                let x = i * s + normal * disc.h[0];
-                pieces.push(Piece {
-                    a: [x, y0 * s],
-                    b: [x, y * s],
-                    normal: [normal, 0],
-                });
-                run = None;
-            }
-            if let Some(normal) = here {
-                run = Some((y, normal));
             }
         }
     }
@@ -417,7 +403,7 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
     }
     for (i, p) in pieces.iter().enumerate() {
         for &(n, c) in cuts {
-            let (pn, pc) = (p.n(), p.c());
+            let (pn, pc) = (p.normal, p.c());
             let det = cross(pn, n);
             if det == 0 {
                 continue;
@@ -447,7 +433,7 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
 /// Where pieces `p` and `q` cross or touch: up to two points (the ends of
 /// their overlap when they lie on one line).
 fn meet(p: Piece, q: Piece) -> Option<[Option<[i64; 2]>; 2]> {
-    let (pn, qn) = (p.n(), q.n());
+    let (pn, qn) = (p.normal, q.normal);
     let det = cross(pn, qn);
     if det == 0 {
         // Parallel: on one line iff q's ends are on p's line.
@@ -545,7 +531,7 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
             let e = incident.entry(v).or_insert((0, other, p.normal));
             if e.0 == 1 {
                 let (a, na) = (e.1, e.2);
-                let turn = dot(p.n(), sub(a, v)) < 0 && dot(na, sub(other, v)) < 0;
+                let turn = dot(p.normal, sub(a, v)) < 0 && dot(na, sub(other, v)) < 0;
                 *e = (if turn { 2 } else { 3 }, a, e.2);
             } else if e.0 >= 2 {
                 e.0 = 3;
@@ -649,4 +635,49 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
         Some(side)
     };
     polygons_of(&local, edges, keep, turn, portal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Disc, MIN_RADIUS, SCALE, cross, sub};
+
+    #[test]
+    fn every_edge_of_the_polygon_lies_outside_the_disc_and_its_corners_turn_left() {
+        let mut r = MIN_RADIUS;
+        while r < 300.0 {
+            let disc = Disc::new(r);
+            let m = disc.normals.len();
+            assert!([4, 8, 16].contains(&m), "r = {r}: {m} normals");
+            for k in 0..m {
+                let n = disc.normals[k];
+                // The edge's distance from the centre, in cells, against r.
+                let length = ((n[0] * n[0] + n[1] * n[1]) as f64).sqrt();
+                let distance = disc.h[k] as f64 / length / SCALE as f64;
+                assert!(
+                    distance >= r,
+                    "r = {r}: edge {k} is {distance} from the centre"
+                );
+                assert!(
+                    distance <= r + 1.0 / 1024.0 + 1e-9,
+                    "r = {r}: edge {k} at {distance}"
+                );
+                // The corners go round counterclockwise, each on its two
+                // edges: a convex polygon with every edge there.
+                let (c, next) = (disc.corners[k], disc.corners[(k + 1) % m]);
+                assert!(cross(c, next) > 0, "r = {r}: corners {k}, {}", k + 1);
+                let prev = disc.corners[(k + m - 1) % m];
+                let (a, b) = (sub(c, prev), sub(next, c));
+                assert!(cross(a, b) > 0, "r = {r}: corner {k} does not turn left");
+                let on = |corner: [i64; 2], edge: usize| {
+                    let n = disc.normals[edge % m];
+                    n[0] * corner[0] + n[1] * corner[1] == disc.h[edge % m]
+                };
+                assert!(
+                    on(c, k) && on(c, k + 1),
+                    "r = {r}: corner {k} is off its edges"
+                );
+            }
+            r *= 1.07;
+        }
+    }
 }

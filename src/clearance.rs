@@ -334,7 +334,7 @@ pub fn start_point(base: &Grid, eroded: &Grid, clearance: Clearance, p: DVec2) -
 
 /// The distance from point `p` to the nearest blocked cell of `grid` or its
 /// outside, if below `within + 1` (else at least that).
-fn wall_distance(grid: &Grid, p: DVec2, within: u32) -> f64 {
+pub(crate) fn wall_distance(grid: &Grid, p: DVec2, within: u32) -> f64 {
     let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
     let mut best = p.x.min(w - p.x).min(p.y).min(h - p.y);
     let r = i64::from(within) + 1;
@@ -359,7 +359,7 @@ fn square_distance(p: DVec2, x: i64, y: i64) -> f64 {
 /// Whether every point of segment `a-b` (visible on `grid`) is at least
 /// `keep` from every blocked cell of `grid` and from its outside (up to
 /// rounding).
-fn keeps_distance(grid: &Grid, a: DVec2, b: DVec2, keep: f64) -> bool {
+pub(crate) fn keeps_distance(grid: &Grid, a: DVec2, b: DVec2, keep: f64) -> bool {
     const SLACK: f64 = 1e-9;
     let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
     // The distance to the outside is smallest at an end.

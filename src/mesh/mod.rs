@@ -55,8 +55,15 @@ use crate::grid::Grid;
 use build::{ChunkRect, Side, build_chunk};
 use offset::{Disc, SCALE};
 
-/// Side of a chunk, in cells.
+/// Side of a chunk, in cells (of a mesh for point agents; see
+/// [`RADIUS_CHUNK`]).
 pub const CHUNK: u32 = 1 << CHUNK_BITS;
+
+/// Side of a chunk of a mesh for agents of a radius, in cells, on grids of
+/// up to 2^18 such chunks (16,384 x 16,384 cells; larger grids have chunks
+/// of [`CHUNK`]). Their chunks take about five times as long to build as a
+/// point mesh's: smaller ones keep an edit's rebuild short.
+pub const RADIUS_CHUNK: u32 = 32;
 
 /// `log2` of [`CHUNK`].
 const CHUNK_BITS: u32 = 6;
@@ -119,6 +126,8 @@ pub(crate) struct Chunk {
 pub struct NavMesh {
     /// The grid as the mesh last saw it.
     grid: Grid,
+    /// Side of a chunk, in cells: [`CHUNK`] or [`RADIUS_CHUNK`].
+    chunk: u32,
     chunks_x: u32,
     chunks_y: u32,
     chunks: Vec<Arc<Chunk>>,
@@ -153,6 +162,33 @@ impl NavMesh {
     /// [`NavMesh::sync_within`]).
     pub(crate) fn unbuilt(grid: &Grid) -> Self {
         NavMesh::unbuilt_for(grid, None)
+    }
+
+    /// The [`NavMesh::tolerance`] of the mesh [`NavMesh::with_radius`]
+    /// builds for `radius`, without building it (0 for a radius it refuses,
+    /// and for 0).
+    ///
+    /// ```
+    /// use bevy_anyangle::mesh::NavMesh;
+    ///
+    /// assert!(NavMesh::tolerance_for(0.3) < 0.03);
+    /// assert!(NavMesh::tolerance_for(3.0) <= 0.09);
+    /// assert_eq!(NavMesh::tolerance_for(-1.0), 0.0);
+    /// ```
+    #[must_use]
+    pub fn tolerance_for(radius: f64) -> f64 {
+        if radius > 0.0 && radius <= MAX_RADIUS {
+            Disc::new(radius).tolerance()
+        } else {
+            0.0
+        }
+    }
+
+    /// [`NavMesh::with_radius`]'s mesh with every chunk still to build; the
+    /// radius must be valid (finite, 0 to [`MAX_RADIUS`]).
+    pub(crate) fn unbuilt_with_radius(grid: &Grid, radius: f64) -> Self {
+        let disc = (radius > 0.0).then(|| Arc::new(Disc::new(radius)));
+        NavMesh::unbuilt_for(grid, disc)
     }
 
     /// The mesh of the points where a disc of radius `radius` (in cells)
@@ -240,11 +276,17 @@ impl NavMesh {
 
     /// A mesh of `grid` for `disc` with every chunk still to build.
     fn unbuilt_for(grid: &Grid, disc: Option<Arc<Disc>>) -> Self {
-        let chunks_x = grid.width().div_ceil(CHUNK);
-        let chunks_y = grid.height().div_ceil(CHUNK);
+        let small = |side: u32| grid.width().div_ceil(side) * grid.height().div_ceil(side);
+        let chunk = match disc {
+            Some(_) if small(RADIUS_CHUNK) <= 1 << (32 - LOCAL_BITS) => RADIUS_CHUNK,
+            _ => CHUNK,
+        };
+        let chunks_x = grid.width().div_ceil(chunk);
+        let chunks_y = grid.height().div_ceil(chunk);
         let count = chunks_x * chunks_y;
         NavMesh {
             grid: grid.clone_without_log(),
+            chunk,
             chunks_x,
             chunks_y,
             // (One empty chunk stands for every unbuilt one.)
@@ -316,7 +358,7 @@ impl NavMesh {
             // A cell decides its own chunk and, next to a border, the cuts
             // and corners of the chunks beyond it (for agents of a radius,
             // the chunks its grown polygon reaches).
-            let c = i64::from(CHUNK);
+            let c = i64::from(self.chunk);
             let (lx, hx) = (
                 (x - reach).div_euclid(c).max(0),
                 (x + reach).div_euclid(c).min(cx_max),
@@ -445,10 +487,38 @@ impl NavMesh {
         })
     }
 
+    /// The edges of its polygons that border an obstacle or the grid's
+    /// outside, in cells: the outline of where its agents may go (for a
+    /// mesh for a radius, the obstacles grown by about that radius).
+    ///
+    /// ```
+    /// use bevy_anyangle::mesh::NavMesh;
+    /// use bevy_anyangle::prelude::*;
+    ///
+    /// let grid = Grid::new(4, 3).unwrap();
+    /// let mesh = NavMesh::with_radius(&grid, 0.5).unwrap();
+    /// // The grid's border grown by half a cell (and at most 1/1024 more):
+    /// // a rectangle of 3 x 2 cells.
+    /// let length: f64 = mesh.wall_edges().map(|[a, b]| a.distance(b)).sum();
+    /// assert!(length <= 10.0 && length > 10.0 - 8.0 / 1024.0 - 1e-9, "{length}");
+    /// ```
+    pub fn wall_edges(&self) -> impl Iterator<Item = [DVec2; 2]> + '_ {
+        let scale = self.scale() as f64;
+        let point = move |s: &Slot| DVec2::new(f64::from(s.v[0]), f64::from(s.v[1])) / scale;
+        self.chunks.iter().flat_map(move |c| {
+            (0..c.start.len() - 1).flat_map(move |p| {
+                let slots = &c.slots[c.start[p] as usize..c.start[p + 1] as usize];
+                (0..slots.len())
+                    .filter(|&k| slots[k].neigh == NONE)
+                    .map(move |k| [point(&slots[k]), point(&slots[(k + 1) % slots.len()])])
+            })
+        })
+    }
+
     /// The cells of chunk `c`.
     fn rect(&self, c: u32) -> ChunkRect {
         let (cx, cy) = (i64::from(c % self.chunks_x), i64::from(c / self.chunks_x));
-        let s = i64::from(CHUNK);
+        let s = i64::from(self.chunk);
         ChunkRect {
             x0: cx * s,
             y0: cy * s,
@@ -468,7 +538,8 @@ impl NavMesh {
         let polys = built.start.len() - 1;
         assert!(
             polys < (1 << LOCAL_BITS) - 1,
-            "a chunk of {CHUNK} x {CHUNK} cells has fewer polygons"
+            "a chunk of {0} x {0} cells has fewer polygons",
+            self.chunk
         );
         let id = |p: u32| (c << LOCAL_BITS) | p;
         let mut built = built;
@@ -619,7 +690,7 @@ impl NavMesh {
     /// The chunk of cell `(x, y)` (a cell of the grid) and its point
     /// location block in that chunk.
     fn block_of(&self, x: i64, y: i64) -> (u32, usize) {
-        let s = i64::from(CHUNK);
+        let s = i64::from(self.chunk);
         let c = ((y / s) as u32) * self.chunks_x + (x / s) as u32;
         let rect = self.rect(c);
         let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;

@@ -553,8 +553,9 @@ impl Planner {
     /// as [`PlanTask`] runs them, is still building it). It is not counted in
     /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
     ///
-    /// A planner keeps the meshes of up to [`Planner::KEPT_MESHES`] grids
-    /// (for example a grid and the eroded grids of a few agent sizes), each
+    /// A planner keeps up to [`Planner::KEPT_MESHES`] meshes (for example
+    /// of a grid and the eroded grids of a few agent sizes, or, in the
+    /// plugin, meshes for agents of a few radii on a few profiles), each
     /// brought up to date with its grid's edits when a query comes: a query
     /// on a grid that is a clone of a kept mesh's grid, edited or not, syncs
     /// that mesh (rebuilding only the chunks the edits touched); a query on
@@ -562,8 +563,12 @@ impl Planner {
     /// one when all are taken.
     #[must_use]
     pub fn mesh(&self) -> Option<&crate::mesh::NavMesh> {
-        // (A mesh whose building a sliced search paused is not shown.)
-        self.meshes.first().filter(|m| m.is_complete())
+        // (A mesh whose building a sliced search paused is not shown, nor
+        // one kept for agents of a radius.)
+        self.meshes
+            .iter()
+            .find(|m| m.radius() == 0.0)
+            .filter(|m| m.is_complete())
     }
 
     /// Builds now (or brings up to date) the navigation mesh
@@ -571,11 +576,48 @@ impl Planner {
     /// query on it does not (useful before timing queries, or before a
     /// frame-critical first request). See [`Planner::mesh`].
     pub fn prepare_mesh(&mut self, grid: &Grid) {
-        sync_mesh(&mut self.meshes, grid, &mut { u64::MAX });
+        sync_mesh(&mut self.meshes, grid, 0.0, &mut { u64::MAX });
+    }
+
+    /// [`Planner::plan_on_mesh`] for an agent of `radius` cells (a multiple
+    /// of 1/64 cell, at most [`MAX_RADIUS`](crate::clearance::MAX_RADIUS))
+    /// on the mesh of `grid` for that radius
+    /// ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)), which
+    /// the planner keeps among its meshes and brings up to date with `grid`.
+    /// With a `slice`, a mesh still to build is built for about that many
+    /// expansions' worth of work and [`Step::Paused`] returned until it is
+    /// done (call again, with the same grid or a later edit of it); the
+    /// search on it then runs whole.
+    #[cfg(feature = "plugin")]
+    pub(crate) fn plan_slice_with_radius(
+        &mut self,
+        grid: &Grid,
+        radius: f64,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        slice: Option<u64>,
+    ) -> Step {
+        let mut work = slice.map_or(u64::MAX, |n| n.max(1));
+        if sync_mesh(&mut self.meshes, grid, radius, &mut work).is_none() {
+            return Step::Paused;
+        }
+        // (Out of the list while the planner's scratch memory is borrowed.)
+        let mesh = self.meshes.remove(0);
+        let answer = self.plan_on_radius_mesh(&mesh, start, goal, options);
+        self.meshes.insert(0, mesh);
+        Step::Done(answer)
+    }
+
+    /// Drops the meshes for agents of a radius that `keep` refuses.
+    #[cfg(feature = "plugin")]
+    pub(crate) fn drop_radius_meshes(&mut self, keep: impl Fn(f64) -> bool) {
+        self.meshes
+            .retain(|m| m.radius() == 0.0 || keep(m.radius()));
     }
 
     /// How many navigation meshes a planner keeps (see [`Planner::mesh`]).
-    pub const KEPT_MESHES: usize = 4;
+    pub const KEPT_MESHES: usize = 16;
 
     /// Plans with Polyanya ([`Algorithm::Polyanya`], whatever
     /// `options.algorithm` says) on `mesh`, from `start` to `goal`, with
@@ -881,7 +923,7 @@ impl Planner {
                         None => {
                             let left = ctx.stop_at.saturating_sub(ctx.stats.expanded);
                             let mut work = if slice.is_some() { left } else { u64::MAX };
-                            let mesh = sync_mesh(&mut self.meshes, query.grid, &mut work);
+                            let mesh = sync_mesh(&mut self.meshes, query.grid, 0.0, &mut work);
                             if mesh.is_some() && slice.is_some() {
                                 // The search gets what is left (at least an
                                 // expansion, so that every slice moves on).
@@ -941,19 +983,21 @@ impl Planner {
     }
 }
 
-/// The mesh of `grid` among those a planner keeps (see [`Planner::mesh`]),
-/// moved to the front and brought up to date with it, or a new one built
-/// for at most about `work` units
+/// The mesh of `grid` for agents of `radius` (0: points) among those a
+/// planner keeps (see [`Planner::mesh`]), moved to the front and brought up
+/// to date with it, or a new one built for at most about `work` units
 /// ([`NavMesh::sync_within`](crate::mesh::NavMesh::sync_within)); `None` if
 /// that was not enough (the next call goes on).
 fn sync_mesh<'m>(
     kept: &'m mut Vec<crate::mesh::NavMesh>,
     grid: &Grid,
+    radius: f64,
     work: &mut u64,
 ) -> Option<&'m crate::mesh::NavMesh> {
     let kin = kept
         .iter()
         .enumerate()
+        .filter(|(_, m)| m.radius() == radius)
         .map(|(i, m)| (m.grid().shared_row_bands(grid), i))
         .max();
     match kin {
@@ -963,7 +1007,7 @@ fn sync_mesh<'m>(
         }
         _ => {
             kept.truncate(Planner::KEPT_MESHES - 1);
-            kept.insert(0, crate::mesh::NavMesh::unbuilt(grid));
+            kept.insert(0, crate::mesh::NavMesh::unbuilt_with_radius(grid, radius));
         }
     }
     let mesh = &mut kept[0];

@@ -7,7 +7,7 @@ use super::polyanya;
 use super::{
     Outcome, Path, PathKind, PlanError, PlanOptions, Planner, Role, SearchContext, SearchStats,
 };
-use crate::clearance::MAX_EXIT_DISTANCE;
+use crate::clearance::{MAX_EXIT_DISTANCE, keeps_distance, wall_distance};
 use crate::geom::{orient_sign, polyline_length};
 use crate::los::line_of_sight;
 use crate::mesh::{NONE, NavMesh};
@@ -314,6 +314,13 @@ fn nearest_on_mesh(mesh: &NavMesh, p: DVec2, within: f64, found: &mut Vec<u32>) 
     let mut best: Option<(f64, DVec2)> = None;
     let grid = mesh.grid();
     let sight = grid.is_point_traversable(p);
+    // From free space, the walk comes no closer to a wall than the radius,
+    // or than `p` is already (as on eroded grids).
+    let keep = if sight {
+        wall_distance(grid, p, mesh.radius().ceil() as u32).min(mesh.radius())
+    } else {
+        0.0
+    };
     let mut radius = 1.0_f64;
     loop {
         let r = radius.min(within);
@@ -335,7 +342,7 @@ fn nearest_on_mesh(mesh: &NavMesh, p: DVec2, within: f64, found: &mut Vec<u32>) 
                 let d = q.distance(p);
                 if d <= within
                     && best.is_none_or(|(bd, _)| d < bd)
-                    && (!sight || line_of_sight(grid, p, q))
+                    && (!sight || (line_of_sight(grid, p, q) && keeps_distance(grid, p, q, keep)))
                 {
                     best = Some((d, q));
                 }

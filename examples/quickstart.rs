@@ -114,7 +114,7 @@ fn main() -> std::process::ExitCode {
         ('E', at(40.5, 5.5), at(8.5, 44.5), 0.0),
         ('F', at(5.5, 44.5), at(42.5, 41.5), 0.0),
         // A's trip for an agent 3 cells wide: its path keeps 1.5 cells from
-        // every wall (it plans on the grid eroded for that radius).
+        // every wall (it plans on the navigation mesh for that radius).
         ('G', at(4.5, 6.5), at(44.5, 26.5), WIDE),
     ];
     let mut agents = Vec::new();
@@ -249,6 +249,27 @@ fn main() -> std::process::ExitCode {
             p.distance(goal)
         );
     }
+    // How close the wide agent came to a wall (of the grid as it is now),
+    // along its trail sampled every 1/16 cell.
+    let grid = nav.grid();
+    let mut closest = f64::INFINITY;
+    for w in tracks[&'G'].trail.windows(2) {
+        let (a, b) = (nav.to_grid(w[0]), nav.to_grid(w[1]));
+        let steps = (a.distance(b) * 16.0).ceil().max(1.0) as usize;
+        for i in 0..=steps {
+            let q = a.lerp(b, i as f64 / steps as f64);
+            for y in q.y as i64 - 3..=q.y as i64 + 3 {
+                for x in q.x as i64 - 3..=q.x as i64 + 3 {
+                    if !grid.is_free_xy(x, y) {
+                        let dx = (x as f64 - q.x).max(q.x - (x + 1) as f64).max(0.0);
+                        let dy = (y as f64 - q.y).max(q.y - (y + 1) as f64).max(0.0);
+                        closest = closest.min(dx.hypot(dy));
+                    }
+                }
+            }
+        }
+    }
+    println!("  G (radius {WIDE}) came no closer than {closest:.3} cells to a wall");
 
     println!(
         "\n{}",

@@ -3,13 +3,17 @@
 //! crossing trees as ground (rangers) or at three times the cost
 //! (foresters, Theta\* with costs), walking at 60 frames a second,
 //! obstacles and trees edited every frame near them, results held back,
-//! agents despawned mid-search and new ones spawned. Each agent is checked
-//! on its own profile's grid. Invariants at every frame:
+//! agents despawned mid-search and new ones spawned. Agents with a radius
+//! planned by Anya or Polyanya (the game switches between them) plan on
+//! the mesh for their radius; the others (a share asks for Lazy Theta\*,
+//! and foresters) on eroded grids. Each agent is checked on its own
+//! profile's grid. Invariants at every frame:
 //!
-//! - every path the plugin applies names the current grid version, the
-//!   eroded grid it was planned on equals a fresh erosion of the current
-//!   grid, and every point of it (sampled every 1/64 cell) keeps the agent's
-//!   radius from every blocked cell and from the grid's edge;
+//! - every path the plugin applies names the current grid version, every
+//!   segment is visible on the profile's grid, an eroded grid it was
+//!   planned on equals a fresh erosion of the current grid, and every point
+//!   of it (sampled every 1/64 cell) keeps the agent's radius from every
+//!   blocked cell and from the grid's edge;
 //! - every agent keeps its radius from every wall, except one that spawned
 //!   where it does not fit, or that an edit closed in on: it must fit again
 //!   within a bounded number of frames (or have been told
@@ -19,7 +23,7 @@
 //!   pairs in use.
 //!
 //! Once edits stop, every agent settles: at its goal, on a fallback path to
-//! a goal its eroded grid cannot reach, or `NoRoom`.
+//! a goal its mesh (or eroded grid) cannot reach, or `NoRoom`.
 
 mod common;
 
@@ -29,6 +33,7 @@ use std::time::{Duration, Instant};
 use bevy_anyangle::clearance::{Clearance, erode, start_point};
 use bevy_anyangle::grid::Grid;
 use bevy_anyangle::los::line_of_sight;
+use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, NavPosition, PathFailed,
     PathFailure, PathFollower, PathGoal, PathReady, PathRequest, PathStatus,
@@ -71,6 +76,22 @@ struct Applied(Vec<Entity>);
 #[derive(Resource, Default)]
 struct Woods(HashMap<ProfileId, usize>);
 
+/// The foresters' profile (whose costs differ: never on a mesh).
+#[derive(Resource)]
+struct Foresters(ProfileId);
+
+/// Whether an agent plans on the mesh for its radius: one with a radius,
+/// planned by Anya or Polyanya (the game's settings), without costs.
+fn on_mesh(request: &PathRequest, foresters: ProfileId) -> bool {
+    request.radius > 0.0 && request.algorithm.is_none() && request.profile != foresters
+}
+
+/// The radius the mesh of an agent of `radius` cells is built for: the
+/// next multiple of 1/64 cell.
+fn mesh_radius(radius: f32) -> f64 {
+    (f64::from(radius) * 64.0).ceil() / 64.0
+}
+
 /// Agents whose last search ended in [`PathFailure::NoRoom`].
 #[derive(Resource, Default)]
 struct NoRoom(EntityHashSet);
@@ -85,6 +106,7 @@ fn check_applied_paths(
     mut violations: ResMut<Violations>,
     mut fresh: Local<HashMap<(u64, ProfileId, Clearance), Grid>>,
     mut woods: ResMut<Woods>,
+    foresters: Res<Foresters>,
 ) {
     for e in applied.0.drain(..) {
         let Ok((path, request)) = agents.get(e) else {
@@ -111,10 +133,22 @@ fn check_applied_paths(
         if through_trees {
             *woods.0.entry(profile).or_default() += 1;
         }
-        let Some(kept) = nav.grid_for(profile, clearance) else {
-            violations
-                .0
-                .push(format!("{e}: no eroded grid kept for {clearance:?}"));
+        for w in path.grid_waypoints.windows(2) {
+            if !line_of_sight(own, w[0], w[1]) {
+                violations.0.push(format!(
+                    "{e}: segment {} - {} is not visible on its profile's grid",
+                    w[0], w[1]
+                ));
+            }
+        }
+        let mesh = on_mesh(request, foresters.0);
+        let Some(kept) = nav.grid_for(profile, clearance).filter(|_| !mesh) else {
+            if !mesh {
+                violations
+                    .0
+                    .push(format!("{e}: no eroded grid kept for {clearance:?}"));
+            }
+            keeps_radius(e, path, own, request.radius, &mut violations);
             continue;
         };
         let fresh = fresh
@@ -133,21 +167,28 @@ fn check_applied_paths(
                     w[0], w[1]
                 ));
             }
-            let steps = (w[0].distance(w[1]) * 64.0).ceil().max(1.0) as usize;
-            for i in 0..=steps {
-                let p = w[0].lerp(w[1], i as f64 / steps as f64);
-                let c = wall_distance(own, p, within(request.radius));
-                if c < f64::from(request.radius) - 1e-9 {
-                    violations.0.push(format!(
-                        "{e} (radius {}): its path passes {p}, {c} from a wall",
-                        request.radius
-                    ));
-                    break;
-                }
+        }
+        keeps_radius(e, path, own, request.radius, &mut violations);
+    }
+    fresh.retain(|&(v, _, _), _| v == nav.version());
+}
+
+/// Every point of `path` (sampled every 1/64 cell) keeps `radius` from
+/// every blocked cell of `own` and from its edge.
+fn keeps_radius(e: Entity, path: &NavPath, own: &Grid, radius: f32, violations: &mut Violations) {
+    for w in path.grid_waypoints.windows(2) {
+        let steps = (w[0].distance(w[1]) * 64.0).ceil().max(1.0) as usize;
+        for i in 0..=steps {
+            let p = w[0].lerp(w[1], i as f64 / steps as f64);
+            let c = wall_distance(own, p, within(radius));
+            if c < f64::from(radius) - 1e-9 {
+                violations.0.push(format!(
+                    "{e} (radius {radius}): its path passes {p}, {c} from a wall"
+                ));
+                return;
             }
         }
     }
-    fresh.retain(|&(v, _, _), _| v == nav.version());
 }
 
 struct Game {
@@ -188,6 +229,7 @@ impl Game {
             .init_resource::<Applied>()
             .init_resource::<NoRoom>()
             .init_resource::<Woods>()
+            .insert_resource(Foresters(forester))
             .add_observer(
                 |ready: On<PathReady>,
                  mut applied: ResMut<Applied>,
@@ -252,14 +294,19 @@ impl Game {
         let goal = self.free_point();
         let radius = *self.rng.pick(&RADII);
         let profile = *self.rng.pick(&self.profiles);
+        let mut request = PathRequest::to(goal)
+            .with_radius(radius)
+            .with_profile(profile);
+        // Foresters and a share of the others: Lazy Theta*, eroded grids.
+        if profile == self.profiles[2] || self.rng.chance(0.3) {
+            request = request.with_algorithm(Algorithm::LazyTheta);
+        }
         let e = self
             .app
             .world_mut()
             .spawn((
                 NavPosition(start),
-                PathRequest::to(goal)
-                    .with_radius(radius)
-                    .with_profile(profile),
+                request,
                 PathFollower {
                     speed: 6.0,
                     ..PathFollower::default()
@@ -377,10 +424,11 @@ impl Game {
             }
             assert!(
                 frame - since <= RECOVERY_FRAMES,
-                "frame {frame}: {e} (radius {}) still does not fit at {}, since frame {since}: {status:?} {:?}",
+                "frame {frame}: {e} (radius {}) still does not fit at {}, since frame {since}: {status:?} {:?}{}",
                 self.radius(e),
                 self.position(e),
                 world.get::<NavPath>(e).unwrap(),
+                self.report(e),
             );
         }
     }
@@ -402,9 +450,10 @@ impl Game {
             .map(|(x, y)| (cell_distance(p, x, y), x, y))
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let mut out = format!(
-            "\ngrid version {}, replanning {}; nearest blocked cell (distance, x, y) {nearest:?}",
+            "\ngrid version {}, replanning {}; nearest blocked cell (distance, x, y) {nearest:?}\n{:?}",
             nav.version(),
-            world.get::<Replanning>(e).is_some()
+            world.get::<Replanning>(e).is_some(),
+            world.resource::<PathfindingDiagnostics>(),
         );
         if let Ok(clearance) = nav.clearance_of(request.radius)
             && let Some(eroded) = nav.grid_for(request.profile, clearance)
@@ -482,7 +531,7 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
         if frame % 200 == 100 {
             let mut settings = game.app.world_mut().resource_mut::<PathfindingSettings>();
             settings.algorithm = if settings.algorithm == Algorithm::Anya {
-                Algorithm::LazyTheta
+                Algorithm::Polyanya
             } else {
                 Algorithm::Anya
             };
@@ -512,19 +561,36 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
     assert!(settled, "agents did not settle after edits stopped");
 
     let nav = game.nav().clone();
+    let foresters = game.profiles[2];
     let mut in_use = BTreeSet::new();
     let mut tally: HashMap<String, usize> = HashMap::new();
+    let mut meshes: HashMap<(ProfileId, u64), NavMesh> = HashMap::new();
+    let mut planner = Planner::new();
+    let mut on_meshes = 0;
     for &e in &game.agents {
         let world = game.app.world();
         let request = *world.get::<PathRequest>(e).unwrap();
         let clearance = nav.clearance_of(request.radius).unwrap();
-        if !clearance.is_none() {
+        let own = nav.grid_for(request.profile, Clearance::NONE).unwrap();
+        // The mesh for its radius, or its eroded grid.
+        let mesh = on_mesh(&request, foresters).then(|| {
+            let r = mesh_radius(request.radius);
+            &*meshes
+                .entry((request.profile, r.to_bits()))
+                .or_insert_with(|| NavMesh::with_radius(own, r).unwrap())
+        });
+        on_meshes += usize::from(mesh.is_some());
+        if !clearance.is_none() && mesh.is_none() {
             in_use.insert((request.profile, clearance));
         }
-        let own = nav.grid_for(request.profile, Clearance::NONE).unwrap();
         let eroded = nav
             .grid_for(request.profile, clearance)
-            .expect("kept while in use");
+            .filter(|_| mesh.is_none())
+            .unwrap_or(own);
+        let fail = PlanOptions {
+            fallback: FallbackPolicy::Fail,
+            ..PlanOptions::with_algorithm(Algorithm::Anya)
+        };
         let status = world.get::<PathStatus>(e).unwrap().clone();
         let path = world.get::<NavPath>(e).unwrap();
         let PathGoal::Point(goal) = request.goal else {
@@ -541,25 +607,30 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
                     1 => w[0],
                     n => w[n - 2].lerp(w[n - 1], 0.5),
                 };
-                let truth = plan(
-                    eroded,
-                    inside,
-                    nav.to_grid(goal),
-                    &PlanOptions {
-                        fallback: FallbackPolicy::Fail,
-                        ..PlanOptions::with_algorithm(Algorithm::Anya)
-                    },
-                );
+                let truth = match mesh {
+                    Some(mesh) => planner.plan_on_mesh(mesh, inside, nav.to_grid(goal), &fail),
+                    None => plan(eroded, inside, nav.to_grid(goal), &fail),
+                };
                 assert!(
                     matches!(truth, Err(PlanError::Unreachable { .. })),
-                    "{e}: a fallback path to a goal its eroded grid reaches: {:?}{}",
+                    "{e}: a fallback path to a goal its mesh or eroded grid reaches: {:?}{}",
                     truth.map(|p| p.length),
                     game.report(e)
                 );
             }
             PathStatus::Failed(PathFailure::NoRoom) => {
+                let start = match mesh {
+                    Some(mesh) => {
+                        match planner.plan_on_mesh(mesh, game.position(e), nav.to_grid(goal), &fail)
+                        {
+                            Err(PlanError::NoRoom) => None,
+                            _ => Some(game.position(e)),
+                        }
+                    }
+                    None => start_point(own, eroded, clearance, game.position(e)),
+                };
                 assert_eq!(
-                    start_point(own, eroded, clearance, game.position(e)),
+                    start,
                     None,
                     "{e}: NoRoom at {}, yet a place that fits it is in sight; {path:?}{}",
                     game.position(e),
@@ -597,4 +668,9 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
         .filter(|&&e| *game.app.world().get::<PathStatus>(e).unwrap() == PathStatus::Fallback)
         .count();
     assert!(fallbacks > 10, "only {fallbacks} fallbacks: {tally:?}");
+    assert!(
+        on_meshes > 100 && on_meshes + 100 < game.agents.len(),
+        "{on_meshes} of {} agents on meshes",
+        game.agents.len()
+    );
 }

@@ -369,13 +369,15 @@ fn only_marked_agents_are_drawn_when_asked_and_nothing_when_disabled() {
 }
 
 #[test]
-fn the_cells_an_agents_radius_keeps_it_off_are_outlined() {
+fn the_cells_an_agents_radius_keeps_it_off_its_eroded_grid_are_outlined() {
     let mut app = app();
     let wide = app
         .world_mut()
         .spawn((
             NavPosition(Vec2::new(2.5, 3.0)),
-            PathRequest::to(Vec2::new(7.5, 3.0)).with_radius(0.5),
+            PathRequest::to(Vec2::new(7.5, 3.0))
+                .with_radius(0.5)
+                .with_algorithm(Algorithm::LazyTheta),
         ))
         .id();
     settle(&mut app);
@@ -418,4 +420,58 @@ fn the_cells_an_agents_radius_keeps_it_off_are_outlined() {
     let path = app.world().get::<NavPath>(wide).unwrap();
     assert!(path.fallback, "{path:?}");
     assert_eq!(path.end(), Some(Vec2::new(3.0, 3.0)), "{path:?}");
+}
+
+#[test]
+fn the_walls_grown_by_the_radius_of_an_agent_on_a_mesh_are_outlined() {
+    let mut app = app();
+    let wide = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(2.5, 3.0)),
+            PathRequest::to(Vec2::new(7.5, 3.0)).with_radius(0.5),
+            DrawClearance,
+        ))
+        .id();
+    settle(&mut app);
+    app.update();
+    // On the mesh for its radius it fits past the block (2 rows free on
+    // either side): no fallback.
+    let path = app.world().get::<NavPath>(wide).unwrap();
+    assert!(!path.fallback, "{path:?}");
+    let color = config(&mut app).clearance;
+    let lines = drawn(&app);
+    let outline: Vec<_> = lines
+        .iter()
+        .filter(|l| l.2 == LinearRgba::from(color))
+        .collect();
+    // The border and the block, grown by half a cell (an octagon around
+    // the disc: corners at most 0.042 farther).
+    let grid = app.world().resource::<NavGrid>().grid().clone();
+    let wall_distance = |p: Vec3| {
+        let q = DVec2::new(f64::from(p.x), 6.0 - f64::from(p.y));
+        let mut d = q.x.min(10.0 - q.x).min(q.y).min(6.0 - q.y);
+        for y in 0..6 {
+            for x in 0..10 {
+                if !grid.is_free_xy(x, y) {
+                    let dx = (x as f64 - q.x).max(q.x - (x + 1) as f64).max(0.0);
+                    let dy = (y as f64 - q.y).max(q.y - (y + 1) as f64).max(0.0);
+                    d = d.min(dx.hypot(dy));
+                }
+            }
+        }
+        d
+    };
+    let length: f32 = outline.iter().map(|l| l.0.distance(l.1)).sum();
+    // The border's outline alone is 2 x (9 + 5) long.
+    assert!(length > 28.0 - 0.1, "{length}");
+    for l in &outline {
+        for p in [l.0, l.1] {
+            let d = wall_distance(p);
+            assert!(
+                (0.5 - 1e-4..=0.5 + 0.05).contains(&d),
+                "{p} is {d} from a wall"
+            );
+        }
+    }
 }

@@ -2389,14 +2389,18 @@ fn a_wide_agent_keeps_its_radius_and_gets_fallback_where_it_does_not_fit() {
         .world_mut()
         .spawn((
             NavPosition(world(2.5, 6.5)),
-            PathRequest::to(world(1.5, 4.5)).with_radius(0.5),
+            PathRequest::to(world(1.5, 4.5))
+                .with_radius(0.5)
+                .with_algorithm(Algorithm::LazyTheta),
         ))
         .id();
     let through = app
         .world_mut()
         .spawn((
             NavPosition(world(2.5, 6.5)),
-            PathRequest::to(world(18.5, 5.0)).with_radius(0.5),
+            PathRequest::to(world(18.5, 5.0))
+                .with_radius(0.5)
+                .with_algorithm(Algorithm::LazyTheta),
         ))
         .id();
     let point = app
@@ -2484,7 +2488,9 @@ fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
         .world_mut()
         .spawn((
             NavPosition(world(6.5, 6.5)),
-            PathRequest::to(world(17.5, 8.5)).with_radius(0.5),
+            PathRequest::to(world(17.5, 8.5))
+                .with_radius(0.5)
+                .with_algorithm(Algorithm::LazyTheta),
         ))
         .id();
     let bad = app
@@ -2558,7 +2564,9 @@ fn a_wide_agent_walled_in_by_an_edit_walks_to_the_nearest_place_it_fits_in_sight
         .world_mut()
         .spawn((
             NavPosition(world(7.5, 5.5)),
-            PathRequest::to(world(7.5, 5.5)).with_radius(0.5),
+            PathRequest::to(world(7.5, 5.5))
+                .with_radius(0.5)
+                .with_algorithm(Algorithm::LazyTheta),
         ))
         .id();
     settle(&mut app);
@@ -2581,6 +2589,124 @@ fn a_wide_agent_walled_in_by_an_edit_walks_to_the_nearest_place_it_fits_in_sight
     assert!(line_of_sight(nav.grid(), DVec2::new(7.5, 5.5), exit));
     assert!(DVec2::new(7.5, 5.5).distance(exit) <= 1.0 + 1e-9, "{exit}");
     settle(&mut app);
+}
+
+/// The least distance (cells) from any point of `path` (sampled every 1/64
+/// cell) to a blocked cell of `grid` or its edge.
+fn least_clearance(grid: &Grid, path: &NavPath) -> f64 {
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    let mut least = f64::INFINITY;
+    for s in path.grid_waypoints.windows(2) {
+        let steps = (s[0].distance(s[1]) * 64.0).ceil().max(1.0) as usize;
+        for i in 0..=steps {
+            let p = s[0].lerp(s[1], i as f64 / steps as f64);
+            least = least.min(p.x.min(w - p.x).min(p.y).min(h - p.y));
+            for y in (p.y.floor() as i64 - 4)..=(p.y.floor() as i64 + 4) {
+                for x in (p.x.floor() as i64 - 4)..=(p.x.floor() as i64 + 4) {
+                    if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                        let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
+                        let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
+                        least = least.min(dx.hypot(dy));
+                    }
+                }
+            }
+        }
+    }
+    least
+}
+
+#[test]
+fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_it() {
+    // Anya plans agents of a radius on the mesh for their radius: a disc 1
+    // cell wide fits through the corridor 2 cells wide (an eroded grid
+    // closes it), keeping its radius from the walls.
+    let nav = NavGrid::from_ascii(ROOMS, GridTransform::default()).unwrap();
+    let mut app = app_with(nav);
+    let world = |x: f32, y: f32| Vec2::new(x, 9.0 - y);
+    let through = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(2.5, 6.5)),
+            PathRequest::to(world(18.5, 5.0)).with_radius(0.5),
+        ))
+        .id();
+    let small = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(2.5, 6.5)),
+            PathRequest::to(world(18.5, 5.0)).with_radius(0.3),
+        ))
+        .id();
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    assert_eq!(nav.clearances().count(), 0, "no eroded grid for meshes");
+    for (e, r) in [(through, 0.5), (small, 0.3)] {
+        assert_eq!(status(&app, e), PathStatus::Ready);
+        let path = nav_path(&app, e);
+        assert_eq!(path.end(), Some(world(18.5, 5.0)));
+        let least = least_clearance(nav.grid(), &path);
+        assert!(least >= r - 1e-9, "{e}: {least} from a wall; {path:?}");
+    }
+
+    // Closing the corridor blocks both paths: they replan, as close as
+    // they can get.
+    app.world_mut().resource_mut::<EventLog>().ready.clear();
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_rect_free(URect::new(12, 4, 15, 6), false)
+        .unwrap();
+    settle(&mut app);
+    for e in [through, small] {
+        assert_eq!(status(&app, e), PathStatus::Fallback);
+        let end = *nav_path(&app, e).grid_waypoints.last().unwrap();
+        assert!(end.x <= 12.0, "{e} ends at {end}");
+    }
+
+    // Opening it again opens it for both.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_rect_free(URect::new(12, 4, 15, 6), true)
+        .unwrap();
+    settle(&mut app);
+    let nav = app.world().resource::<NavGrid>().clone();
+    for (e, r) in [(through, 0.5), (small, 0.3)] {
+        assert_eq!(status(&app, e), PathStatus::Ready, "{e}");
+        let least = least_clearance(nav.grid(), &nav_path(&app, e));
+        assert!(least >= r - 1e-9, "{e}: {least} from a wall");
+    }
+}
+
+#[test]
+fn a_disc_an_edit_closes_in_on_stops_and_walks_back_onto_its_mesh() {
+    let nav = NavGrid::new(Grid::new(12, 12).unwrap(), GridTransform::default());
+    let mut app = app_with(nav);
+    // World y is up: grid row y spans world [11 - y, 12 - y].
+    let world = |x: f32, y: f32| Vec2::new(x, 12.0 - y);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(5.75, 5.5)),
+            PathRequest::to(world(5.75, 9.5)).with_radius(0.5),
+        ))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    // A wall raised a quarter of a cell from it: it no longer fits where it
+    // stands; its new path starts where it fits, close by.
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(UVec2::new(6, 5), false)
+        .unwrap();
+    settle(&mut app);
+    assert_eq!(status(&app, agent), PathStatus::Ready);
+    let path = nav_path(&app, agent);
+    assert!(path.start_moved, "{path:?}");
+    assert_eq!(path.next, 0, "it walks to the start first");
+    let nav = app.world().resource::<NavGrid>().clone();
+    let least = least_clearance(nav.grid(), &path);
+    assert!(least >= 0.5 - 1e-9, "{least}: {path:?}");
+    let exit = path.grid_waypoints[0];
+    assert!(DVec2::new(5.75, 5.5).distance(exit) <= 0.25 + 0.1, "{exit}");
 }
 
 /// A room, and a corridor one cell wide that turns away from it: nowhere in
@@ -2708,7 +2834,9 @@ fn a_wide_agent_walled_in_with_no_way_out_stops_where_it_stands() {
         .world_mut()
         .spawn((
             NavPosition(world(3.5, 2.5)),
-            PathRequest::to(world(18.5, 2.5)).with_radius(0.5),
+            PathRequest::to(world(18.5, 2.5))
+                .with_radius(0.5)
+                .with_algorithm(Algorithm::LazyTheta),
             PathFollower {
                 speed: 12.0,
                 arrive_radius: 0.01,

@@ -85,8 +85,10 @@ use bevy_transform::components::GlobalTransform;
 
 use crate::clearance::Clearance;
 use crate::grid::{EditKind, GridEdit};
+use crate::mesh::NavMesh;
+use crate::plugin::agent::PlanState;
 use crate::plugin::api::{NavPath, PathReady, PathRequest, PathStatus, PlanReason, Replanning};
-use crate::plugin::world::{NavGrid, PositionData, ProfileId, position};
+use crate::plugin::world::{Fit, NavGrid, PositionData, ProfileId, position};
 use crate::search::{Algorithm, SearchTrace};
 
 /// Adds the debug drawing described in the [module docs](self).
@@ -97,6 +99,7 @@ impl Plugin for AnyAngleDebugPlugin {
     fn build(&self, app: &mut App) {
         app.init_gizmo_group::<NavGizmos>()
             .init_resource::<RecentChanges>()
+            .init_resource::<DiscOutlines>()
             .add_systems(
                 PostUpdate,
                 (
@@ -232,10 +235,12 @@ impl NavGizmos {
 #[cfg_attr(feature = "reflect", derive(Reflect), reflect(Component, Default))]
 pub struct DrawNavGizmos;
 
-/// Marker: draw the free cells this agent's [`PathRequest::radius`] keeps
-/// it off: those blocked on its eroded grid (see [`crate::clearance`]), in
-/// [`NavGizmos::clearance`], as runs along each row. Only the cells cameras
-/// see are drawn, and none when they see more than
+/// Marker: draw where this agent's [`PathRequest::radius`] keeps it off, in
+/// [`NavGizmos::clearance`]: for an agent planning on the mesh for its
+/// radius (see [`PathRequest`]), the mesh's edges along the walls (the
+/// walls grown by the radius); for one planning on an eroded grid, the free
+/// cells blocked there (see [`crate::clearance`]), as runs along each row.
+/// Only what cameras see is drawn, and nothing when they see more than
 /// [`NavGizmos::max_blocked_samples`] cells.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "reflect", derive(Reflect), reflect(Component, Default))]
@@ -340,16 +345,26 @@ fn cell_rect(gizmos: &mut Gizmos<NavGizmos>, nav: &NavGrid, rect: URect, h: f32,
     gizmos.linestrip(corners.map(|c| lift(nav, c, h)), color);
 }
 
-/// Outlines, for each clearance of an agent marked [`DrawClearance`], the
-/// runs of cells free on the grid and blocked on its eroded grid.
+/// The meshes for the radii of agents marked [`DrawClearance`] that plan on
+/// meshes, kept in step with their profiles' grids for drawing (the search
+/// threads keep their own).
+#[derive(Resource, Default)]
+struct DiscOutlines(Vec<((ProfileId, u32), NavMesh)>);
+
+/// Outlines, for each clearance of an agent marked [`DrawClearance`], where
+/// its radius keeps it off: for an agent on an eroded grid, the runs of
+/// cells free on the grid and blocked on its eroded grid; for an agent on a
+/// mesh for its radius, the mesh's edges along the walls.
 fn draw_clearance(
     mut gizmos: Gizmos<NavGizmos>,
     nav: Option<Res<NavGrid>>,
     cameras: Query<(&Camera, &GlobalTransform)>,
-    agents: Query<&PathRequest, With<DrawClearance>>,
+    agents: Query<(&PathRequest, Option<&PlanState>), With<DrawClearance>>,
+    mut outlines: ResMut<DiscOutlines>,
 ) {
     let Some(nav) = nav else { return };
     if !gizmos.config.enabled || agents.is_empty() {
+        outlines.0.clear();
         return;
     }
     let cfg: &NavGizmos = gizmos.config_ext;
@@ -358,14 +373,48 @@ fn draw_clearance(
     if u64::from(view.width()) * u64::from(view.height()) > u64::from(budget) {
         return;
     }
-    let mut kinds: Vec<(ProfileId, Clearance)> = agents
+    // (What the agent last planned on; before its first search, what its
+    // radius gives on an eroded grid.)
+    let mut kinds: Vec<(ProfileId, Fit)> = agents
         .iter()
-        .filter_map(|r| Some((r.profile, nav.clearance_of(r.radius).ok()?)))
-        .filter(|(_, c)| !c.is_none())
+        .filter_map(|(r, state)| match state.map(PlanState::key) {
+            Some(key) if key.0 == r.profile => Some(key),
+            _ => Some((r.profile, Fit::Eroded(nav.clearance_of(r.radius).ok()?))),
+        })
+        .filter(|(_, fit)| !fit.is_none())
         .collect();
     kinds.sort_unstable();
     kinds.dedup();
-    for (profile, clearance) in kinds {
+    outlines
+        .0
+        .retain(|(k, _)| kinds.contains(&(k.0, Fit::Disc(k.1))));
+    let (lo, hi) = (view.min.as_dvec2(), view.max.as_dvec2());
+    for &(profile, fit) in &kinds {
+        let (Fit::Disc(n), Some(grid)) = (fit, nav.grid_for(profile, Clearance::NONE)) else {
+            continue;
+        };
+        let at = match outlines.0.iter().position(|(k, _)| *k == (profile, n)) {
+            Some(at) => at,
+            None => {
+                let Ok(mesh) = NavMesh::with_radius(grid, fit.disc_radius()) else {
+                    continue;
+                };
+                outlines.0.push(((profile, n), mesh));
+                outlines.0.len() - 1
+            }
+        };
+        let mesh = &mut outlines.0[at].1;
+        mesh.sync(grid);
+        for [a, b] in mesh.wall_edges() {
+            if a.min(b).cmple(hi).all() && a.max(b).cmpge(lo).all() {
+                gizmos.line(lift(&nav, a, height), lift(&nav, b, height), color);
+            }
+        }
+    }
+    for (profile, fit) in kinds {
+        let Fit::Eroded(clearance) = fit else {
+            continue;
+        };
         // (Kept from the agent's first search on.)
         let (Some(grid), Some(eroded)) = (
             nav.grid_for(profile, Clearance::NONE),

@@ -8,9 +8,9 @@ use bevy_ecs::resource::Resource;
 use bevy_math::{DVec2, URect, UVec2, Vec2};
 
 use super::edit_index::EditIndex;
-use crate::clearance::{Clearance, MAX_EXIT_DISTANCE};
+use crate::clearance::MAX_EXIT_DISTANCE;
 use crate::plugin::api::{NavPath, PathFailure, PathStatus, PathfindingSettings};
-use crate::plugin::world::NavGrid;
+use crate::plugin::world::{Fit, NavGrid};
 
 /// The agents by the cells an edit must touch to concern them (not public).
 #[derive(Resource)]
@@ -52,11 +52,11 @@ impl AgentIndex {
         status: &PathStatus,
         margin: u32,
         here: Option<DVec2>,
-        clearance: Clearance,
+        fit: Fit,
     ) {
         self.fit(nav);
-        // An edit changes the eroded grid up to `reach` cells away.
-        let margin = margin + clearance.reach();
+        // An edit changes what the agent plans on up to `reach` cells away.
+        let margin = margin + fit.reach();
         let watch = matches!(
             status,
             PathStatus::Fallback
@@ -86,7 +86,7 @@ impl AgentIndex {
             ),
         );
         let length = crate::geom::polyline_length(gw);
-        let reach = f64::from(clearance.reach());
+        let reach = f64::from(fit.reach());
         self.ellipses.set(
             entity,
             [ellipse_box(gw[0], gw[gw.len() - 1], length + 2.0 * reach)],
@@ -106,17 +106,11 @@ impl AgentIndex {
     /// Puts an agent that waits for its first path into the edit index by
     /// where it stands (`here`, grid), so that blocking its cell raises it
     /// to the front of the line.
-    pub(crate) fn index_waiting(
-        &mut self,
-        nav: &NavGrid,
-        entity: Entity,
-        here: DVec2,
-        clearance: Clearance,
-    ) {
+    pub(crate) fn index_waiting(&mut self, nav: &NavGrid, entity: Entity, here: DVec2, fit: Fit) {
         self.fit(nav);
         self.ellipses.remove(entity);
         if here.is_finite() {
-            let near = DVec2::splat(1.0 + f64::from(clearance.reach()));
+            let near = DVec2::splat(1.0 + f64::from(fit.reach()));
             self.segments
                 .set(entity, [cell_box(here - near, here + near)]);
         } else {
@@ -128,9 +122,9 @@ impl AgentIndex {
     /// ([`PathFailure::NoRoom`]) plan it again: those within sight of a
     /// place it may walk to ([`MAX_EXIT_DISTANCE`]), plus the reach of its
     /// clearance.
-    pub(crate) fn watch_room(&mut self, entity: Entity, here: DVec2, clearance: Clearance) {
+    pub(crate) fn watch_room(&mut self, entity: Entity, here: DVec2, fit: Fit) {
         if here.is_finite() {
-            let near = DVec2::splat(f64::from(MAX_EXIT_DISTANCE + clearance.reach() + 1));
+            let near = DVec2::splat(f64::from(MAX_EXIT_DISTANCE + fit.reach() + 1));
             self.ellipses
                 .set(entity, [cell_box(here - near, here + near)]);
         }
@@ -229,19 +223,19 @@ pub(crate) fn reindex_all<'a>(
     index: &mut AgentIndex,
     nav: &NavGrid,
     margin: u32,
-    agents: impl Iterator<Item = (Entity, &'a NavPath, &'a PathStatus, Option<Vec2>, Clearance)>,
+    agents: impl Iterator<Item = (Entity, &'a NavPath, &'a PathStatus, Option<Vec2>, Fit)>,
 ) {
     let (w, h) = (nav.grid().width(), nav.grid().height());
     index.segments = EditIndex::new(w, h);
     index.ellipses = EditIndex::new(w, h);
     index.watch_freed.clear();
-    for (entity, path, status, here, clearance) in agents {
+    for (entity, path, status, here, fit) in agents {
         let here_grid = here.map(|p| nav.to_grid(p));
-        index.index(nav, entity, path, status, margin, here_grid, clearance);
+        index.index(nav, entity, path, status, margin, here_grid, fit);
         if let Some(here) = here
             && path.is_empty()
         {
-            index.index_waiting(nav, entity, nav.to_grid(here), clearance);
+            index.index_waiting(nav, entity, nav.to_grid(here), fit);
         }
     }
 }

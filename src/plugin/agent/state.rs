@@ -38,11 +38,10 @@ use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, Vec2};
 
 use super::queue::{JobQueue, Priority};
-use crate::clearance::Clearance;
 #[cfg(doc)]
 use crate::plugin::api::Replanning;
 use crate::plugin::api::{PathRequest, PathStatus, PlanReason};
-use crate::plugin::world::{NavGrid, ProfileId, ViewKey};
+use crate::plugin::world::{Fit, NavGrid, ProfileId, ViewKey};
 
 /// A cancel flag that is raised when dropped: dropping an agent's state (or
 /// replacing its search) cancels the search.
@@ -160,9 +159,9 @@ impl PlanState {
         self.reachable
     }
 
-    /// The profile and clearance of the grid its path was planned on.
+    /// The profile and fit of the grid its path was planned on.
     pub(crate) fn key(&self) -> ViewKey {
-        self.key.unwrap_or((ProfileId::DEFAULT, Clearance::NONE))
+        self.key.unwrap_or((ProfileId::DEFAULT, Fit::POINT))
     }
 
     /// Records a point of the region its last search started in (see
@@ -312,6 +311,14 @@ impl PlanBook {
             *n += 1;
         }
         state.key = key;
+    }
+
+    /// The radii of the meshes agents use (64ths of a cell).
+    pub(crate) fn disc_radii(&self) -> impl Iterator<Item = u32> + '_ {
+        self.clearances.keys().filter_map(|&(_, fit)| match fit {
+            Fit::Disc(n) => Some(n),
+            Fit::Eroded(_) => None,
+        })
     }
 
     /// Has `nav` keep the eroded grids of the clearances in use (and drop
@@ -471,7 +478,7 @@ mod tests {
     fn forgetting_an_agent_cancels_its_search_and_uncounts_its_grid() {
         let (mut world, e) = agent(PathStatus::Pending);
         let mut book = PlanBook::default();
-        let key = (ProfileId::DEFAULT, Clearance::NONE);
+        let key = (ProfileId::DEFAULT, Fit::POINT);
         let (cancel, flag) = CancelOnDrop::new();
         step(&mut world, &mut book, e, |b, s, st| {
             s.replace_request(PathRequest::to(Vec2::ONE));

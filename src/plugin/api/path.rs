@@ -116,14 +116,17 @@ pub enum PathFailure {
     #[error("the goal entity {0} is gone or has no position")]
     TargetLost(Entity),
     /// The grid has no free cell at all (for an agent with a radius: its
-    /// eroded grid has none, nowhere is wide enough for it).
+    /// mesh or eroded grid has none, nowhere is wide enough for it).
     #[error("the grid has no free cell (wide enough for the agent)")]
     NoFreeCell,
     /// The agent has a [`PathRequest::radius`], stands where it does not fit
-    /// (too close to a wall), and no place where it fits is in sight (see
-    /// [`start_point`](crate::clearance::start_point)). It is planned again
-    /// when cells are freed near it, and when it is moved (by the game) to
-    /// where it fits or sees such a place ([`PlanReason::Moved`]). (Judged
+    /// (too close to a wall), and no place where it fits is in sight within
+    /// [`MAX_EXIT_DISTANCE`](crate::clearance::MAX_EXIT_DISTANCE) cells (see
+    /// [`start_point`](crate::clearance::start_point), and
+    /// [`Planner::plan_on_mesh`](crate::search::Planner::plan_on_mesh) for
+    /// agents on meshes). It is planned again when cells are edited near it,
+    /// and when it is moved (by the game) to where it fits (on an eroded
+    /// grid, or sees such a place) ([`PlanReason::Moved`]). (Judged
     /// where its search started: an agent that has moved meanwhile to where
     /// it sees such a place is planned again from there instead.)
     #[error("the agent does not fit where it stands and sees no place where it does")]

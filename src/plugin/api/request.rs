@@ -53,9 +53,20 @@ pub enum PathGoal {
 /// [`PathRequest::follow`] (a [`PathGoal::Entity`]) instead, which keeps the
 /// path and replans only when the target moves away from its end.
 ///
-/// An agent wider than a point gives its [`PathRequest::radius`]: it then
-/// plans on the grid eroded for that radius (see [`crate::clearance`]), so
-/// every point of its path keeps at least that distance from every wall.
+/// An agent wider than a point gives its [`PathRequest::radius`], and
+/// every point of its path keeps at least that distance from every wall:
+///
+/// - planned by Anya or Polyanya, it plans on the navigation mesh of the
+///   points where its disc fits ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)):
+///   it goes wherever a disc of its radius plus at most 0.09 cell fits (a
+///   disc 0.6 cells wide through a door 1 cell wide), and its paths are the
+///   shortest there. Radii are classed by rounding up to a multiple of 1/64
+///   cell: agents of one class and profile share a mesh, which each search
+///   thread builds on first use and keeps in step with the grid's edits;
+/// - planned by Lazy Theta\* or A\* (a profile whose costs differ
+///   included), it plans on the grid eroded for that radius (see
+///   [`crate::clearance`]), which closes corridors under 3 cells wide.
+///
 /// Changing the radius or the profile plans again as a new goal does.
 ///
 /// Removing it cancels the search; a finished plan (path and
@@ -91,7 +102,7 @@ pub struct PathRequest {
     pub algorithm: Option<Algorithm>,
     /// The agent's radius in world units; 0 (the default) is a point. Its
     /// path keeps at least this distance from every blocked cell and from
-    /// the grid's edge (see [`crate::clearance`] for what fits where). A
+    /// the grid's edge (see [`PathRequest`] for what fits where). A
     /// radius that is negative, not finite, or above
     /// [`MAX_RADIUS`](crate::clearance::MAX_RADIUS) cells fails the request
     /// with [`PathFailure::BadRadius`].

@@ -20,7 +20,9 @@ use crate::plugin::api::{
 };
 use crate::plugin::detect::EditWatch;
 use crate::plugin::dispatch::{Outcome, Planning};
-use crate::plugin::geometry::{EditCheck, cut_at_blocked_segment, edit_impact, join, way_out};
+use crate::plugin::geometry::{
+    EditCheck, cut_at_blocked_segment, edit_impact, fits, join, way_out,
+};
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{NavGrid, PositionData, View, position};
 use crate::search::{Path, PlanError, Role};
@@ -331,7 +333,7 @@ fn walk_out_after_failure(
     let Some(here) = agent.here else {
         return;
     };
-    if !view.grid.is_point_traversable(here)
+    if !fits(view.grid, view.disc, here)
         && let Some(way_out) = way_out(nav, done.key, here, Some(done.algorithm), done.goal, false)
     {
         **agent.path = way_out;
@@ -369,7 +371,7 @@ fn apply_path(
     commands: &mut Commands,
 ) -> Result<(), PlanReason> {
     let Context { nav, done, .. } = *ctx;
-    let joined = join(view.grid, found, agent.here, done.start).filter(|j| {
+    let joined = join(view.grid, view.disc, found, agent.here, done.start).filter(|j| {
         // Walking back to where the search started is no use when an edit
         // blocked the path beyond (unless that is the way out of a wall).
         !(refine == Some(PlanReason::PathBlocked) && j.next == 0 && !j.start_moved)
@@ -398,12 +400,14 @@ fn apply_path(
         (Some(PlanReason::PathBlocked), Some(edits)) => {
             // The join may have skipped the blocked part. An agent still in
             // a wall is served first.
-            let walled = !view.grid.is_point_traversable(at);
-            cut_at_blocked_segment(nav, view.grid, edits, agent.path, at).then_some(if walled {
-                PlanReason::StartBlocked
-            } else {
-                PlanReason::PathBlocked
-            })
+            let walled = !fits(view.grid, view.disc, at);
+            cut_at_blocked_segment(nav, view.grid, edits, view.disc, agent.path, at).then_some(
+                if walled {
+                    PlanReason::StartBlocked
+                } else {
+                    PlanReason::PathBlocked
+                },
+            )
         }
         (other, ..) => other,
     };
@@ -487,6 +491,8 @@ fn staleness(
                 ahead: &found.waypoints[first..],
                 goal,
                 fallback: found.is_fallback(),
+                radius: view.disc,
+                reach: view.disc_reach(),
             }
         }
         // The grid had no free cell, or none the agent could walk to; any
@@ -523,6 +529,8 @@ fn staleness(
             ahead: &[],
             goal,
             fallback: true,
+            radius: view.disc,
+            reach: view.disc_reach(),
         },
         _ => return None,
     };

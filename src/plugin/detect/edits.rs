@@ -5,18 +5,17 @@
 use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, Vec2};
 
-use crate::clearance::Clearance;
 use crate::grid::{EditKind, GridEdit};
 use crate::plugin::agent::{PlanBook, PlanState, Plans, Priority, index_margin, reindex_all};
 use crate::plugin::api::{
     NavPath, PathFailure, PathRequest, PathStatus, PathfindingSettings, PlanReason,
 };
 use crate::plugin::geometry::{
-    EditCheck, cut_at_blocked_segment, edit_impact, point_in_rect, region_point, remaining,
-    walk_out,
+    EditCheck, cut_at_blocked_segment, edit_impact, fits, point_in_rect, rect_distance,
+    region_point, remaining, walk_out,
 };
 use crate::plugin::stats::{Counters, Meter};
-use crate::plugin::world::{NavGrid, PositionData, ProfileId, position};
+use crate::plugin::world::{Fit, NavGrid, PositionData, ProfileId, position};
 
 /// What the edit check has seen of the grid, and its scratch memory.
 #[derive(Resource, Default)]
@@ -157,7 +156,7 @@ pub(crate) fn replan_on_grid_edits(
             continue;
         }
         let mut freed = freed_any;
-        if key == (ProfileId::DEFAULT, Clearance::NONE) {
+        if key == (ProfileId::DEFAULT, Fit::POINT) {
             if group.last().is_some_and(|&(_, i)| i == u32::MAX) {
                 mine.extend_from_slice(edits);
             } else {
@@ -222,17 +221,20 @@ fn check_agent(
         return;
     }
     // The grid the agent plans on: eroded for its clearance.
-    let Some(grid) = nav.view(state.key()).map(|v| v.grid) else {
+    let Some(view) = nav.view(state.key()) else {
         return;
     };
+    let grid = view.grid;
     // An agent whose cell was blocked under it walks out first (and one
-    // already in a wall that is planned again keeps that urgency).
-    let in_wall = agent.is_some_and(|p| !grid.is_point_traversable(p));
+    // already in a wall that is planned again keeps that urgency); for a
+    // disc on a mesh, one a blocked cell came closer to than its radius.
+    let in_wall = agent.is_some_and(|p| !fits(grid, view.disc, p));
     let walled = in_wall
         && agent.is_some_and(|p| {
-            edits
-                .iter()
-                .any(|e| e.kind != EditKind::Freed && point_in_rect(p, e.rect))
+            edits.iter().any(|e| {
+                e.kind != EditKind::Freed
+                    && (point_in_rect(p, e.rect) || rect_distance(e.rect, p) < view.disc)
+            })
         });
     if state.plan_pending() {
         // Its result is checked when it arrives; meanwhile the old path a
@@ -240,7 +242,7 @@ fn check_agent(
         // blocked path goes to the front of the line.
         let cut = match agent {
             Some(agent) if !path.is_empty() => {
-                cut_at_blocked_segment(nav, grid, edits, path, agent)
+                cut_at_blocked_segment(nav, grid, edits, view.disc, path, agent)
             }
             _ => false,
         };
@@ -273,7 +275,7 @@ fn check_agent(
     } else {
         path.goal
     });
-    let (from, behind, ahead) = remaining(path, agent, grid);
+    let (from, behind, ahead) = remaining(path, agent, grid, view.disc);
     let check = EditCheck {
         from,
         behind,
@@ -282,10 +284,12 @@ fn check_agent(
         ahead,
         goal,
         fallback: unreachable || path.fallback,
+        radius: view.disc,
+        reach: view.disc_reach(),
     };
     if let Some(reason) = edit_impact(grid, edits, &check) {
         if reason == PlanReason::PathBlocked {
-            cut_at_blocked_segment(nav, grid, edits, path, agent);
+            cut_at_blocked_segment(nav, grid, edits, view.disc, path, agent);
         }
         book.request(entity, state, status, reason);
     }

@@ -29,7 +29,7 @@ use crate::plugin::api::{
 };
 use crate::plugin::geometry::segment_distance;
 use crate::plugin::stats::Meter;
-use crate::plugin::world::{NavGrid, PositionChanged, PositionData, plane_of, position};
+use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
 
 /// Marker: the agent's goal is an entity, so its position is watched.
 #[derive(Component)]
@@ -127,8 +127,8 @@ fn start_request(
     if let Some(nav) = nav
         && let Some(here) = position(pos, nav.transform().plane())
     {
-        let clearance = nav.clearance_of(request.radius).unwrap_or_default();
-        index.index_waiting(nav, entity, nav.to_grid(here), clearance);
+        let fit = nav.disc_of(request.radius).unwrap_or(Fit::POINT);
+        index.index_waiting(nav, entity, nav.to_grid(here), fit);
     }
     // The old path is gone: the agent has nothing to follow, and any
     // plan asked for before is moot.

@@ -13,6 +13,7 @@ use bevy_ecs::resource::Resource;
 
 use super::job::{Job, Outcome};
 use super::main_thread::MainThread;
+use super::mesh_share::MeshShare;
 use super::pace::Pace;
 use super::workers::WorkerPool;
 use crate::plugin::agent::Priority;
@@ -37,6 +38,9 @@ pub(crate) struct Searches {
     target: usize,
     /// Grid versions of the searches sent and not answered, with counts.
     versions_in_flight: BTreeMap<u64, usize>,
+    /// The newest grid of each profile searches on meshes were sent with,
+    /// and the radii in use.
+    mesh_share: MeshShare,
 }
 
 impl Searches {
@@ -60,9 +64,15 @@ impl Searches {
             pace: Pace::default(),
             target: 0,
             versions_in_flight: BTreeMap::new(),
+            mesh_share: MeshShare::default(),
         };
         searches.target = searches.pace_target(Duration::ZERO);
         searches
+    }
+
+    /// What searches on meshes share with the main thread.
+    pub(crate) fn mesh_share(&self) -> MeshShare {
+        self.mesh_share.clone()
     }
 
     /// Holds (or releases) searches not yet started.
@@ -145,10 +155,10 @@ impl Searches {
             Executor::MainThread(main) => main.take_outcomes(),
         };
         for done in &outcomes {
-            if let Some(n) = self.versions_in_flight.get_mut(&done.grid_version) {
+            if let Some(n) = self.versions_in_flight.get_mut(&done.sent_version) {
                 *n -= 1;
                 if *n == 0 {
-                    self.versions_in_flight.remove(&done.grid_version);
+                    self.versions_in_flight.remove(&done.sent_version);
                 }
             }
         }

@@ -9,8 +9,9 @@ use bevy_math::{DVec2, Vec2};
 #[cfg(feature = "debug-gizmos")]
 use core::time::Duration;
 
+use super::mesh_share::MeshShare;
 use crate::grid::Grid;
-use crate::plugin::world::ViewKey;
+use crate::plugin::world::{Fit, ViewKey};
 use crate::search::{
     Algorithm, Costs, Path, PlanError, PlanOptions, Planner, Query, SearchTrace, Step,
 };
@@ -23,10 +24,16 @@ pub(crate) struct Job {
     pub layout_id: u64,
     /// The [`NavGrid`](crate::plugin::NavGrid) version `grid` belongs to.
     pub grid_version: u64,
+    /// The version the search ran on: `grid_version`, or for a search on a
+    /// mesh a newer one from `newest`.
+    pub searched_version: u64,
+    /// The newest grids of the profiles (for a search on a mesh) and the
+    /// radii in use.
+    pub share: MeshShare,
     /// The profile and clearance `grid` is for.
     pub key: ViewKey,
     /// The grid the agent plans on (its profile's, eroded for its
-    /// clearance).
+    /// clearance; for a disc, its profile's, whose mesh the planner keeps).
     pub grid: Arc<Grid>,
     /// For a clearance: the profile's grid `grid` is eroded from.
     pub base: Option<Arc<Grid>>,
@@ -54,6 +61,8 @@ pub(crate) struct Outcome {
     /// The [`NavGrid`](crate::plugin::NavGrid) version of the grid the search ran
     /// on.
     pub grid_version: u64,
+    /// The version the job was sent with.
+    pub sent_version: u64,
     /// The profile and clearance of the grid the search ran on.
     pub key: ViewKey,
     pub start: DVec2,
@@ -88,19 +97,44 @@ impl Job {
     /// planner must not run another search between two slices of this one.
     /// The answer is the same however the search is sliced.
     pub(crate) fn run(
-        &self,
+        &mut self,
         planner: &mut Planner,
         progress: &mut Progress,
         trace: Option<&mut SearchTrace>,
         slice: Option<u64>,
     ) -> Step {
+        // (Meshes for radii no agent uses any more go.)
+        planner.drop_radius_meshes(|r| self.share.in_use(r));
+        if let Fit::Disc(_) = self.key.1 {
+            // On the mesh for its radius, which moves the start onto it, on
+            // the newest grid of its profile.
+            if let Some((version, grid)) =
+                self.share
+                    .newer(self.layout_id, self.key.0, self.searched_version)
+            {
+                self.searched_version = version;
+                self.grid = grid;
+            }
+            return planner.plan_slice_with_radius(
+                &self.grid,
+                self.key.1.disc_radius(),
+                self.start,
+                self.goal_grid,
+                &self.options,
+                slice,
+            );
+        }
         let from = match (&self.base, progress.from) {
             (_, Some(from)) => from,
             (None, None) => self.start,
             // An agent with a clearance: on its eroded grid, starting where
             // it fits.
             (Some(base), None) => {
-                match crate::clearance::start_point(base, &self.grid, self.key.1, self.start) {
+                // (Discs were searched above.)
+                let Fit::Eroded(clearance) = self.key.1 else {
+                    return Step::Done(Err(PlanError::NoRoom));
+                };
+                match crate::clearance::start_point(base, &self.grid, clearance, self.start) {
                     Some(from) => from,
                     None => return Step::Done(Err(PlanError::NoRoom)),
                 }
@@ -139,7 +173,8 @@ impl Job {
             entity: self.entity,
             ticket: self.ticket,
             layout_id: self.layout_id,
-            grid_version: self.grid_version,
+            grid_version: self.searched_version,
+            sent_version: self.grid_version,
             key: self.key,
             start: self.start,
             algorithm: self.algorithm,
@@ -155,7 +190,6 @@ impl Job {
 /// `grid` from `start` to `goal` (grid coordinates).
 #[cfg(test)]
 pub(crate) fn test_job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2) -> Job {
-    use crate::clearance::Clearance;
     use crate::plugin::world::ProfileId;
 
     Job {
@@ -163,7 +197,9 @@ pub(crate) fn test_job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2)
         ticket: u64::from(ticket),
         layout_id: 1,
         grid_version: grid.version(),
-        key: (ProfileId::DEFAULT, Clearance::NONE),
+        searched_version: grid.version(),
+        share: MeshShare::default(),
+        key: (ProfileId::DEFAULT, Fit::POINT),
         grid: Arc::clone(grid),
         base: None,
         costs: None,

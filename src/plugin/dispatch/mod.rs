@@ -18,6 +18,7 @@
 //! | `workers` | the worker pool: search threads and their priority channels |
 //! | `main_thread` | the main-thread executor: searches in slices within a budget a frame |
 //! | `pace` | how many searches to keep sent ahead |
+//! | `mesh_share` | the newest grid of each profile and the radii in use, for searches on meshes |
 //!
 //! # Tickets
 //!
@@ -31,6 +32,7 @@
 mod executor;
 mod job;
 mod main_thread;
+mod mesh_share;
 mod pace;
 mod workers;
 
@@ -46,7 +48,7 @@ use crate::plugin::api::{
     NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings,
 };
 use crate::plugin::stats::{Counters, Meter};
-use crate::plugin::world::{NavGrid, Positions, ViewKey};
+use crate::plugin::world::{Fit, NavGrid, Positions, ViewKey};
 use crate::search::Algorithm;
 use crate::terrain::Profile;
 use job::Job;
@@ -202,6 +204,11 @@ fn send_search(
     let search = prepare(request, here, target_of, nav, settings).and_then(|search| {
         planning.book.use_grid(&mut state, Some(search.key));
         planning.book.sync_clearances(nav);
+        // (Search threads drop the meshes of radii no longer in use.)
+        planning
+            .searches
+            .mesh_share()
+            .set_radii(planning.book.disc_radii());
         // (The grid keeps the grid of every profile and clearance counted.)
         let key = search.key;
         nav.view(key)
@@ -235,15 +242,22 @@ fn send_search(
     } = search;
     let costs = costed.and_then(|p| Some((nav.terrain_snapshot()?, p)));
     let (cancel, flag) = CancelOnDrop::new();
+    // A search on a mesh may run on a newer grid than its own.
+    let share = planning.searches.mesh_share();
+    if let Fit::Disc(_) = key.1 {
+        share.offer(nav.layout_id(), key.0, nav.version(), &grid);
+    }
     planning.searches.send(
         Job {
             entity,
             ticket: state.ticket(),
             layout_id: nav.layout_id(),
             grid_version: nav.version(),
+            searched_version: nav.version(),
+            share,
             key,
             grid,
-            base: (!key.1.is_none()).then_some(base),
+            base: matches!(key.1, Fit::Eroded(c) if !c.is_none()).then_some(base),
             costs,
             start: nav.to_grid(start),
             goal_grid: nav.to_grid(goal),
@@ -275,7 +289,9 @@ struct Search {
 /// What a request is searched with, or why it cannot be: its endpoints, the
 /// grid its profile and radius plan on, and the planner. A profile whose
 /// costs differ is planned by Theta* (or A*) with those costs; Anya only
-/// when no planner is named for the agent, else the request fails.
+/// when no planner is named for the agent, else the request fails. An agent
+/// of a radius planned by Anya or Polyanya plans on the mesh of its
+/// profile's grid for its radius; by Lazy Theta* or A*, on the eroded grid.
 fn prepare(
     request: &PathRequest,
     here: Option<Vec2>,
@@ -301,10 +317,16 @@ fn prepare(
         }
         (None, _) => settings.algorithm,
     };
+    let fit = match algorithm {
+        Algorithm::Anya | Algorithm::Polyanya if !clearance.is_none() => nav
+            .disc_of(request.radius)
+            .map_err(|_| PathFailure::BadRadius)?,
+        _ => Fit::Eroded(clearance),
+    };
     Ok(Search {
         start,
         goal,
-        key: (request.profile, clearance),
+        key: (request.profile, fit),
         algorithm,
         costed,
     })

@@ -261,7 +261,7 @@ fn next_job(jobs: &[Receiver<Job>; 4]) -> Option<(Job, Priority)> {
 fn run(shared: &Shared, slot: &Slot) {
     let mut planner = Planner::new();
     loop {
-        let Some((job, priority)) = next_job(&shared.jobs) else {
+        let Some((mut job, priority)) = next_job(&shared.jobs) else {
             return;
         };
         {

@@ -28,6 +28,22 @@
 //!   region" is the one the planner moved its start to: the region of its
 //!   path's end, or of the closest reachable point the planner reported
 //!   with an unreachable goal.
+//!
+//! # Agents of a radius on a mesh
+//!
+//! An agent that plans on a mesh for its radius `r` ([`EditCheck::radius`])
+//! is checked against the edits of its profile's grid, grown by what they
+//! change on the mesh:
+//!
+//! - **Blocked** cells affect it iff a remaining segment comes closer than
+//!   `r` to them (up to a rounding slack): the path no longer keeps its
+//!   distance.
+//! - **Freed** cells change the mesh within `r + δ` of them (`δ` the mesh's
+//!   tolerance, [`EditCheck::reach`]), so they may shorten the path iff the
+//!   shortcut ellipse reaches within that distance of them.
+//! - An agent with a fallback path, or whose goal is unreachable, replans
+//!   when a freed cell lies in its region of the grid (where a point could
+//!   walk from it): that may widen a way too narrow for it, anywhere.
 
 use bevy_math::{DVec2, URect};
 
@@ -57,6 +73,12 @@ pub(crate) struct EditCheck<'a> {
     pub goal: DVec2,
     /// Whether the goal is unreachable (fallback path or no path).
     pub fallback: bool,
+    /// For an agent of a radius planning on a mesh: its radius in cells
+    /// (`grid` is then its profile's); 0 otherwise.
+    pub radius: f64,
+    /// For such an agent: how far from an edited cell the mesh may change
+    /// (the radius plus the mesh's tolerance).
+    pub reach: f64,
 }
 
 /// Relative slack for "strictly shorter", absorbing `f32` world positions.
@@ -75,10 +97,30 @@ pub(crate) fn edit_impact(
             .map(|e| e.rect)
     };
 
-    if first_blocked_segment(grid, edits, check.from, check.behind, check.ahead).is_some() {
+    if first_blocked_segment(
+        grid,
+        edits,
+        check.from,
+        check.behind,
+        check.ahead,
+        check.radius,
+    )
+    .is_some()
+    {
         return Some(PlanReason::PathBlocked);
     }
     let freed_any = freed().next().is_some();
+    if check.radius > 0.0 {
+        if !freed_any {
+            return None;
+        }
+        if check.fallback {
+            return freed()
+                .any(|r| rect_meets_region(grid, r, check.region))
+                .then_some(PlanReason::RegionsConnected);
+        }
+        return shortcut(check, freed(), check.reach);
+    }
     // Freed cells may join the agent's region to the goal's; so may a
     // blocked cell at a double corner the agent stands on, which leaves the
     // corner touching only the region of the cell diagonally across.
@@ -104,19 +146,31 @@ pub(crate) fn edit_impact(
             return Some(PlanReason::RegionsConnected);
         }
     }
-    if let (Some(first), Some(&end)) = (check.ahead.first(), check.ahead.last()) {
-        let remaining = check.agent.distance(*first)
-            + check
-                .ahead
-                .windows(2)
-                .map(|w| w[0].distance(w[1]))
-                .sum::<f64>();
-        let bound = remaining - SLACK * (1.0 + remaining);
-        if freed().any(|r| ellipse_sum(r, check.agent, end) < bound) {
-            return Some(PlanReason::Shortcut);
-        }
-    }
-    None
+    shortcut(check, freed(), 0.0)
+}
+
+/// [`PlanReason::Shortcut`] if one of the `freed` rectangles, grown by
+/// `grow` cells, reaches inside the agent's shortcut ellipse.
+fn shortcut(
+    check: &EditCheck<'_>,
+    mut freed: impl Iterator<Item = URect>,
+    grow: f64,
+) -> Option<PlanReason> {
+    let (Some(first), Some(&end)) = (check.ahead.first(), check.ahead.last()) else {
+        return None;
+    };
+    let remaining = check.agent.distance(*first)
+        + check
+            .ahead
+            .windows(2)
+            .map(|w| w[0].distance(w[1]))
+            .sum::<f64>();
+    let bound = remaining - SLACK * (1.0 + remaining);
+    // (A point within `grow` of the rectangle has a sum of distances at
+    // most `2 grow` below the rectangle's.)
+    freed
+        .any(|r| ellipse_sum(r, check.agent, end) - 2.0 * grow < bound)
+        .then_some(PlanReason::Shortcut)
 }
 
 /// The index in `ahead` of the end of the first segment of the path
@@ -128,12 +182,17 @@ pub(crate) fn edit_impact(
 /// that segment runs exactly through a vertex, the shifted one may pass it
 /// on either side. So the first segment also counts as blocked when the
 /// whole exact segment is blocked and an edit lies near its part ahead.
+///
+/// For an agent of `radius` > 0 planning on a mesh (`grid` its profile's),
+/// a segment is blocked when it comes closer than `radius` to a blocked
+/// edit (the whole segment from `behind` for the first one).
 pub(crate) fn first_blocked_segment(
     grid: &Grid,
     edits: &[GridEdit],
     from: DVec2,
     behind: Option<DVec2>,
     ahead: &[DVec2],
+    radius: f64,
 ) -> Option<usize> {
     let blocked = || {
         edits
@@ -142,6 +201,19 @@ pub(crate) fn first_blocked_segment(
             .map(|e| e.rect)
     };
     blocked().next()?;
+    if radius > 0.0 {
+        // (The slack absorbs the rounding of `f32` world positions.)
+        let near =
+            |a: DVec2, b: DVec2| blocked().any(|r| segment_rect_distance(a, b, r) < radius + SLACK);
+        let mut a = from;
+        for (i, &b) in ahead.iter().enumerate() {
+            if near(a, b) || (i == 0 && behind.is_some_and(|w| near(w, b))) {
+                return Some(i);
+            }
+            a = b;
+        }
+        return None;
+    }
     let mut a = from;
     // The point the path came from before `a`, when `a` is a waypoint.
     let mut came: Option<DVec2> = None;
@@ -204,8 +276,31 @@ fn segment_near_rect(a: DVec2, b: DVec2, rect: URect) -> bool {
     a.min(b).cmple(hi).all() && a.max(b).cmpge(lo).all()
 }
 
+/// Euclidean distance from segment `a-b` to the closed square of `rect`.
+fn segment_rect_distance(a: DVec2, b: DVec2, rect: URect) -> f64 {
+    let (lo, hi) = (rect.min.as_dvec2(), rect.max.as_dvec2());
+    if segment_meets_box(a, b, lo, hi) {
+        return 0.0;
+    }
+    // Apart, the two convex shapes are closest at an end of the segment or
+    // at a corner of the square.
+    let to_segment = |c: DVec2| {
+        let d = b - a;
+        let t = ((c - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
+        if t.is_finite() {
+            c.distance(a + d * t)
+        } else {
+            c.distance(a)
+        }
+    };
+    [lo, hi, DVec2::new(lo.x, hi.y), DVec2::new(hi.x, lo.y)]
+        .into_iter()
+        .map(to_segment)
+        .fold(rect_distance(rect, a).min(rect_distance(rect, b)), f64::min)
+}
+
 /// Euclidean distance from `p` to the closed square of `rect`.
-fn rect_distance(rect: URect, p: DVec2) -> f64 {
+pub(crate) fn rect_distance(rect: URect, p: DVec2) -> f64 {
     p.distance(p.clamp(rect.min.as_dvec2(), rect.max.as_dvec2()))
 }
 
@@ -378,6 +473,8 @@ mod tests {
             ahead: &ahead,
             goal: DVec2::new(9.5, 0.5),
             fallback: false,
+            radius: 0.0,
+            reach: 0.0,
         };
         grid.set_free(bevy_math::UVec2::new(5, 5), false).unwrap();
         let far: Vec<GridEdit> = grid.edits_since(0).copied().collect();
@@ -408,13 +505,13 @@ mod tests {
         assert!(grid.is_double_corner(5, 5));
         assert!(line_of_sight(&grid, from, ahead[0]) && line_of_sight(&grid, ahead[0], ahead[1]));
         assert_eq!(
-            first_blocked_segment(&grid, &edits, from, None, &ahead),
+            first_blocked_segment(&grid, &edits, from, None, &ahead, 0.0),
             Some(1)
         );
         // Turning back to the side it came from is no squeeze.
         let back = [DVec2::new(5.0, 5.0), DVec2::new(9.0, 7.0)];
         assert_eq!(
-            first_blocked_segment(&grid, &edits, from, None, &back),
+            first_blocked_segment(&grid, &edits, from, None, &back, 0.0),
             None
         );
     }

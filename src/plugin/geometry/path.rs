@@ -14,7 +14,8 @@ use crate::plugin::world::{NavGrid, ViewKey};
 use crate::search::{Algorithm, Path};
 
 /// Cuts `path` short before the first segment ahead that `edits` (changes
-/// of `grid`, the grid the agent plans on) blocked,
+/// of `grid`, the grid the agent plans on) blocked (for an agent of
+/// `radius` > 0 on a mesh, that comes closer than `radius` to them),
 /// so that a follower stops at the last waypoint it can still reach (or
 /// where it stands, if its own segment is blocked) instead of walking into
 /// the wall while its new plan is computed.
@@ -24,11 +25,12 @@ pub(crate) fn cut_at_blocked_segment(
     nav: &NavGrid,
     grid: &Grid,
     edits: &[GridEdit],
+    radius: f64,
     path: &mut impl DerefMut<Target = NavPath>,
     agent: DVec2,
 ) -> bool {
-    let (from, behind, ahead) = remaining(path, agent, grid);
-    let Some(i) = first_blocked_segment(grid, edits, from, behind, ahead) else {
+    let (from, behind, ahead) = remaining(path, agent, grid, radius);
+    let Some(i) = first_blocked_segment(grid, edits, from, behind, ahead, radius) else {
         return false;
     };
     let path = &mut **path;
@@ -123,6 +125,7 @@ pub(crate) fn remaining<'a>(
     path: &'a NavPath,
     agent: DVec2,
     grid: &Grid,
+    radius: f64,
 ) -> (DVec2, Option<DVec2>, &'a [DVec2]) {
     let gw = &path.grid_waypoints;
     let next = path.next.min(gw.len());
@@ -133,9 +136,24 @@ pub(crate) fn remaining<'a>(
             (from, (from != a).then_some(a), ahead)
         }
         (Some(a), None) => (a, None, ahead),
-        (None, Some(&first)) if !grid.is_point_traversable(agent) => (first, None, ahead),
+        (None, Some(&first)) if !fits(grid, radius, agent) => (first, None, ahead),
         (None, _) => (agent, None, ahead),
     }
+}
+
+/// How much closer than its radius to a wall an agent planning on a mesh
+/// may stand and still count as fitting (cells): the rounding of `f32`
+/// world positions.
+const FIT_SLACK: f64 = 1e-4;
+
+/// Whether an agent at `p` (grid) stands where it may plan from as it is:
+/// on a free point of `grid`, and for an agent of `radius` > 0 planning on
+/// a mesh (`grid` its profile's), at least `radius` from every wall.
+pub(crate) fn fits(grid: &Grid, radius: f64, p: DVec2) -> bool {
+    if radius == 0.0 {
+        return grid.is_point_traversable(p);
+    }
+    crate::clearance::wall_distance(grid, p, radius.ceil() as u32) >= radius - FIT_SLACK
 }
 
 /// The point of segment `a-b` closest to `p` (`a` if `p` is not finite, or
@@ -188,13 +206,20 @@ pub(crate) struct Followed {
 ///
 /// The sight tests use the current grid, not the search's snapshot: it is
 /// the one the agent walks on, and the rest of the path has already been
-/// checked against the edits made since (by the apply stage).
+/// checked against the edits made since (by the apply stage). For an agent
+/// of `radius` > 0 planning on a mesh (`grid` its profile's), a waypoint is
+/// seen when the segment to it also keeps `radius` from every wall.
 pub(crate) fn join(
     grid: &Grid,
+    radius: f64,
     found: &Path,
     here: Option<DVec2>,
     start: DVec2,
 ) -> Option<Followed> {
+    let sees = |a: DVec2, b: DVec2| {
+        line_of_sight(grid, a, b)
+            && (radius == 0.0 || crate::clearance::keeps_distance(grid, a, b, radius))
+    };
     let moved = found.start_moved_from.is_some();
     let planned = || Followed {
         waypoints: found.waypoints.clone(),
@@ -209,12 +234,10 @@ pub(crate) fn join(
     if here == start || (!moved && here == w[0]) {
         return Some(planned());
     }
-    let seen = if w.len() > 1 && line_of_sight(grid, here, w[1]) {
+    let seen = if w.len() > 1 && sees(here, w[1]) {
         Some(1)
     } else {
-        (2..w.len())
-            .rev()
-            .find(|&k| line_of_sight(grid, here, w[k]))
+        (2..w.len()).rev().find(|&k| sees(here, w[k]))
     };
     if let Some(k) = seen {
         let mut waypoints = Vec::with_capacity(w.len() - k + 1);
@@ -228,7 +251,7 @@ pub(crate) fn join(
             start_moved: false,
         });
     }
-    line_of_sight(grid, here, w[0]).then(|| Followed {
+    sees(here, w[0]).then(|| Followed {
         next: 0,
         ..planned()
     })

@@ -41,8 +41,51 @@ impl ProfileId {
     pub const DEFAULT: ProfileId = ProfileId(0);
 }
 
-/// Which grid an agent plans on: its profile's, eroded for its clearance.
-pub(crate) type ViewKey = (ProfileId, Clearance);
+/// Which grid an agent plans on: its profile's, for its fit.
+pub(crate) type ViewKey = (ProfileId, Fit);
+
+/// How an agent's radius shapes the space it plans in. Agents of one
+/// profile and fit share it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Fit {
+    /// The profile's grid eroded for the clearance (see [`crate::clearance`];
+    /// [`Clearance::NONE`]: the grid itself, for point agents).
+    Eroded(Clearance),
+    /// The navigation mesh of the profile's grid for a disc of this many
+    /// 64ths of a cell ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)),
+    /// which each search thread keeps; the view is the profile's grid.
+    Disc(u32),
+}
+
+impl Fit {
+    /// Point agents: the profile's grid itself.
+    pub(crate) const POINT: Fit = Fit::Eroded(Clearance::NONE);
+
+    /// Whether this is a point agent's.
+    pub(crate) fn is_none(self) -> bool {
+        self == Fit::POINT
+    }
+
+    /// The radius of a disc, in cells (0 for eroded grids).
+    pub(crate) fn disc_radius(self) -> f64 {
+        match self {
+            Fit::Eroded(_) => 0.0,
+            Fit::Disc(n) => f64::from(n) / 64.0,
+        }
+    }
+
+    /// How many cells from an edited cell of the profile's grid what the
+    /// agent plans on may change.
+    pub(crate) fn reach(self) -> u32 {
+        match self {
+            Fit::Eroded(clearance) => clearance.reach(),
+            Fit::Disc(_) => {
+                let r = self.disc_radius();
+                (r + crate::mesh::NavMesh::tolerance_for(r)).ceil() as u32
+            }
+        }
+    }
+}
 
 /// A profile's own grid, with the log of its changes.
 #[derive(Clone, Debug)]
@@ -77,8 +120,8 @@ pub(crate) struct Layers {
     /// Profile `ProfileId(i + 1)` is `profiles[i]`.
     profiles: Vec<ProfileLayer>,
     views: Vec<ClearanceView>,
-    /// Views kept for good.
-    pinned: Vec<ViewKey>,
+    /// Eroded grids kept for good.
+    pinned: Vec<(ProfileId, Clearance)>,
 }
 
 /// The grid an agent of one (profile, clearance) plans on, and its changes.
@@ -94,6 +137,9 @@ pub(crate) struct View<'a> {
     /// The oldest version `edits_since` answers for.
     floor: u64,
     version: u64,
+    /// For a disc ([`Fit::Disc`]): its radius in cells; `grid` is the
+    /// profile's (0 otherwise).
+    pub(crate) disc: f64,
 }
 
 impl<'a> View<'a> {
@@ -107,6 +153,12 @@ impl<'a> View<'a> {
         Some(&self.log[first..])
     }
 
+    /// For a disc: how far from an edited cell its mesh may change (its
+    /// radius plus the mesh's tolerance); 0 otherwise.
+    pub(crate) fn disc_reach(&self) -> f64 {
+        self.disc + crate::mesh::NavMesh::tolerance_for(self.disc)
+    }
+
     /// A snapshot of the grid for a background search.
     pub(crate) fn snapshot(&self) -> Arc<Grid> {
         Arc::clone(self.snapshot)
@@ -117,11 +169,23 @@ impl<'a> View<'a> {
         Arc::clone(self.base)
     }
 
-    /// Where the path of an agent of `clearance` standing at `p` (grid)
-    /// starts on this grid, `None` where it does not fit and sees no place
-    /// that does (see [`crate::clearance::start_point`]).
-    pub(crate) fn start_point(&self, clearance: Clearance, p: DVec2) -> Option<DVec2> {
-        crate::clearance::start_point(self.base, self.grid, clearance, p)
+    /// Where the path of an agent of `fit` standing at `p` (grid) starts on
+    /// this grid, `None` where it does not fit and sees no place that does
+    /// (see [`crate::clearance::start_point`]). For a disc, which plans on a
+    /// mesh the search threads keep: `p` where it surely lies on the mesh
+    /// (its radius plus the mesh's tolerance from every wall), else `None`
+    /// (its search moves it onto the mesh).
+    pub(crate) fn start_point(&self, fit: Fit, p: DVec2) -> Option<DVec2> {
+        match fit {
+            Fit::Eroded(clearance) => {
+                crate::clearance::start_point(self.base, self.grid, clearance, p)
+            }
+            Fit::Disc(_) => {
+                let r = fit.disc_radius();
+                let room = r + crate::mesh::NavMesh::tolerance_for(r);
+                (crate::clearance::wall_distance(self.base, p, fit.reach()) >= room).then_some(p)
+            }
+        }
     }
 }
 
@@ -313,7 +377,7 @@ impl Layers {
         main_log: &'a [GridEdit],
         floor: u64,
         version: u64,
-        (profile, clearance): ViewKey,
+        (profile, fit): ViewKey,
     ) -> Option<View<'a>> {
         let (base, base_log, base_since) = if profile == ProfileId::DEFAULT {
             (main, main_log, 0)
@@ -321,16 +385,20 @@ impl Layers {
             let layer = self.profiles.get(usize::from(profile.0) - 1)?;
             (&layer.grid, layer.log.as_slice(), layer.since)
         };
-        if clearance.is_none() {
-            return Some(View {
-                grid: base,
-                snapshot: base,
-                base,
-                log: base_log,
-                floor: floor.max(base_since),
-                version,
-            });
-        }
+        let clearance = match fit {
+            Fit::Eroded(clearance) if !clearance.is_none() => clearance,
+            _ => {
+                return Some(View {
+                    grid: base,
+                    snapshot: base,
+                    base,
+                    log: base_log,
+                    floor: floor.max(base_since),
+                    version,
+                    disc: fit.disc_radius(),
+                });
+            }
+        };
         let view = self
             .views
             .iter()
@@ -342,17 +410,29 @@ impl Layers {
             log: &view.log,
             floor: floor.max(view.since),
             version,
+            disc: 0.0,
         })
     }
 
     /// The (profile, clearance) pairs whose eroded grids are kept.
-    pub(crate) fn kept(&self) -> impl Iterator<Item = ViewKey> + '_ {
+    pub(crate) fn kept(&self) -> impl Iterator<Item = (ProfileId, Clearance)> + '_ {
         self.views.iter().map(|v| (v.profile, v.eroded.clearance()))
     }
 
+    /// Whether `key` names an eroded grid (of a registered profile).
+    fn eroded(&self, key: ViewKey) -> Option<(ProfileId, Clearance)> {
+        match key.1 {
+            Fit::Eroded(c) if !c.is_none() && self.profile(key.0).is_some() => Some((key.0, c)),
+            _ => None,
+        }
+    }
+
     /// Keeps `key`'s eroded grid for good (building it if needed).
-    pub(crate) fn pin(&mut self, main: &Grid, key: ViewKey, version: u64) {
-        if key.1.is_none() || self.pinned.contains(&key) || self.profile(key.0).is_none() {
+    pub(crate) fn pin(&mut self, main: &Grid, key: (ProfileId, Clearance), version: u64) {
+        let Some(key) = self.eroded((key.0, Fit::Eroded(key.1))) else {
+            return;
+        };
+        if self.pinned.contains(&key) {
             return;
         }
         if !self.kept().any(|k| k == key) {
@@ -371,17 +451,24 @@ impl Layers {
     ) {
         let pinned = &self.pinned;
         self.views.retain(|v| {
-            let key = (v.profile, v.eroded.clearance());
-            used.clone().any(|u| u == key) || pinned.contains(&key)
+            let key = (v.profile, Fit::Eroded(v.eroded.clearance()));
+            used.clone().any(|u| u == key) || pinned.contains(&(key.0, v.eroded.clearance()))
         });
         for key in used {
-            if !key.1.is_none() && self.profile(key.0).is_some() && !self.kept().any(|k| k == key) {
+            if let Some(key) = self.eroded(key)
+                && !self.kept().any(|k| k == key)
+            {
                 self.add_view(main, key, version);
             }
         }
     }
 
-    fn add_view(&mut self, main: &Grid, (profile, clearance): ViewKey, version: u64) {
+    fn add_view(
+        &mut self,
+        main: &Grid,
+        (profile, clearance): (ProfileId, Clearance),
+        version: u64,
+    ) {
         let base: &Grid = if profile == ProfileId::DEFAULT {
             main
         } else {

@@ -9,7 +9,7 @@ mod placement;
 mod position;
 
 pub use layers::ProfileId;
-pub(crate) use layers::ViewKey;
+pub(crate) use layers::{Fit, ViewKey};
 pub(crate) use nav_grid::View;
 pub use nav_grid::{GridTransform, NavGrid, NavGridError, WorldPlane};
 pub use position::NavPosition;

@@ -68,7 +68,7 @@ use bevy_ecs::resource::Resource;
 use bevy_math::{DVec2, Rect, URect, UVec2, Vec2};
 
 pub(crate) use super::layers::View;
-use super::layers::{Layers, ProfileId, ViewKey};
+use super::layers::{Fit, Layers, ProfileId, ViewKey};
 pub use super::placement::{GridTransform, NavGridError, WorldPlane};
 use crate::clearance::{Clearance, ClearanceError};
 use crate::grid::{Grid, GridEdit, GridEditor, GridError};
@@ -308,6 +308,19 @@ impl NavGrid {
         Clearance::from_radius(f64::from(radius) / f64::from(self.transform.cell_size()))
     }
 
+    /// The mesh class of an agent of `radius` (world units) on this grid:
+    /// its radius in cells rounded up to a multiple of 1/64 cell
+    /// ([`Fit::Disc`]), or [`Fit::POINT`] for 0.
+    pub(crate) fn disc_of(&self, radius: f32) -> Result<Fit, ClearanceError> {
+        let clearance = self.clearance_of(radius)?;
+        if clearance.is_none() {
+            return Ok(Fit::POINT);
+        }
+        let cells = f64::from(radius) / f64::from(self.transform.cell_size());
+        // (At most 64 × MAX_RADIUS, and at least 1 above 0.)
+        Ok(Fit::Disc(((cells * 64.0).ceil() as u32).max(1)))
+    }
+
     /// The grid agents of `profile` and `clearance` plan on: the profile's
     /// grid (for [`ProfileId::DEFAULT`] the `NavGrid`'s own) for
     /// [`Clearance::NONE`], else its eroded grid (see [`crate::clearance`])
@@ -317,10 +330,12 @@ impl NavGrid {
     /// `None` for a profile not registered here.
     #[must_use]
     pub fn grid_for(&self, profile: ProfileId, clearance: Clearance) -> Option<&Grid> {
-        self.view((profile, clearance)).map(|v| v.grid)
+        self.view((profile, Fit::Eroded(clearance))).map(|v| v.grid)
     }
 
-    /// The (profile, clearance) pairs whose eroded grids are kept.
+    /// The (profile, clearance) pairs whose eroded grids are kept (for
+    /// agents of a radius planned by Lazy Theta\* or A\*; see
+    /// [`PathRequest`](crate::plugin::PathRequest)).
     pub fn clearances(&self) -> impl Iterator<Item = (ProfileId, Clearance)> + '_ {
         self.layers.kept()
     }

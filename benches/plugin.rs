@@ -33,6 +33,12 @@
 //!
 //! The planner is Anya, the plugin's default; `ALGORITHM=polyanya` (or any
 //! other planner's name) runs the plugin and the raw planner with another.
+//! `RADIUS=r` gives every agent a radius of `r` cells: with Anya or
+//! Polyanya the plugin plans them on the mesh for that radius (its search
+//! threads build it inside the scenario), and the raw bound is
+//! `Planner::plan_on_mesh` on that mesh, built outside the clock. Some
+//! starts then do not fit and see no place that does: the scenarios end
+//! when every agent has its answer, a path or that failure.
 //! Polyanya's raw planner builds its mesh while warming up, outside the
 //! clock; the plugin's search threads (or, without them, the main thread)
 //! build theirs inside the scenario, as a game's would.
@@ -41,6 +47,7 @@
 //! cargo bench --bench plugin                 # everything
 //! cargo bench --bench plugin -- all_ready    # one part (a substring filter)
 //! ALGORITHM=polyanya cargo bench --bench plugin -- all_ready/AR0011SR/
+//! RADIUS=0.5 cargo bench --bench plugin -- all_ready/AR0011SR/
 //! ```
 
 use std::hint::black_box;
@@ -66,6 +73,14 @@ fn algorithm() -> Algorithm {
             .into_iter()
             .find(|a| a.name() == name)
             .unwrap_or_else(|| panic!("ALGORITHM={name}: not a planner's name"))
+    })
+}
+
+/// The agents' radius in cells: `RADIUS`, else 0.
+fn radius() -> f32 {
+    std::env::var("RADIUS").map_or(0.0, |r| {
+        r.parse()
+            .unwrap_or_else(|_| panic!("RADIUS={r}: not a number"))
     })
 }
 
@@ -175,7 +190,7 @@ fn app_with_agents_on(nav: NavGrid, agents: &[(UVec2, UVec2)], threads: Option<u
         .map(|&(s, g)| {
             (
                 NavPosition(nav.cell_center(s)),
-                PathRequest::to(nav.cell_center(g)),
+                PathRequest::to(nav.cell_center(g)).with_radius(radius()),
             )
         })
         .collect();
@@ -208,12 +223,15 @@ fn run_paced(app: &mut App, max_frames: usize, mut done: impl FnMut(&mut App) ->
     panic!("not done after {max_frames} frames");
 }
 
+/// Whether every agent has a path (with a radius: its answer, a path or
+/// a failure).
 fn all_have_paths(app: &mut App) -> bool {
     let world = app.world_mut();
+    let wide = radius() > 0.0;
     world
         .query::<&PathStatus>()
         .iter(world)
-        .all(PathStatus::has_path)
+        .all(|s| s.has_path() || (wide && !s.is_busy()))
 }
 
 /// Single-thread time of the raw planner on the queries, planner memory
@@ -222,13 +240,25 @@ fn raw_time(grid: &Grid, queries: &[(UVec2, UVec2)]) -> Duration {
     let mut planner = Planner::new();
     let options = PlanOptions::with_algorithm(algorithm());
     let point = |c: UVec2| c.as_dvec2() + DVec2::splat(0.5);
+    // With a radius, the plugin's class: the next multiple of 1/64 cell.
+    let r = (f64::from(radius()) * 64.0).ceil() / 64.0;
+    let on_mesh = r > 0.0;
+    assert!(
+        !on_mesh || matches!(algorithm(), Algorithm::Anya | Algorithm::Polyanya),
+        "RADIUS is for the planners on meshes, Anya and Polyanya"
+    );
+    let mesh = on_mesh.then(|| bevy_anyangle::mesh::NavMesh::with_radius(grid, r).expect("radius"));
+    let mut plan = |s: UVec2, g: UVec2| match &mesh {
+        Some(mesh) => planner.plan_on_mesh(mesh, point(s), point(g), &options),
+        None => planner.plan(grid, point(s), point(g), &options),
+    };
     for &(s, g) in queries.iter().take(200) {
-        black_box(planner.plan(grid, point(s), point(g), &options).ok());
+        black_box(plan(s, g).ok());
     }
     let start = Instant::now();
     for &(s, g) in queries {
-        let path = planner.plan(grid, point(s), point(g), &options);
-        assert!(path.is_ok());
+        let path = plan(s, g);
+        assert!(path.is_ok() || on_mesh, "{path:?}");
         black_box(path.ok());
     }
     start.elapsed()
@@ -284,7 +314,7 @@ fn main_thread(name: &str, nav: &NavGrid, n: usize) {
         .map(|&(s, g)| {
             (
                 NavPosition(nav.cell_center(s)),
-                PathRequest::to(nav.cell_center(g)),
+                PathRequest::to(nav.cell_center(g)).with_radius(radius()),
             )
         })
         .collect();

@@ -9,7 +9,9 @@
 //! agent can go from start to goal. For each planner it prints how often the
 //! path reaches the goal, the smallest distance from a path point to a wall
 //! (sampled every 1/32 cell), the mean planning time beside Polyanya's for a
-//! point agent on the same queries, and memory.
+//! point agent on the same queries, and memory. A second table does the
+//! same for Lazy Theta\* and A\* on the mesh (over its polygons' corners),
+//! with their mean path length beside Polyanya's on the mesh.
 //!
 //! ```text
 //! cargo run --release --example radius -- [MAP ...] [--queries N]
@@ -102,6 +104,8 @@ fn main() {
     }
     let options = PlanOptions::default();
     let mut planner = Planner::new();
+    // The second table's rows.
+    let mut others = Vec::new();
     println!(
         "| map | r | tolerance | reached: eroded grid | reached: mesh | least clearance: eroded / mesh | time per query: point / eroded / mesh (ratio) | expansions: point / mesh | mesh bytes: point / radius |"
     );
@@ -151,6 +155,16 @@ fn main() {
                 },
             );
             let (mut point_seconds, mut point_expanded) = (0.0, 0);
+            let corners = [Algorithm::LazyTheta, Algorithm::AStar];
+            let mut by_corners = corners.map(|_| {
+                (
+                    Tally {
+                        least: cap,
+                        ..Tally::default()
+                    },
+                    0.0,
+                )
+            });
             for &(s, t) in &pairs {
                 let clock = Instant::now();
                 let path = planner.plan_on_mesh(&point, s, t, &options);
@@ -175,6 +189,24 @@ fn main() {
                     clock.elapsed().as_secs_f64(),
                     cap,
                 );
+                let shortest = path.map_or(f64::NAN, |p| p.length);
+                for (algorithm, (tally, ratio)) in corners.iter().zip(&mut by_corners) {
+                    let with = PlanOptions::with_algorithm(*algorithm);
+                    let clock = Instant::now();
+                    let path = planner.plan_on_mesh(&mesh, s, t, &with);
+                    tally.add(
+                        &grid,
+                        t,
+                        path.as_ref().ok(),
+                        clock.elapsed().as_secs_f64(),
+                        cap,
+                    );
+                    if let Ok(path) = &path
+                        && shortest > 0.0
+                    {
+                        *ratio += path.length / shortest;
+                    }
+                }
             }
             let n = pairs.len() as f64;
             let us = |s: f64| s / n * 1e6;
@@ -194,6 +226,27 @@ fn main() {
                 point.memory_bytes(),
                 mesh.memory_bytes(),
             );
+            let [(lazy, lazy_ratio), (astar, astar_ratio)] = &by_corners;
+            others.push(format!(
+                "| {name} | {r} | {:.1} % / {:.1} % | {:.3} / {:.3} | {:.4} / {:.4} | {:.1} / {:.1} / {:.1} µs |",
+                100.0 * f64::from(lazy.reached) / n,
+                100.0 * f64::from(astar.reached) / n,
+                lazy.least,
+                astar.least,
+                lazy_ratio / n,
+                astar_ratio / n,
+                us(by_mesh.seconds),
+                us(lazy.seconds),
+                us(astar.seconds),
+            ));
         }
+    }
+    println!();
+    println!(
+        "| map | r | reached: Lazy Theta* / A* | least clearance: Lazy Theta* / A* | length / Polyanya's: Lazy Theta* / A* | time per query: Polyanya / Lazy Theta* / A* |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for row in others {
+        println!("{row}");
     }
 }

@@ -390,3 +390,79 @@ fn radius_meshes_of_any_radius_on_maps_of_several_chunks_are_sound() {
         assert_eq!(a, b, "r = {radius}");
     }
 }
+
+#[test]
+fn lazy_theta_and_a_star_on_radius_meshes_reach_what_polyanya_reaches_and_keep_the_radius() {
+    use crate::search::{Algorithm, FallbackPolicy, PlanError};
+    let mut rng = Rng(0x7ad_1007);
+    let mut planner = Planner::new();
+    let (mut found, mut longer) = (0, 0);
+    for round in 0..6 {
+        let (w, h) = (24 + rng.below(50), 24 + rng.below(40));
+        let grid = if round % 2 == 0 {
+            rooms_and_corridors(&mut rng, w, h)
+        } else {
+            super::tests::random_grid(&mut rng, w, h, 8)
+        };
+        for radius in [0.25, 0.6, 1.5] {
+            let mesh = NavMesh::with_radius(&grid, radius).unwrap();
+            for _ in 0..25 {
+                let p = |rng: &mut Rng| {
+                    DVec2::new(
+                        f64::from(rng.below(w * 8)) / 8.0,
+                        f64::from(rng.below(h * 8)) / 8.0,
+                    )
+                };
+                let (s, t) = (p(&mut rng), p(&mut rng));
+                let fail = |algorithm| PlanOptions {
+                    fallback: FallbackPolicy::Fail,
+                    ..PlanOptions::with_algorithm(algorithm)
+                };
+                let exact = planner.plan_on_mesh(&mesh, s, t, &fail(Algorithm::Polyanya));
+                for algorithm in [
+                    Algorithm::LazyTheta,
+                    Algorithm::AStar,
+                    Algorithm::AStarSmoothed,
+                ] {
+                    let path = planner.plan_on_mesh(&mesh, s, t, &fail(algorithm));
+                    match (&exact, &path) {
+                        (Ok(e), Ok(p)) => {
+                            assert_eq!(p.waypoints.first(), e.waypoints.first());
+                            assert_eq!(p.waypoints.last(), e.waypoints.last());
+                            assert!(
+                                p.length >= e.length * (1.0 - 1e-9),
+                                "{algorithm:?} shorter than the shortest: {} < {}",
+                                p.length,
+                                e.length
+                            );
+                            // The way from a start moved onto the mesh is
+                            // the same straight walk for every planner.
+                            let from = usize::from(p.start_moved_from.is_some());
+                            assert!(
+                                keeps(&grid, &p.waypoints[from..], radius),
+                                "{algorithm:?}, r = {radius}: {:?}",
+                                p.waypoints
+                            );
+                            found += 1;
+                            if algorithm == Algorithm::AStar && p.length > e.length * (1.0 + 1e-6) {
+                                // (A* over corners turns at corners only.)
+                                longer += 1;
+                            }
+                        }
+                        (
+                            Err(PlanError::Unreachable { .. }),
+                            Err(PlanError::Unreachable { .. }),
+                        )
+                        | (Err(PlanError::NoRoom), Err(PlanError::NoRoom)) => {}
+                        other => panic!("{algorithm:?}, r = {radius}, {s} to {t}: {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(found > 300, "only {found} paths compared");
+    assert!(
+        longer > 10,
+        "A* was as short as Polyanya but {longer} times"
+    );
+}

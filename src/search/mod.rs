@@ -32,6 +32,7 @@ mod costed;
 mod endpoint;
 mod heap;
 mod lazy_theta;
+mod mesh_graph;
 mod paged;
 mod polyanya;
 mod radius;
@@ -480,6 +481,8 @@ pub struct Planner {
     /// Marks for walks over a mesh's polygons (fallbacks on meshes for
     /// agents of a radius).
     polygon_marks: radius::PolygonMarks,
+    /// Scratch memory for A\* and Lazy Theta\* on meshes for a radius.
+    mesh_graph: mesh_graph::MeshGraph,
 }
 
 /// What a search paused between slices needs besides its scratch memory:
@@ -620,7 +623,8 @@ impl Planner {
     pub const KEPT_MESHES: usize = 16;
 
     /// Plans with Polyanya ([`Algorithm::Polyanya`], whatever
-    /// `options.algorithm` says) on `mesh`, from `start` to `goal`, with
+    /// `options.algorithm` says, on a mesh for a radius: see below) on
+    /// `mesh`, from `start` to `goal`, with
     /// the rules of [`Planner::plan`] on the mesh's grid
     /// ([`NavMesh::grid`](crate::mesh::NavMesh::grid)). For callers that keep
     /// a mesh in step with their grid themselves (see
@@ -633,6 +637,10 @@ impl Planner {
     /// moves to the nearest point of it that it sees (reported in
     /// [`Path::start_moved_from`]); a goal off the mesh or cut off from the
     /// start gets a fallback path to the closest point the agent can reach.
+    /// There `options.algorithm` chooses the planner: Anya and Polyanya
+    /// give Polyanya's shortest paths; Lazy Theta\*, A\* and smoothed A\*
+    /// run over the corners of the mesh's polygons (two corners of one
+    /// polygon see each other), valid and usually longer.
     ///
     /// # Errors
     ///
@@ -647,13 +655,13 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
     ) -> Result<Path, PlanError> {
+        if mesh.radius() > 0.0 {
+            return self.plan_on_radius_mesh(mesh, start, goal, options);
+        }
         let options = PlanOptions {
             algorithm: Algorithm::Polyanya,
             ..*options
         };
-        if mesh.radius() > 0.0 {
-            return self.plan_on_radius_mesh(mesh, start, goal, &options);
-        }
         let query = Query {
             grid: mesh.grid(),
             start,

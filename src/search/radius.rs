@@ -3,9 +3,11 @@
 use bevy_math::DVec2;
 
 use super::endpoint::Endpoint;
+use super::mesh_graph::Mode;
 use super::polyanya;
 use super::{
-    Outcome, Path, PathKind, PlanError, PlanOptions, Planner, Role, SearchContext, SearchStats,
+    Algorithm, Outcome, Path, PathKind, PlanError, PlanOptions, Planner, Role, SearchContext,
+    SearchStats,
 };
 use crate::clearance::{MAX_EXIT_DISTANCE, keeps_distance, wall_distance};
 use crate::geom::{orient_sign, polyline_length};
@@ -103,7 +105,25 @@ impl Planner {
             waypoints.extend([from, to]);
             Outcome::Found
         } else {
-            polyanya::search(&mut ctx, mesh, &mut self.polyanya, &mut waypoints, false)
+            let mode = match options.algorithm {
+                Algorithm::LazyTheta => Some(Mode::LazyTheta),
+                Algorithm::AStar => Some(Mode::AStar),
+                Algorithm::AStarSmoothed => Some(Mode::AStarSmoothed),
+                Algorithm::Anya | Algorithm::Polyanya => None,
+            };
+            match mode {
+                Some(mode) => self.mesh_graph.search(
+                    mesh,
+                    from,
+                    to,
+                    mode,
+                    ctx.stop_at,
+                    &mut ctx.stats,
+                    &mut self.polygon_marks.found,
+                    &mut waypoints,
+                ),
+                None => polyanya::search(&mut ctx, mesh, &mut self.polyanya, &mut waypoints, false),
+            }
         };
         let stats = ctx.stats;
         match outcome {
@@ -157,7 +177,7 @@ impl PolygonMarks {
 }
 
 /// Pushes onto `out` the polygons holding `p` (in cells).
-fn polygons_at(mesh: &NavMesh, p: DVec2, out: &mut Vec<u32>) {
+pub(crate) fn polygons_at(mesh: &NavMesh, p: DVec2, out: &mut Vec<u32>) {
     let q = p * mesh.scale() as f64;
     let mut cells = [[0i64; 2]; 4];
     let mut n = 0;

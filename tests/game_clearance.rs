@@ -3,11 +3,13 @@
 //! crossing trees as ground (rangers) or at three times the cost
 //! (foresters, Theta\* with costs), walking at 60 frames a second,
 //! obstacles and trees edited every frame near them, results held back,
-//! agents despawned mid-search and new ones spawned. Agents with a radius
+//! agents despawned mid-search and new ones spawned. Played twice: with
+//! eroded grids for every radius, and with meshes for the radii
+//! ([`PathfindingSettings::radius_meshes`]), where agents with a radius
 //! planned by Anya or Polyanya (the game switches between them) plan on
-//! the mesh for their radius; the others (a share asks for Lazy Theta\*,
-//! and foresters) on eroded grids. Each agent is checked on its own
-//! profile's grid. Invariants at every frame:
+//! the mesh for their radius and the others (a share asks for Lazy
+//! Theta\*, and foresters) on eroded grids. Each agent is checked on its
+//! own profile's grid. Invariants at every frame:
 //!
 //! - every path the plugin applies names the current grid version, every
 //!   segment is visible on the profile's grid, an eroded grid it was
@@ -76,14 +78,23 @@ struct Applied(Vec<Entity>);
 #[derive(Resource, Default)]
 struct Woods(HashMap<ProfileId, usize>);
 
-/// The foresters' profile (whose costs differ: never on a mesh).
-#[derive(Resource)]
-struct Foresters(ProfileId);
+/// Who plans on meshes: whether the game turned them on
+/// ([`PathfindingSettings::radius_meshes`]), and the foresters' profile
+/// (whose costs differ: never on a mesh).
+#[derive(Resource, Clone, Copy)]
+struct MeshRule {
+    meshes: bool,
+    foresters: ProfileId,
+}
 
-/// Whether an agent plans on the mesh for its radius: one with a radius,
-/// planned by Anya or Polyanya (the game's settings), without costs.
-fn on_mesh(request: &PathRequest, foresters: ProfileId) -> bool {
-    request.radius > 0.0 && request.algorithm.is_none() && request.profile != foresters
+/// Whether an agent plans on the mesh for its radius: with meshes on, one
+/// with a radius, planned by Anya or Polyanya (the game's settings),
+/// without costs.
+fn on_mesh(request: &PathRequest, rule: MeshRule) -> bool {
+    rule.meshes
+        && request.radius > 0.0
+        && request.algorithm.is_none()
+        && request.profile != rule.foresters
 }
 
 /// The radius the mesh of an agent of `radius` cells is built for: the
@@ -106,7 +117,7 @@ fn check_applied_paths(
     mut violations: ResMut<Violations>,
     mut fresh: Local<HashMap<(u64, ProfileId, Clearance), Grid>>,
     mut woods: ResMut<Woods>,
-    foresters: Res<Foresters>,
+    rule: Res<MeshRule>,
 ) {
     for e in applied.0.drain(..) {
         let Ok((path, request)) = agents.get(e) else {
@@ -141,7 +152,7 @@ fn check_applied_paths(
                 ));
             }
         }
-        let mesh = on_mesh(request, foresters.0);
+        let mesh = on_mesh(request, *rule);
         let Some(kept) = nav.grid_for(profile, clearance).filter(|_| !mesh) else {
             if !mesh {
                 violations
@@ -209,7 +220,7 @@ struct Game {
 }
 
 impl Game {
-    fn new(map: &str, agents: usize, seed: u64) -> Game {
+    fn new(map: &str, agents: usize, seed: u64, meshes: bool) -> Game {
         let path = format!("{}/data/maps/{map}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(path).unwrap();
         let mut nav = NavGrid::from_movingai(&text, GridTransform::default()).unwrap();
@@ -229,7 +240,10 @@ impl Game {
             .init_resource::<Applied>()
             .init_resource::<NoRoom>()
             .init_resource::<Woods>()
-            .insert_resource(Foresters(forester))
+            .insert_resource(MeshRule {
+                meshes,
+                foresters: forester,
+            })
             .add_observer(
                 |ready: On<PathReady>,
                  mut applied: ResMut<Applied>,
@@ -251,6 +265,9 @@ impl Game {
                     .after(AnyAngleSystems::Apply)
                     .before(AnyAngleSystems::Steer),
             );
+        app.world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .radius_meshes = meshes;
         app.finish();
         app.cleanup();
         let mut game = Game {
@@ -518,7 +535,17 @@ impl Game {
 
 #[test]
 fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edits() {
-    let mut game = Game::new("den520d.map", 600, 0xC1EA_0001);
+    play(600, 0xC1EA_0001, false);
+    // With meshes for the radii, a third as many agents: each edit rebuilds
+    // a chunk or so of every mesh in use on every search thread. (One game
+    // after the other: run side by side they would share the cores.)
+    play(200, 0xC1EA_0002, true);
+}
+
+/// The game on `den520d` with `agents` agents, meshes for the radii on or
+/// off, and its checks.
+fn play(agents: usize, seed: u64, meshes: bool) {
+    let mut game = Game::new("den520d.map", agents, seed, meshes);
     let frames = 480;
     for frame in 0..frames {
         game.app
@@ -561,10 +588,10 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
     assert!(settled, "agents did not settle after edits stopped");
 
     let nav = game.nav().clone();
-    let foresters = game.profiles[2];
+    let rule = *game.app.world().resource::<MeshRule>();
     let mut in_use = BTreeSet::new();
     let mut tally: HashMap<String, usize> = HashMap::new();
-    let mut meshes: HashMap<(ProfileId, u64), NavMesh> = HashMap::new();
+    let mut fresh_meshes: HashMap<(ProfileId, u64), NavMesh> = HashMap::new();
     let mut planner = Planner::new();
     let mut on_meshes = 0;
     for &e in &game.agents {
@@ -573,9 +600,9 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
         let clearance = nav.clearance_of(request.radius).unwrap();
         let own = nav.grid_for(request.profile, Clearance::NONE).unwrap();
         // The mesh for its radius, or its eroded grid.
-        let mesh = on_mesh(&request, foresters).then(|| {
+        let mesh = on_mesh(&request, rule).then(|| {
             let r = mesh_radius(request.radius);
-            &*meshes
+            &*fresh_meshes
                 .entry((request.profile, r.to_bits()))
                 .or_insert_with(|| NavMesh::with_radius(own, r).unwrap())
         });
@@ -668,9 +695,13 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
         .filter(|&&e| *game.app.world().get::<PathStatus>(e).unwrap() == PathStatus::Fallback)
         .count();
     assert!(fallbacks > 10, "only {fallbacks} fallbacks: {tally:?}");
-    assert!(
-        on_meshes > 100 && on_meshes + 100 < game.agents.len(),
-        "{on_meshes} of {} agents on meshes",
-        game.agents.len()
-    );
+    let n = game.agents.len();
+    if meshes {
+        assert!(
+            on_meshes > n / 4 && on_meshes + n / 4 < n,
+            "{on_meshes} of {n} agents on meshes"
+        );
+    } else {
+        assert_eq!(on_meshes, 0);
+    }
 }

@@ -10,7 +10,7 @@ use bevy_anyangle::plugin::debug::{
 };
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathReady, PathRequest,
-    PathStatus, PathfindingDiagnostics, PlanReason, Replanning,
+    PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, TaskPoolPlugin};
@@ -433,6 +433,9 @@ fn the_walls_grown_by_the_radius_of_an_agent_on_a_mesh_are_outlined() {
             DrawClearance,
         ))
         .id();
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .radius_meshes = true;
     settle(&mut app);
     app.update();
     // On the mesh for its radius it fits past the block (2 rows free on

@@ -2617,11 +2617,15 @@ fn least_clearance(grid: &Grid, path: &NavPath) -> f64 {
 
 #[test]
 fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_it() {
-    // Anya plans agents of a radius on the mesh for their radius: a disc 1
-    // cell wide fits through the corridor 2 cells wide (an eroded grid
-    // closes it), keeping its radius from the walls.
+    // With meshes for the radii, Anya plans agents of a radius on the mesh
+    // for their radius: a disc 1 cell wide fits through the corridor 2
+    // cells wide (an eroded grid closes it), keeping its radius from the
+    // walls.
     let nav = NavGrid::from_ascii(ROOMS, GridTransform::default()).unwrap();
     let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .radius_meshes = true;
     let world = |x: f32, y: f32| Vec2::new(x, 9.0 - y);
     let through = app
         .world_mut()
@@ -2680,6 +2684,9 @@ fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_i
 fn a_disc_an_edit_closes_in_on_stops_and_walks_back_onto_its_mesh() {
     let nav = NavGrid::new(Grid::new(12, 12).unwrap(), GridTransform::default());
     let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .radius_meshes = true;
     // World y is up: grid row y spans world [11 - y, 12 - y].
     let world = |x: f32, y: f32| Vec2::new(x, 12.0 - y);
     let agent = app

@@ -291,7 +291,8 @@ struct Search {
 /// costs differ is planned by Theta* (or A*) with those costs; Anya only
 /// when no planner is named for the agent, else the request fails. An agent
 /// of a radius planned by Anya or Polyanya plans on the mesh of its
-/// profile's grid for its radius; by Lazy Theta* or A*, on the eroded grid.
+/// profile's grid for its radius (unless the settings say otherwise); by
+/// Lazy Theta* or A*, on the eroded grid.
 fn prepare(
     request: &PathRequest,
     here: Option<Vec2>,
@@ -318,9 +319,10 @@ fn prepare(
         (None, _) => settings.algorithm,
     };
     let fit = match algorithm {
-        Algorithm::Anya | Algorithm::Polyanya if !clearance.is_none() => nav
-            .disc_of(request.radius)
-            .map_err(|_| PathFailure::BadRadius)?,
+        Algorithm::Anya | Algorithm::Polyanya if !clearance.is_none() && settings.radius_meshes => {
+            nav.disc_of(request.radius)
+                .map_err(|_| PathFailure::BadRadius)?
+        }
         _ => Fit::Eroded(clearance),
     };
     Ok(Search {

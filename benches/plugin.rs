@@ -34,7 +34,8 @@
 //! The planner is Anya, the plugin's default; `ALGORITHM=polyanya` (or any
 //! other planner's name) runs the plugin and the raw planner with another.
 //! `RADIUS=r` gives every agent a radius of `r` cells: with Anya or
-//! Polyanya the plugin plans them on the mesh for that radius (its search
+//! Polyanya the plugin plans them on the mesh for that radius
+//! (`PathfindingSettings::radius_meshes` on; its search
 //! threads build it inside the scenario), and the raw bound is
 //! `Planner::plan_on_mesh` on that mesh, built outside the clock. Some
 //! starts then do not fit and see no place that does: the scenarios end
@@ -195,9 +196,9 @@ fn app_with_agents_on(nav: NavGrid, agents: &[(UVec2, UVec2)], threads: Option<u
         })
         .collect();
     app.insert_resource(nav);
-    app.world_mut()
-        .resource_mut::<PathfindingSettings>()
-        .algorithm = algorithm();
+    let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
+    settings.algorithm = algorithm();
+    settings.radius_meshes = radius() > 0.0;
     app.world_mut().spawn_batch(spawn);
     app.finish();
     app.cleanup();

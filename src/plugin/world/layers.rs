@@ -9,7 +9,9 @@
 //! `NavGrid`'s grid first; the terrain, the profile grids and the eroded grids
 //! follow, each keeping a log of its own changes tagged with the `NavGrid`'s
 //! version, so that the plugin checks each agent against the changes of the
-//! grid it plans on.
+//! grid it plans on. An agent planning on the mesh for its radius
+//! (`Fit::Disc`; the search threads keep the meshes) is checked against
+//! its profile's grid and log, with its radius.
 
 use std::sync::Arc;
 

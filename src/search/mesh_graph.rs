@@ -17,7 +17,6 @@ use std::collections::{BinaryHeap, HashMap};
 use bevy_math::DVec2;
 
 use super::{Outcome, SearchStats};
-use crate::geom::orient_sign;
 use crate::mesh::{NavMesh, PORTAL};
 
 /// Scratch memory for searches over a mesh's corners, kept between queries.
@@ -314,35 +313,9 @@ const SIGHT_STEPS: usize = 256;
 fn sees(mesh: &NavMesh, a: DVec2, b: DVec2, found: &mut Vec<u32>) -> bool {
     found.clear();
     super::radius::polygons_at(mesh, a / mesh.scale() as f64, found);
-    'start: for &first in found.iter() {
-        let mut id = first;
-        for _ in 0..SIGHT_STEPS {
-            let poly = mesh.polygon(id);
-            if poly.contains(b) {
-                return true;
-            }
-            let n = poly.len();
-            let exit = (0..n).find(|&k| {
-                let (u, v) = (poly.at(k), poly.at((k + 1) % n));
-                orient_sign(u, v, b) == Ordering::Less && {
-                    let (su, sv) = (orient_sign(a, b, u), orient_sign(a, b, v));
-                    su != Ordering::Equal
-                        && sv != Ordering::Equal
-                        && su != sv
-                        && orient_sign(u, v, a) != Ordering::Less
-                }
-            });
-            let Some(k) = exit else {
-                continue 'start;
-            };
-            let next = poly.slots[k].neigh;
-            if next >= PORTAL {
-                continue 'start;
-            }
-            id = next;
-        }
-    }
-    false
+    found
+        .iter()
+        .any(|&first| super::radius::walk_segment(mesh, first, a, b, SIGHT_STEPS))
 }
 
 /// Drops each waypoint of `path` (in cells) whose neighbours see each other

@@ -216,9 +216,16 @@ fn in_sight(mesh: &NavMesh, a: DVec2, b: DVec2, found: &mut Vec<u32>) -> bool {
         return false;
     }
     let scale = mesh.scale() as f64;
-    let (s, t) = (a * scale, b * scale);
-    let mut id = found[0];
-    for _ in 0..SIGHT_STEPS {
+    walk_segment(mesh, found[0], a * scale, b * scale, SIGHT_STEPS)
+}
+
+/// Whether segment `s t` (mesh coordinates, `s` in polygon `id`) runs
+/// inside the mesh: walks from polygon `id` through the edges the segment
+/// leaves by, with exact orientation tests, for at most `steps` polygons.
+/// A segment through a vertex, or one that needs more polygons, gives
+/// `false`.
+pub(crate) fn walk_segment(mesh: &NavMesh, mut id: u32, s: DVec2, t: DVec2, steps: usize) -> bool {
+    for _ in 0..steps {
         let poly = mesh.polygon(id);
         if poly.contains(t) {
             return true;

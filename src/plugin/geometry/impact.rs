@@ -50,6 +50,7 @@ use bevy_math::{DVec2, URect};
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 use crate::plugin::api::PlanReason;
+use crate::plugin::geometry::closest_on_segment;
 
 /// What [`edit_impact`] knows about one agent, in grid coordinates.
 pub(crate) struct EditCheck<'a> {
@@ -284,18 +285,9 @@ fn segment_rect_distance(a: DVec2, b: DVec2, rect: URect) -> f64 {
     }
     // Apart, the two convex shapes are closest at an end of the segment or
     // at a corner of the square.
-    let to_segment = |c: DVec2| {
-        let d = b - a;
-        let t = ((c - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
-        if t.is_finite() {
-            c.distance(a + d * t)
-        } else {
-            c.distance(a)
-        }
-    };
     [lo, hi, DVec2::new(lo.x, hi.y), DVec2::new(hi.x, lo.y)]
         .into_iter()
-        .map(to_segment)
+        .map(|c| c.distance(closest_on_segment(c, a, b)))
         .fold(rect_distance(rect, a).min(rect_distance(rect, b)), f64::min)
 }
 

@@ -178,7 +178,7 @@ impl NavMesh {
     #[must_use]
     pub fn tolerance_for(radius: f64) -> f64 {
         if radius > 0.0 && radius <= MAX_RADIUS {
-            Disc::new(radius).tolerance()
+            Disc::tolerance_of(radius)
         } else {
             0.0
         }

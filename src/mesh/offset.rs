@@ -102,6 +102,24 @@ pub(crate) struct Disc {
     reach: i64,
 }
 
+/// `h(n)` for radius `r` (cells): `60 * ceil(r |n| 1024)` lattice units, a
+/// hair over, so that rounding never brings an edge inside the disc.
+fn h(r: f64, n: [i64; 2]) -> i64 {
+    let length = ((n[0] * n[0] + n[1] * n[1]) as f64).sqrt();
+    let units = (r * length * 1024.0 * (1.0 + 1e-12)).ceil() as i64;
+    60 * units.max(1)
+}
+
+/// The corner of the edges of normals `a` and `b` (consecutive) at `ha` and
+/// `hb`, in lattice units.
+fn corner(a: [i64; 2], b: [i64; 2], ha: i64, hb: i64) -> [i64; 2] {
+    // Consecutive normals have a cross product of 1: the corner is a
+    // lattice point.
+    let det = a[0] * b[1] - a[1] * b[0];
+    debug_assert_eq!(det, 1);
+    [(ha * b[1] - hb * a[1]) / det, (a[0] * hb - b[0] * ha) / det]
+}
+
 impl Disc {
     /// The polygon for agents of radius `radius` cells (at least
     /// [`MIN_RADIUS`]; the caller checks it is finite and at most
@@ -111,14 +129,37 @@ impl Disc {
     /// corners stay within [`TOLERANCE`] of the disc (the 16-gon beyond):
     /// fewer corners, fewer places for a path to turn.
     pub(crate) fn new(radius: f64) -> Disc {
-        let mut disc = Disc::with_normals(radius, 4);
-        for step in [2, 1] {
-            if disc.tolerance() <= TOLERANCE {
-                break;
-            }
-            disc = Disc::with_normals(radius, step);
-        }
-        disc
+        Disc::with_normals(radius, Disc::step_for(radius))
+    }
+
+    /// [`Disc::tolerance`] of [`Disc::new`]'s polygon for `radius`, computed
+    /// without building it.
+    pub(crate) fn tolerance_of(radius: f64) -> f64 {
+        Disc::far(radius, Disc::step_for(radius)) - radius
+    }
+
+    /// Every how many of [`NORMALS`] `radius`'s polygon takes: the first
+    /// of 4, 2, 1 whose corners stay within [`TOLERANCE`] of the disc.
+    fn step_for(radius: f64) -> usize {
+        [4, 2]
+            .into_iter()
+            .find(|&step| Disc::far(radius, step) - radius <= TOLERANCE)
+            .unwrap_or(1)
+    }
+
+    /// How far (cells) the farthest corner of the polygon with every
+    /// `step`-th of [`NORMALS`] lies from the centre.
+    fn far(radius: f64, step: usize) -> f64 {
+        let r = radius.max(MIN_RADIUS);
+        let m = NORMALS.len() / step;
+        (0..m)
+            .map(|k| {
+                let (a, b) = (NORMALS[k * step], NORMALS[(k + 1) % m * step]);
+                let c = corner(a, b, h(r, a), h(r, b));
+                (c[0] as f64).hypot(c[1] as f64)
+            })
+            .fold(0.0, f64::max)
+            / SCALE as f64
     }
 
     /// The polygon with every `step`-th of [`NORMALS`].
@@ -126,26 +167,9 @@ impl Disc {
         let r = radius.max(MIN_RADIUS);
         let normals: Vec<[i64; 2]> = NORMALS.iter().copied().step_by(step).collect();
         let m = normals.len();
-        let h: Vec<i64> = normals
-            .iter()
-            .map(|n| {
-                let length = ((n[0] * n[0] + n[1] * n[1]) as f64).sqrt();
-                // 60 * ceil(r |n| 1024), a hair over, so that rounding never
-                // brings an edge inside the disc.
-                let units = (r * length * 1024.0 * (1.0 + 1e-12)).ceil() as i64;
-                60 * units.max(1)
-            })
-            .collect();
+        let h: Vec<i64> = normals.iter().map(|&n| h(r, n)).collect();
         let corners: Vec<[i64; 2]> = (0..m)
-            .map(|k| {
-                let (a, b) = (normals[k], normals[(k + 1) % m]);
-                let (ha, hb) = (h[k], h[(k + 1) % m]);
-                // Consecutive normals have a cross product of 1: the corner is
-                // a lattice point.
-                let det = a[0] * b[1] - a[1] * b[0];
-                debug_assert_eq!(det, 1);
-                [(ha * b[1] - hb * a[1]) / det, (a[0] * hb - b[0] * ha) / det]
-            })
+            .map(|k| corner(normals[k], normals[(k + 1) % m], h[k], h[(k + 1) % m]))
             .collect();
         let far = corners
             .iter()
@@ -640,6 +664,15 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
 #[cfg(test)]
 mod tests {
     use super::{Disc, MIN_RADIUS, SCALE, cross, sub};
+
+    #[test]
+    fn the_tolerance_computed_without_the_polygon_is_the_polygons() {
+        let mut r = MIN_RADIUS;
+        while r < 300.0 {
+            assert_eq!(Disc::tolerance_of(r), Disc::new(r).tolerance(), "r = {r}");
+            r = r * 1.07 + 1.0 / 64.0;
+        }
+    }
 
     #[test]
     fn every_edge_of_the_polygon_lies_outside_the_disc_and_its_corners_turn_left() {

@@ -30,6 +30,7 @@
 //! | `visual` | no | the `playground` example only (the full `bevy` crate; build it with `--ignore-rust-version`) |
 
 pub mod clearance;
+mod fast_hash;
 pub mod geom;
 pub mod grid;
 pub mod los;

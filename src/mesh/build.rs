@@ -14,7 +14,7 @@
 //! free cells are then merged greedily, longest shared edge first, as long
 //! as the union stays convex.
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 
 use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
 
@@ -173,7 +173,8 @@ pub(crate) fn polygons_of(
     let polys = merge(points, &tris);
 
     // Polygon arrays and the edges' neighbours.
-    let mut owner: HashMap<(u32, u32), (u32, u16)> = HashMap::with_capacity(tris.len() * 3);
+    let mut owner: FastMap<(u32, u32), (u32, u16)> =
+        crate::fast_hash::with_capacity(tris.len() * 3);
     for (p, poly) in polys.iter().enumerate() {
         assert!(
             u16::try_from(poly.len()).is_ok(),
@@ -265,7 +266,7 @@ fn outline(grid: &Grid, rect: ChunkRect) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
         x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && grid.is_free_xy(x, y)
     };
     let free = |x: i64, y: i64| grid.is_free_xy(x, y);
-    let mut index: HashMap<[i32; 2], usize> = HashMap::new();
+    let mut index: FastMap<[i32; 2], usize> = FastMap::default();
     let mut points: Vec<[i32; 2]> = Vec::new();
     let mut edges: Vec<[usize; 2]> = Vec::new();
     let mut vertex = |p: [i64; 2], points: &mut Vec<[i32; 2]>| -> usize {
@@ -348,7 +349,7 @@ fn find(parent: &mut [u32], mut t: u32) -> u32 {
 fn merge(points: &[[i32; 2]], tris: &[[u32; 3]]) -> Vec<Vec<u32>> {
     // Internal edges: (a, b) with a < b, the triangle holding a -> b and the
     // one holding b -> a.
-    let mut half: HashMap<(u32, u32), u32> = HashMap::with_capacity(tris.len() * 3);
+    let mut half: FastMap<(u32, u32), u32> = crate::fast_hash::with_capacity(tris.len() * 3);
     for (t, tri) in tris.iter().enumerate() {
         for k in 0..3 {
             half.insert((tri[k], tri[(k + 1) % 3]), t as u32);

@@ -48,7 +48,7 @@
 //! corner of the obstacles that points into the free space (a corner of
 //! `P` around a convex corner of a wall).
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 
 use super::build::{Built, ChunkRect, Side, polygons_of};
 use crate::grid::Grid;
@@ -211,9 +211,14 @@ impl Disc {
     /// grown obstacles, looking at `blocked(x, y)` around it.
     fn strictly_inside(&self, p: [i64; 2], k: i64, blocked: &impl Fn(i64, i64) -> bool) -> bool {
         let unit = SCALE * k;
-        let (cx, cy) = (p[0].div_euclid(unit), p[1].div_euclid(unit));
-        for y in cy - self.reach..=cy + self.reach {
-            for x in cx - self.reach..=cx + self.reach {
+        // `P` reaches `h[0]` along each axis: only the cells whose nearest
+        // point is closer than that along both axes can hold `p`.
+        let extent = self.h[0] * k;
+        let lo = |v: i64| (v - extent).div_euclid(unit);
+        let hi = |v: i64| (v + extent - 1).div_euclid(unit);
+        let quarter = self.normals.len() / 4 + 1;
+        for y in lo(p[1])..=hi(p[1]) {
+            for x in lo(p[0])..=hi(p[0]) {
                 if !blocked(x, y) {
                     continue;
                 }
@@ -221,7 +226,6 @@ impl Disc {
                 // about both axes, so its size along each axis is what counts.
                 let dx = (x * unit - p[0]).max(p[0] - (x + 1) * unit).max(0);
                 let dy = (y * unit - p[1]).max(p[1] - (y + 1) * unit).max(0);
-                let quarter = self.normals.len() / 4 + 1;
                 if self.normals[..quarter]
                     .iter()
                     .zip(&self.h[..quarter])
@@ -282,55 +286,23 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
     let mut pieces = Vec::new();
     // Runs of cell edges: horizontal lines y = j between rows j - 1 and j,
     // scanned along x, then vertical lines x = i between columns i - 1 and
-    // i, scanned along y. `at(line, along)` is the cell (or vertex) at
-    // `along` on `line`; the normal points from the blocked cell to the
-    // free one, across the line.
-    let horizontal = |line: i64, along: i64| [along, line];
-    let vertical = |line: i64, along: i64| [line, along];
-    for (lines, alongs, at) in [
-        (
-            (area.y0, area.y1),
-            (area.x0, area.x1),
-            &horizontal as &dyn Fn(i64, i64) -> [i64; 2],
-        ),
-        ((area.x0, area.x1), (area.y0, area.y1), &vertical),
-    ] {
-        let across = at(1, 0);
-        let is_blocked = |line: i64, along: i64| {
-            let [x, y] = at(line, along);
-            blocked(x, y)
-        };
-        for line in lines.0..=lines.1 {
-            // (start, sign of the normal) of the run in progress.
-            let mut run: Option<(i64, i64)> = None;
-            for along in alongs.0..=alongs.1 {
-                let here = if along < alongs.1 {
-                    match (is_blocked(line - 1, along), is_blocked(line, along)) {
-                        (true, false) => Some(1i64),
-                        (false, true) => Some(-1),
-                        _ => None,
-                    }
-                } else {
-                    None
-                };
-                if let Some((start, sign)) = run {
-                    if here == Some(sign) {
-                        continue;
-                    }
-                    let offset = line * s + sign * disc.h[0];
-                    pieces.push(Piece {
-                        a: at(offset, start * s),
-                        b: at(offset, along * s),
-                        normal: [across[0] * sign, across[1] * sign],
-                    });
-                    run = None;
-                }
-                if let Some(sign) = here {
-                    run = Some((along, sign));
-                }
-            }
-        }
-    }
+    // i, scanned along y.
+    runs(
+        disc,
+        (area.y0, area.y1),
+        (area.x0, area.x1),
+        |line, along| [along, line],
+        blocked,
+        &mut pieces,
+    );
+    runs(
+        disc,
+        (area.x0, area.x1),
+        (area.y0, area.y1),
+        |line, along| [line, along],
+        blocked,
+        &mut pieces,
+    );
     // Convex corners: P's edges around them, from the one along the first
     // axis to the one along the second.
     for y in area.y0..=area.y1 {
@@ -384,6 +356,58 @@ fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool)
     pieces
 }
 
+/// The straight pieces of the grown obstacles along the cell edges on the
+/// lines `lines.0..=lines.1`, scanned along `alongs.0..=alongs.1`:
+/// `at(line, along)` is the cell (or vertex) at `along` on `line`, so the
+/// edge of cell `along` lies between `at(line - 1, along)` and
+/// `at(line, along)`; each piece's normal points from the blocked cell to
+/// the free one, across the line.
+fn runs(
+    disc: &Disc,
+    lines: (i64, i64),
+    alongs: (i64, i64),
+    at: impl Fn(i64, i64) -> [i64; 2],
+    blocked: &impl Fn(i64, i64) -> bool,
+    pieces: &mut Vec<Piece>,
+) {
+    let s = SCALE;
+    let across = at(1, 0);
+    let is_blocked = |line: i64, along: i64| {
+        let [x, y] = at(line, along);
+        blocked(x, y)
+    };
+    for line in lines.0..=lines.1 {
+        // (start, sign of the normal) of the run in progress.
+        let mut run: Option<(i64, i64)> = None;
+        for along in alongs.0..=alongs.1 {
+            let here = if along < alongs.1 {
+                match (is_blocked(line - 1, along), is_blocked(line, along)) {
+                    (true, false) => Some(1i64),
+                    (false, true) => Some(-1),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            if let Some((start, sign)) = run {
+                if here == Some(sign) {
+                    continue;
+                }
+                let offset = line * s + sign * disc.h[0];
+                pieces.push(Piece {
+                    a: at(offset, start * s),
+                    b: at(offset, along * s),
+                    normal: [across[0] * sign, across[1] * sign],
+                });
+                run = None;
+            }
+            if let Some(sign) = here {
+                run = Some((along, sign));
+            }
+        }
+    }
+}
+
 /// Cuts `pieces` wherever they cross or touch each other or one of the
 /// `cuts` lines (`normal · p = c`); returns the pieces cut.
 fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
@@ -398,27 +422,48 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
             max[k] = max[k].max(h[k]);
         }
     }
-    let mut points: Vec<Vec<[i64; 2]>> = pieces.iter().map(|p| vec![p.a, p.b]).collect();
+    // Every piece's ends and the points where it is cut, as (piece, point).
+    let mut marks: Vec<(u32, [i64; 2])> = Vec::with_capacity(pieces.len() * 3);
+    for (i, p) in pieces.iter().enumerate() {
+        marks.push((i as u32, p.a));
+        marks.push((i as u32, p.b));
+    }
     if !pieces.is_empty() {
         let bw = ((max[0] - min[0]) / bin + 1) as usize;
         let bh = ((max[1] - min[1]) / bin + 1) as usize;
-        let mut bins: Vec<Vec<u32>> = vec![Vec::new(); bw * bh];
-        for (i, p) in pieces.iter().enumerate() {
+        // The bins' pieces, bin after bin: `of[first[b]..first[b + 1]]`.
+        let bins_of = |p: &Piece| {
             let (l, h) = (lo(p), hi(p));
-            for by in (l[1] - min[1]) / bin..=(h[1] - min[1]) / bin {
-                for bx in (l[0] - min[0]) / bin..=(h[0] - min[0]) / bin {
-                    bins[by as usize * bw + bx as usize].push(i as u32);
-                }
+            let (bx, by) = ((l[0] - min[0]) / bin, (l[1] - min[1]) / bin);
+            let (ex, ey) = ((h[0] - min[0]) / bin, (h[1] - min[1]) / bin);
+            (by..=ey).flat_map(move |y| (bx..=ex).map(move |x| y as usize * bw + x as usize))
+        };
+        let mut first = vec![0u32; bw * bh + 1];
+        for p in pieces {
+            for b in bins_of(p) {
+                first[b + 1] += 1;
             }
         }
-        for list in &bins {
+        for b in 0..bw * bh {
+            first[b + 1] += first[b];
+        }
+        let mut fill = first.clone();
+        let mut of = vec![0u32; first[bw * bh] as usize];
+        for (i, p) in pieces.iter().enumerate() {
+            for b in bins_of(p) {
+                of[fill[b] as usize] = i as u32;
+                fill[b] += 1;
+            }
+        }
+        for b in 0..bw * bh {
+            let list = &of[first[b] as usize..first[b + 1] as usize];
             for (x, &i) in list.iter().enumerate() {
                 for &j in &list[x + 1..] {
                     let (p, q) = (pieces[i as usize], pieces[j as usize]);
                     if let Some(m) = meet(p, q) {
                         for point in m.into_iter().flatten() {
-                            points[i as usize].push(point);
-                            points[j as usize].push(point);
+                            marks.push((i, point));
+                            marks.push((j, point));
                         }
                     }
                 }
@@ -434,20 +479,23 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
             }
             let x = [(pc * n[1] - c * pn[1]) / det, (pn[0] * c - n[0] * pc) / det];
             if within(p.a, p.b, x) {
-                points[i].push(x);
+                marks.push((i as u32, x));
             }
         }
     }
+    // Each piece's marks in order along it: the pieces between them.
+    marks.sort_unstable_by_key(|&(i, x)| {
+        let p = &pieces[i as usize];
+        (i, dot(sub(x, p.a), sub(p.b, p.a)))
+    });
+    marks.dedup();
     let mut out = Vec::with_capacity(pieces.len() * 2);
-    for (p, mut cuts) in pieces.iter().zip(points) {
-        let d = sub(p.b, p.a);
-        cuts.sort_unstable_by_key(|&x| dot(sub(x, p.a), d));
-        cuts.dedup();
-        for w in cuts.windows(2) {
+    for w in marks.windows(2) {
+        if w[0].0 == w[1].0 {
             out.push(Piece {
-                a: w[0],
-                b: w[1],
-                normal: p.normal,
+                a: w[0].1,
+                b: w[1].1,
+                normal: pieces[w[0].0 as usize].normal,
             });
         }
     }
@@ -549,7 +597,7 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
 
     // Turns: vertices where exactly two pieces meet at a corner pointing
     // into the free space.
-    let mut incident: HashMap<[i64; 2], (u8, [i64; 2], [i64; 2])> = HashMap::new();
+    let mut incident: FastMap<[i64; 2], (u8, [i64; 2], [i64; 2])> = FastMap::default();
     for p in &boundary {
         for (v, other) in [(p.a, p.b), (p.b, p.a)] {
             let e = incident.entry(v).or_insert((0, other, p.normal));
@@ -571,7 +619,7 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
     let inside = |p: [i64; 2]| {
         p[0] >= rect.x0 * s && p[0] <= rect.x1 * s && p[1] >= rect.y0 * s && p[1] <= rect.y1 * s
     };
-    let mut index: HashMap<[i64; 2], usize> = HashMap::new();
+    let mut index: FastMap<[i64; 2], usize> = FastMap::default();
     let mut points: Vec<[i64; 2]> = Vec::new();
     let mut vertex = |p: [i64; 2], points: &mut Vec<[i64; 2]>| -> usize {
         *index.entry(p).or_insert_with(|| {

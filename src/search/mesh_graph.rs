@@ -12,7 +12,9 @@
 //! planner promises the shortest path (Polyanya does).
 
 use core::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use crate::fast_hash::FastMap;
 
 use bevy_math::DVec2;
 
@@ -23,7 +25,7 @@ use crate::mesh::{NavMesh, PORTAL};
 #[derive(Default)]
 pub(crate) struct MeshGraph {
     /// Node of each corner met, by its lattice coordinates.
-    index: HashMap<[i32; 2], u32>,
+    index: FastMap<[i32; 2], u32>,
     nodes: Vec<Node>,
     open: BinaryHeap<Open>,
     /// Polygons around a node.

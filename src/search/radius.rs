@@ -150,7 +150,7 @@ impl Planner {
 /// per polygon id, so that nothing is cleared per query.
 #[derive(Default)]
 pub(crate) struct PolygonMarks {
-    stamps: std::collections::HashMap<u32, u32>,
+    stamps: crate::fast_hash::FastMap<u32, u32>,
     stamp: u32,
     queue: Vec<u32>,
     /// Polygons found at a point.

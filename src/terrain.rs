@@ -406,7 +406,9 @@ pub fn segment_cost(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> 
         };
         if t1 > t0 {
             let m = a + d * f64::midpoint(t0, t1);
-            let (cx, cy) = (m.x.floor() as i64, m.y.floor() as i64);
+            // (`m` lies in the map, so its coordinates are not negative:
+            // truncation is the floor, without a call to libm's `floor`.)
+            let (cx, cy) = (m.x as i64, m.y as i64);
             let cost = if along_x {
                 let y = a.y as i64;
                 min_cost(map.cost(profile, cx, y - 1), map.cost(profile, cx, y))

@@ -105,10 +105,6 @@ fn main() -> std::process::ExitCode {
         .init_resource::<Journal>()
         .add_observer(on_ready)
         .add_observer(on_failed);
-    // The wide agent plans on the mesh of where its disc fits.
-    app.world_mut()
-        .resource_mut::<PathfindingSettings>()
-        .radius_meshes = true;
 
     let trips = [
         ('A', at(3.5, 5.5), at(45.5, 25.5), 0.0),

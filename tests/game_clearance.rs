@@ -4,12 +4,12 @@
 //! (foresters, Theta\* with costs), walking at 60 frames a second,
 //! obstacles and trees edited every frame near them, results held back,
 //! agents despawned mid-search and new ones spawned. Played twice: with
-//! eroded grids for every radius, and with meshes for the radii
-//! ([`PathfindingSettings::radius_meshes`]), where agents with a radius
-//! planned by Anya or Polyanya (the game switches between them) plan on
-//! the mesh for their radius and the others (a share asks for Lazy
-//! Theta\*, and foresters) on eroded grids. Each agent is checked on its
-//! own profile's grid. Invariants at every frame:
+//! meshes for the radii ([`PathfindingSettings::radius_meshes`], the
+//! default), where agents with a radius plan on the mesh for their radius
+//! (by Anya or Polyanya, the game switches between them, and a share by
+//! Lazy Theta\*) and foresters, whose costs differ, on eroded grids; then
+//! with eroded grids for every radius. Each agent is checked on its own
+//! profile's grid. Invariants at every frame:
 //!
 //! - every path the plugin applies names the current grid version, every
 //!   segment is visible on the profile's grid, an eroded grid it was
@@ -88,13 +88,9 @@ struct MeshRule {
 }
 
 /// Whether an agent plans on the mesh for its radius: with meshes on, one
-/// with a radius, planned by Anya or Polyanya (the game's settings),
-/// without costs.
+/// with a radius, without costs.
 fn on_mesh(request: &PathRequest, rule: MeshRule) -> bool {
-    rule.meshes
-        && request.radius > 0.0
-        && request.algorithm.is_none()
-        && request.profile != rule.foresters
+    rule.meshes && request.radius > 0.0 && request.profile != rule.foresters
 }
 
 /// The radius the mesh of an agent of `radius` cells is built for: the
@@ -535,11 +531,11 @@ impl Game {
 
 #[test]
 fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edits() {
-    play(600, 0xC1EA_0001, false);
-    // With meshes for the radii, a third as many agents: each edit rebuilds
-    // a chunk or so of every mesh in use on every search thread. (One game
-    // after the other: run side by side they would share the cores.)
-    play(200, 0xC1EA_0002, true);
+    // Agents of a radius on the meshes for their radii (the default), then
+    // on eroded grids. (One game after the other: run side by side they
+    // would share the cores.)
+    play(600, 0xC1EA_0001, true);
+    play(600, 0xC1EA_0002, false);
 }
 
 /// The game on `den520d` with `agents` agents, meshes for the radii on or

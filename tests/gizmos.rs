@@ -371,6 +371,9 @@ fn only_marked_agents_are_drawn_when_asked_and_nothing_when_disabled() {
 #[test]
 fn the_cells_an_agents_radius_keeps_it_off_its_eroded_grid_are_outlined() {
     let mut app = app();
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .radius_meshes = false;
     let wide = app
         .world_mut()
         .spawn((
@@ -433,9 +436,6 @@ fn the_walls_grown_by_the_radius_of_an_agent_on_a_mesh_are_outlined() {
             DrawClearance,
         ))
         .id();
-    app.world_mut()
-        .resource_mut::<PathfindingSettings>()
-        .radius_meshes = true;
     settle(&mut app);
     app.update();
     // On the mesh for its radius it fits past the block (2 rows free on

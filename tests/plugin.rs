@@ -47,6 +47,16 @@ fn app_with(nav: NavGrid) -> App {
     app_with_plugin(nav, AnyAnglePlugin::default())
 }
 
+/// An app whose agents of a radius plan on eroded grids
+/// (`PathfindingSettings::radius_meshes` off).
+fn app_on_eroded_grids(nav: NavGrid) -> App {
+    let mut app = app_with(nav);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .radius_meshes = false;
+    app
+}
+
 fn app_with_plugin(nav: NavGrid, plugin: AnyAnglePlugin) -> App {
     let mut app = App::new();
     app.add_plugins((TaskPoolPlugin::default(), plugin))
@@ -229,13 +239,16 @@ fn spawn_on(
 fn searches_on_the_main_thread_give_the_paths_search_threads_give() {
     let grid = Grid::from_movingai(&map("AR0011SR.map")).unwrap();
     let pairs = random_pairs(&grid, 300, 11);
-    let run = |threads: Option<usize>| {
+    let run = |threads: Option<usize>, meshes: bool| {
         let nav = NavGrid::new(grid.clone(), GridTransform::default());
         let plugin = AnyAnglePlugin {
             search_threads: threads,
             ..AnyAnglePlugin::default()
         };
         let mut app = app_with_plugin(nav.clone(), plugin);
+        app.world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .radius_meshes = meshes;
         let world = app.world_mut();
         let agents: Vec<Entity> = pairs
             .iter()
@@ -259,16 +272,19 @@ fn searches_on_the_main_thread_give_the_paths_search_threads_give() {
             .collect();
         (paths, d)
     };
-    let (threaded, d) = run(Some(1));
-    assert_eq!(d.search_threads, 1);
-    let (main_thread, d) = run(Some(0));
-    assert_eq!(d.search_threads, 0);
-    assert_eq!(d.searches_finished, 300, "{d:?}");
-    for (i, (a, b)) in threaded.iter().zip(&main_thread).enumerate() {
-        assert!(!a.1.is_empty(), "agent {i}: {a:?}");
-        assert_eq!(a, b, "agent {i}");
+    // Agents of a radius on eroded grids, then on meshes.
+    for meshes in [false, true] {
+        let (threaded, d) = run(Some(1), meshes);
+        assert_eq!(d.search_threads, 1);
+        let (main_thread, d) = run(Some(0), meshes);
+        assert_eq!(d.search_threads, 0);
+        assert_eq!(d.searches_finished, 300, "{d:?}");
+        for (i, (a, b)) in threaded.iter().zip(&main_thread).enumerate() {
+            assert!(!a.1.is_empty(), "agent {i}: {a:?}");
+            assert_eq!(a, b, "agent {i}, meshes {meshes}");
+        }
+        assert!(threaded.iter().any(|(s, _)| *s == PathStatus::Fallback));
     }
-    assert!(threaded.iter().any(|(s, _)| *s == PathStatus::Fallback));
 }
 
 #[test]
@@ -2382,7 +2398,7 @@ const ROOMS: &str = "@@@@@@@@@@@@@@@@@@@@@@
 #[test]
 fn a_wide_agent_keeps_its_radius_and_gets_fallback_where_it_does_not_fit() {
     let nav = NavGrid::from_ascii(ROOMS, GridTransform::default()).unwrap();
-    let mut app = app_with(nav);
+    let mut app = app_on_eroded_grids(nav);
     // World y is up: grid row y spans world [8 - y, 9 - y].
     let world = |x: f32, y: f32| Vec2::new(x, 9.0 - y);
     let wide = app
@@ -2482,7 +2498,7 @@ fn a_wide_agent_keeps_its_radius_and_gets_fallback_where_it_does_not_fit() {
 #[test]
 fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
     let nav = NavGrid::new(Grid::new(24, 16).unwrap(), GridTransform::default());
-    let mut app = app_with(nav);
+    let mut app = app_on_eroded_grids(nav);
     let world = |x: f32, y: f32| Vec2::new(x, 16.0 - y);
     let agent = app
         .world_mut()
@@ -2558,7 +2574,7 @@ fn radius_changes_bad_radii_and_the_last_wide_agent_leaving() {
 #[test]
 fn a_wide_agent_walled_in_by_an_edit_walks_to_the_nearest_place_it_fits_in_sight() {
     let nav = NavGrid::from_ascii(ROOMS, GridTransform::default()).unwrap();
-    let mut app = app_with(nav);
+    let mut app = app_on_eroded_grids(nav);
     let world = |x: f32, y: f32| Vec2::new(x, 9.0 - y);
     let agent = app
         .world_mut()
@@ -2617,15 +2633,12 @@ fn least_clearance(grid: &Grid, path: &NavPath) -> f64 {
 
 #[test]
 fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_it() {
-    // With meshes for the radii, Anya plans agents of a radius on the mesh
-    // for their radius: a disc 1 cell wide fits through the corridor 2
+    // Agents of a radius plan on the mesh for their radius, by Anya and by
+    // Lazy Theta* alike: a disc 1 cell wide fits through the corridor 2
     // cells wide (an eroded grid closes it), keeping its radius from the
     // walls.
     let nav = NavGrid::from_ascii(ROOMS, GridTransform::default()).unwrap();
     let mut app = app_with(nav);
-    app.world_mut()
-        .resource_mut::<PathfindingSettings>()
-        .radius_meshes = true;
     let world = |x: f32, y: f32| Vec2::new(x, 9.0 - y);
     let through = app
         .world_mut()
@@ -2641,10 +2654,20 @@ fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_i
             PathRequest::to(world(18.5, 5.0)).with_radius(0.3),
         ))
         .id();
+    let lazy = app
+        .world_mut()
+        .spawn((
+            NavPosition(world(2.5, 6.5)),
+            PathRequest::to(world(18.5, 5.0))
+                .with_radius(0.5)
+                .with_algorithm(Algorithm::LazyTheta),
+        ))
+        .id();
     settle(&mut app);
     let nav = app.world().resource::<NavGrid>().clone();
     assert_eq!(nav.clearances().count(), 0, "no eroded grid for meshes");
-    for (e, r) in [(through, 0.5), (small, 0.3)] {
+    assert_eq!(nav_path(&app, lazy).algorithm, Some(Algorithm::LazyTheta));
+    for (e, r) in [(through, 0.5), (small, 0.3), (lazy, 0.5)] {
         assert_eq!(status(&app, e), PathStatus::Ready);
         let path = nav_path(&app, e);
         assert_eq!(path.end(), Some(world(18.5, 5.0)));
@@ -2660,7 +2683,7 @@ fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_i
         .set_rect_free(URect::new(12, 4, 15, 6), false)
         .unwrap();
     settle(&mut app);
-    for e in [through, small] {
+    for e in [through, small, lazy] {
         assert_eq!(status(&app, e), PathStatus::Fallback);
         let end = *nav_path(&app, e).grid_waypoints.last().unwrap();
         assert!(end.x <= 12.0, "{e} ends at {end}");
@@ -2673,7 +2696,7 @@ fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_i
         .unwrap();
     settle(&mut app);
     let nav = app.world().resource::<NavGrid>().clone();
-    for (e, r) in [(through, 0.5), (small, 0.3)] {
+    for (e, r) in [(through, 0.5), (small, 0.3), (lazy, 0.5)] {
         assert_eq!(status(&app, e), PathStatus::Ready, "{e}");
         let least = least_clearance(nav.grid(), &nav_path(&app, e));
         assert!(least >= r - 1e-9, "{e}: {least} from a wall");
@@ -2684,9 +2707,6 @@ fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_i
 fn a_disc_an_edit_closes_in_on_stops_and_walks_back_onto_its_mesh() {
     let nav = NavGrid::new(Grid::new(12, 12).unwrap(), GridTransform::default());
     let mut app = app_with(nav);
-    app.world_mut()
-        .resource_mut::<PathfindingSettings>()
-        .radius_meshes = true;
     // World y is up: grid row y spans world [11 - y, 12 - y].
     let world = |x: f32, y: f32| Vec2::new(x, 12.0 - y);
     let agent = app
@@ -2739,7 +2759,7 @@ const ROOM_AND_BENT_CORRIDOR: &str = "@@@@@@@@@@@@@@@
 #[test]
 fn a_no_room_answer_for_where_an_agent_stood_is_not_applied_where_it_fits() {
     let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
-    let mut app = app_with(nav);
+    let mut app = app_on_eroded_grids(nav);
     // World y is up: grid row y spans world [10 - y, 11 - y].
     let world = |x: f32, y: f32| Vec2::new(x, 11.0 - y);
     let (stuck, room, goal) = (world(13.5, 9.5), world(3.5, 3.5), world(4.0, 2.5));
@@ -2777,7 +2797,7 @@ fn a_no_room_answer_for_where_an_agent_stood_is_not_applied_where_it_fits() {
 #[test]
 fn a_wide_agent_with_no_room_moved_to_where_it_fits_is_planned_again() {
     let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
-    let mut app = app_with(nav);
+    let mut app = app_on_eroded_grids(nav);
     // World y is up: grid row y spans world [10 - y, 11 - y].
     let world = |x: f32, y: f32| Vec2::new(x, 11.0 - y);
     let (stuck, still_stuck, room, goal) = (
@@ -2834,7 +2854,7 @@ const WIDE_CORRIDOR: &str = "@@@@@@@@@@@@@@@@@@@@@@
 #[test]
 fn a_wide_agent_walled_in_with_no_way_out_stops_where_it_stands() {
     let nav = NavGrid::from_ascii(WIDE_CORRIDOR, GridTransform::default()).unwrap();
-    let mut app = app_with(nav);
+    let mut app = app_on_eroded_grids(nav);
     // World y is up: grid row y spans world [4 - y, 5 - y].
     let world = |x: f32, y: f32| Vec2::new(x, 5.0 - y);
     let agent = app
@@ -3024,9 +3044,11 @@ fn polyanya_agents_get_anyas_lengths_before_and_after_edits() {
     let run = |algorithm: Algorithm| {
         let nav = NavGrid::new(grid.clone(), GridTransform::default());
         let mut app = app_with_plugin(nav.clone(), AnyAnglePlugin::default());
-        app.world_mut()
-            .resource_mut::<PathfindingSettings>()
-            .algorithm = algorithm;
+        let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
+        settings.algorithm = algorithm;
+        // (Agents of a radius on eroded grids, where Anya and Polyanya
+        // plan as they do for points.)
+        settings.radius_meshes = false;
         let world = app.world_mut();
         let agents: Vec<Entity> = pairs
             .iter()

@@ -557,8 +557,7 @@ impl Planner {
     /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
     ///
     /// A planner keeps up to [`Planner::KEPT_MESHES`] meshes (for example
-    /// of a grid and the eroded grids of a few agent sizes, or, in the
-    /// plugin, meshes for agents of a few radii on a few profiles), each
+    /// of a grid and the eroded grids of a few agent sizes), each
     /// brought up to date with its grid's edits when a query comes: a query
     /// on a grid that is a clone of a kept mesh's grid, edited or not, syncs
     /// that mesh (rebuilding only the chunks the edits touched); a query on
@@ -566,8 +565,7 @@ impl Planner {
     /// one when all are taken.
     #[must_use]
     pub fn mesh(&self) -> Option<&crate::mesh::NavMesh> {
-        // (A mesh whose building a sliced search paused is not shown, nor
-        // one kept for agents of a radius.)
+        // (A mesh whose building a sliced search paused is not shown.)
         self.meshes
             .iter()
             .find(|m| m.radius() == 0.0)
@@ -582,45 +580,8 @@ impl Planner {
         sync_mesh(&mut self.meshes, grid, 0.0, &mut { u64::MAX });
     }
 
-    /// [`Planner::plan_on_mesh`] for an agent of `radius` cells (a multiple
-    /// of 1/64 cell, at most [`MAX_RADIUS`](crate::clearance::MAX_RADIUS))
-    /// on the mesh of `grid` for that radius
-    /// ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)), which
-    /// the planner keeps among its meshes and brings up to date with `grid`.
-    /// With a `slice`, a mesh still to build is built for about that many
-    /// expansions' worth of work and [`Step::Paused`] returned until it is
-    /// done (call again, with the same grid or a later edit of it); the
-    /// search on it then runs whole.
-    #[cfg(feature = "plugin")]
-    pub(crate) fn plan_slice_with_radius(
-        &mut self,
-        grid: &Grid,
-        radius: f64,
-        start: DVec2,
-        goal: DVec2,
-        options: &PlanOptions,
-        slice: Option<u64>,
-    ) -> Step {
-        let mut work = slice.map_or(u64::MAX, |n| n.max(1));
-        if sync_mesh(&mut self.meshes, grid, radius, &mut work).is_none() {
-            return Step::Paused;
-        }
-        // (Out of the list while the planner's scratch memory is borrowed.)
-        let mesh = self.meshes.remove(0);
-        let answer = self.plan_on_radius_mesh(&mesh, start, goal, options);
-        self.meshes.insert(0, mesh);
-        Step::Done(answer)
-    }
-
-    /// Drops the meshes for agents of a radius that `keep` refuses.
-    #[cfg(feature = "plugin")]
-    pub(crate) fn drop_radius_meshes(&mut self, keep: impl Fn(f64) -> bool) {
-        self.meshes
-            .retain(|m| m.radius() == 0.0 || keep(m.radius()));
-    }
-
     /// How many navigation meshes a planner keeps (see [`Planner::mesh`]).
-    pub const KEPT_MESHES: usize = 16;
+    pub const KEPT_MESHES: usize = 4;
 
     /// Plans with Polyanya ([`Algorithm::Polyanya`], whatever
     /// `options.algorithm` says, on a mesh for a radius: see below) on

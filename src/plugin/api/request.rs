@@ -56,18 +56,19 @@ pub enum PathGoal {
 /// An agent wider than a point gives its [`PathRequest::radius`], and
 /// every point of its path keeps at least that distance from every wall:
 ///
-/// - with [`PathfindingSettings::radius_meshes`](crate::plugin::PathfindingSettings::radius_meshes)
-///   on, planned by Anya or Polyanya, it plans on the navigation mesh of the
-///   points where its disc fits ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)):
-///   it goes wherever a disc of its radius plus at most 0.09 cell fits (a
-///   disc 0.6 cells wide through a door 1 cell wide), and its paths are the
-///   shortest there. Radii are classed by rounding up to a multiple of 1/64
-///   cell: agents of one class and profile share a mesh, which each search
-///   thread builds on first use and keeps in step with the grid's edits;
-/// - otherwise (the default; and planned by Lazy Theta\* or A\*, a profile
-///   whose costs differ included), it plans on the grid eroded for that
-///   radius (see [`crate::clearance`]), which closes corridors under 3
-///   cells wide.
+/// - by default ([`PathfindingSettings::radius_meshes`](crate::plugin::PathfindingSettings::radius_meshes)),
+///   it plans on the navigation mesh of the points where its disc fits
+///   ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)): it goes
+///   wherever a disc of its radius plus at most 0.09 cell fits (a disc 0.6
+///   cells wide through a door 1 cell wide). Anya and Polyanya give the
+///   shortest paths there; Lazy Theta\* and A\* plan over the corners of
+///   the mesh's polygons. Radii are classed by rounding up to a multiple of
+///   1/64 cell: agents of one class and profile share a mesh, which each
+///   search thread builds on first use and keeps in step with the grid's
+///   edits;
+/// - with meshes turned off, or for a profile whose costs differ, it plans
+///   on the grid eroded for that radius (see [`crate::clearance`]), which
+///   closes corridors under 3 cells wide.
 ///
 /// Changing the radius or the profile plans again as a new goal does.
 ///

@@ -124,19 +124,23 @@ pub struct PathfindingSettings {
     /// above [`PathFollower::arrive_radius`](crate::plugin::PathFollower::arrive_radius).
     /// Default: 2.
     pub replan_distance: f32,
-    /// Whether agents of a radius planned by Anya or Polyanya plan on the
-    /// navigation mesh for their radius (`true`): they go wherever their
-    /// disc fits, within 0.09 cell, on the shortest paths there (see
-    /// [`PathRequest`](crate::plugin::PathRequest)); or on eroded grids
-    /// (`false`, the default), whole cells, which close corridors under 3
-    /// cells wide. An edit costs an eroded grid microseconds; each search
-    /// thread keeps a mesh per (profile, radius class) in use and rebuilds
-    /// the 32 x 32-cell chunks an edit reaches in each (0.2-0.5 ms a class
-    /// in release builds), so that a game editing its grid every frame near
-    /// many agents of many radii waits longer for their paths (on a
-    /// two-core machine, 600 agents of 4 radii and 2 profiles with 2 edits
-    /// a frame saturate the search thread). Agents already planned keep
-    /// what they planned on until they plan again.
+    /// Whether agents of a radius plan on the navigation mesh for their
+    /// radius (`true`, the default): they go wherever their disc fits,
+    /// within 0.09 cell, on the shortest paths there (Anya and Polyanya;
+    /// Lazy Theta\* and A\* plan over the mesh's corners, see
+    /// [`PathRequest`](crate::plugin::PathRequest)). With `false` they plan
+    /// on eroded grids, whole cells, which close corridors under 3 cells
+    /// wide. Agents of a profile whose costs differ plan on eroded grids
+    /// either way.
+    ///
+    /// An edit costs an eroded grid microseconds. Each search thread keeps a
+    /// mesh per (profile, radius class) in use and rebuilds the 32 x 32-cell
+    /// chunks an edit reaches in each (about 0.1 ms a chunk in release
+    /// builds; an edit by a chunk's corner reaches four) when it next
+    /// searches on it: a game that edits its grid every
+    /// frame near many agents of many radius classes spends that much more
+    /// search time per edit and class. Agents already planned keep what they
+    /// planned on until they plan again.
     #[cfg_attr(feature = "serde", serde(default))]
     pub radius_meshes: bool,
 }
@@ -174,7 +178,7 @@ impl Default for PathfindingSettings {
             node_budget: Some(DEFAULT_NODE_BUDGET),
             heuristic_weight: 1.0,
             replan_distance: 2.0,
-            radius_meshes: false,
+            radius_meshes: true,
         }
     }
 }

@@ -27,13 +27,13 @@ pub(crate) struct Job {
     /// The version the search ran on: `grid_version`, or for a search on a
     /// mesh a newer one from `newest`.
     pub searched_version: u64,
-    /// The newest grids of the profiles (for a search on a mesh) and the
-    /// radii in use.
+    /// The meshes for the radii in use and the newest grids of the
+    /// profiles they follow.
     pub share: MeshShare,
     /// The profile and clearance `grid` is for.
     pub key: ViewKey,
     /// The grid the agent plans on (its profile's, eroded for its
-    /// clearance; for a disc, its profile's, whose mesh the planner keeps).
+    /// clearance; for a disc, its profile's, whose mesh `share` keeps).
     pub grid: Arc<Grid>,
     /// For a clearance: the profile's grid `grid` is eroded from.
     pub base: Option<Arc<Grid>>,
@@ -103,9 +103,7 @@ impl Job {
         trace: Option<&mut SearchTrace>,
         slice: Option<u64>,
     ) -> Step {
-        // (Meshes for radii no agent uses any more go.)
-        planner.drop_radius_meshes(|r| self.share.in_use(r));
-        if let Fit::Disc(_) = self.key.1 {
+        if let Fit::Disc(radius) = self.key.1 {
             // On the mesh for its radius, which moves the start onto it, on
             // the newest grid of its profile.
             if let Some((version, grid)) =
@@ -115,14 +113,24 @@ impl Job {
                 self.searched_version = version;
                 self.grid = grid;
             }
-            return planner.plan_slice_with_radius(
+            let mut work = slice.map_or(u64::MAX, |n| n.max(1));
+            let Some((version, mesh)) = self.share.mesh(
+                self.layout_id,
+                self.key.0,
+                radius,
+                self.searched_version,
                 &self.grid,
-                self.key.1.disc_radius(),
+                &mut work,
+            ) else {
+                return Step::Paused;
+            };
+            self.searched_version = version;
+            return Step::Done(planner.plan_on_mesh(
+                &mesh,
                 self.start,
                 self.goal_grid,
                 &self.options,
-                slice,
-            );
+            ));
         }
         let from = match (&self.base, progress.from) {
             (_, Some(from)) => from,

@@ -1,24 +1,35 @@
-//! What the main thread shares with the searches on meshes: the newest
-//! grid of each profile, and the radii agents use.
+//! Mesh store: the navigation meshes for the radii agents use, one per
+//! (profile, radius class), shared by every search, with the newest grid
+//! of each profile they follow.
 //!
-//! A search thread keeps a navigation mesh per (grid, radius) and brings it
-//! up to date with the grid of each search it runs on it, rebuilding the
-//! chunks the edits since touched. Searches sent over many frames of edits
-//! would each rebuild the chunks of one frame's edits; on the newest grid,
-//! the first one brings the mesh up to date at once and those after it
-//! find it current. The answer says which grid version it was found on,
-//! and the plugin checks it against the edits made since, as for any
-//! search. A thread drops the meshes of radii no agent uses any more.
+//! The main thread records the newest grid of each profile as it sends
+//! searches, and the radius classes agents use. A search on a mesh takes
+//! the newest grid of its profile and the mesh for its class: the first one
+//! to find the mesh older than that grid brings it up to date, rebuilding
+//! the chunks the edits since touched, while the others wanting that mesh
+//! wait for it rather than do the same work; the searches after them find
+//! it current. So each edit rebuilds its chunks once per class, however
+//! many search threads there are, and each class is kept once in memory.
+//! A mesh is searched as an immutable snapshot: a search still running on
+//! an older one keeps it (its chunks shared with the newer one) until it
+//! ends. The answer says which grid version it was found on, and the
+//! plugin checks it against the edits made since, as for any search. The
+//! meshes of radius classes no agent uses any more, or of a grid replaced
+//! by another layout, are dropped.
+//!
+//! Without search threads, the first search on a class builds its mesh in
+//! slices, within the frame budget, as far as each slice's work allows.
 
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::grid::Grid;
+use crate::mesh::NavMesh;
 use crate::plugin::world::ProfileId;
 
-/// The newest grid snapshot sent with a search, per (layout, profile), and
-/// the radius classes in use.
+/// The newest grid snapshot sent with a search, per (layout, profile), the
+/// radius classes in use, and the meshes for them.
 #[derive(Clone, Default)]
 pub(crate) struct MeshShare(Arc<Mutex<Shared>>);
 
@@ -27,6 +38,7 @@ struct Shared {
     grids: Vec<Newest>,
     /// The radii of the meshes agents use, in 64ths of a cell, sorted.
     radii: Vec<u32>,
+    meshes: Vec<Kept>,
 }
 
 /// One profile's newest grid.
@@ -37,17 +49,41 @@ struct Newest {
     grid: Arc<Grid>,
 }
 
+/// The mesh of one (layout, profile, radius class).
+struct Kept {
+    layout_id: u64,
+    profile: ProfileId,
+    /// The radius, in 64ths of a cell.
+    radius: u32,
+    /// Locked while the mesh is brought up to date (not while searched).
+    mesh: Arc<Mutex<Slot>>,
+}
+
+/// A kept mesh and the grid version its grid belongs to.
+#[derive(Default)]
+struct Slot {
+    version: u64,
+    /// `None` until the first search on it begins building it; then
+    /// possibly incomplete (built in slices on the main thread).
+    mesh: Option<Arc<NavMesh>>,
+}
+
 impl MeshShare {
     /// Records `grid`, the profile's grid at `NavGrid` version `version`,
     /// if it is newer than the one recorded.
     pub(crate) fn offer(&self, layout_id: u64, profile: ProfileId, version: u64, grid: &Arc<Grid>) {
         let mut shared = self.0.lock();
+        let shared = &mut *shared;
         match shared.grids.iter_mut().find(|n| n.profile == profile) {
             Some(n) if n.layout_id == layout_id && n.version >= version => {}
             Some(n) => {
                 n.layout_id = layout_id;
                 n.version = version;
                 n.grid = Arc::clone(grid);
+                // (Meshes of a layout replaced go.)
+                shared
+                    .meshes
+                    .retain(|k| k.profile != profile || k.layout_id == layout_id);
             }
             None => shared.grids.push(Newest {
                 layout_id,
@@ -74,20 +110,86 @@ impl MeshShare {
             .map(|n| (n.version, Arc::clone(&n.grid)))
     }
 
-    /// Sets the radii agents use (64ths of a cell).
+    /// Sets the radii agents use (64ths of a cell); the meshes of other
+    /// radii go (a search still running on one keeps its snapshot).
     pub(crate) fn set_radii(&self, radii: impl Iterator<Item = u32>) {
         let mut shared = self.0.lock();
+        let shared = &mut *shared;
         shared.radii.clear();
         shared.radii.extend(radii);
         shared.radii.sort_unstable();
         shared.radii.dedup();
+        let radii = &shared.radii;
+        shared
+            .meshes
+            .retain(|k| radii.binary_search(&k.radius).is_ok());
     }
 
-    /// Whether an agent uses the mesh for `radius` cells.
-    pub(crate) fn in_use(&self, radius: f64) -> bool {
-        let n = radius * 64.0;
-        let shared = self.0.lock();
-        shared.radii.binary_search(&(n as u32)).is_ok() && n.fract() == 0.0
+    /// The mesh of `grid` (the profile's grid at version `version` of
+    /// layout `layout_id`) for agents of `radius` 64ths of a cell, and the
+    /// version of the grid it is the mesh of: `version`, or a later one
+    /// another search brought it up to already. Builds or brings it up to
+    /// date first, for at most `work` (see [`NavMesh::sync_within`]);
+    /// `None` if it is not done (call again). Waits while another search
+    /// brings the same mesh up to date.
+    pub(crate) fn mesh(
+        &self,
+        layout_id: u64,
+        profile: ProfileId,
+        radius: u32,
+        version: u64,
+        grid: &Grid,
+        work: &mut u64,
+    ) -> Option<(u64, Arc<NavMesh>)> {
+        let slot = {
+            let mut shared = self.0.lock();
+            let found = shared
+                .meshes
+                .iter()
+                .find(|k| k.layout_id == layout_id && k.profile == profile && k.radius == radius)
+                .map(|k| Arc::clone(&k.mesh));
+            found.unwrap_or_else(|| {
+                let mesh = Arc::new(Mutex::new(Slot::default()));
+                shared.meshes.push(Kept {
+                    layout_id,
+                    profile,
+                    radius,
+                    mesh: Arc::clone(&mesh),
+                });
+                mesh
+            })
+        };
+        let mut slot = slot.lock();
+        if let Some(mesh) = &slot.mesh
+            && slot.version >= version
+            && mesh.is_complete()
+        {
+            return Some((slot.version, Arc::clone(mesh)));
+        }
+        // Brought up to date out of its `Arc`: a copy (one pointer per
+        // chunk, the grid's rows shared) if a search still holds it.
+        let mut mesh = match slot.mesh.take() {
+            Some(mesh) => Arc::unwrap_or_clone(mesh),
+            None => NavMesh::unbuilt_with_radius(grid, f64::from(radius) / 64.0),
+        };
+        // (Never back to an older grid: a mesh another search brought
+        // further only goes on building.)
+        let done = if slot.version > version {
+            let own = mesh.grid().clone();
+            mesh.sync_within(&own, work)
+        } else {
+            slot.version = version;
+            mesh.sync_within(grid, work)
+        };
+        let mesh = Arc::new(mesh);
+        slot.mesh = Some(Arc::clone(&mesh));
+        done.then_some((slot.version, mesh))
+    }
+
+    /// How many meshes are kept (for the tests).
+    #[cfg(test)]
+    fn kept(&self) -> usize {
+        self.0.lock().meshes.len()
     }
 }
 
@@ -120,14 +222,64 @@ mod tests {
     }
 
     #[test]
-    fn radii_in_use_are_told_exactly() {
+    fn one_mesh_per_class_is_shared_and_brought_up_to_date_once() {
         let share = MeshShare::default();
-        share.set_radii([32, 29, 32].into_iter());
-        assert!(share.in_use(0.5));
-        assert!(share.in_use(29.0 / 64.0));
-        assert!(!share.in_use(0.45));
-        assert!(!share.in_use(1.0));
-        share.set_radii(core::iter::empty());
-        assert!(!share.in_use(0.5));
+        let p = ProfileId::DEFAULT;
+        let mut grid = Grid::new(40, 40).unwrap();
+        share.set_radii([32, 16].into_iter());
+        let get = |version: u64, grid: &Grid, radius: u32| {
+            share
+                .mesh(1, p, radius, version, grid, &mut { u64::MAX })
+                .unwrap()
+        };
+        let (v, a) = get(0, &grid, 32);
+        let (_, b) = get(0, &grid, 32);
+        assert_eq!(v, 0);
+        assert!(Arc::ptr_eq(&a, &b), "one mesh for the class");
+        assert_eq!(a.radius(), 0.5);
+        let (_, c) = get(0, &grid, 16);
+        assert!(!Arc::ptr_eq(&a, &c), "one per class");
+        assert_eq!(share.kept(), 2);
+
+        // An edit: the first search after it brings the mesh up to date; one
+        // that asks for the older version gets the newer one.
+        grid.set_rect_free(bevy_math::URect::new(10, 10, 20, 20), false)
+            .unwrap();
+        let (v, d) = get(1, &grid, 32);
+        assert_eq!(v, 1);
+        assert!(!Arc::ptr_eq(&a, &d));
+        assert_eq!(d.grid(), &grid);
+        let (v, e) = get(0, &Grid::new(40, 40).unwrap(), 32);
+        assert_eq!(v, 1);
+        assert!(Arc::ptr_eq(&d, &e));
+        // The snapshot a search held is the mesh of the grid before.
+        assert_eq!(a.grid(), &Grid::new(40, 40).unwrap());
+        let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
+        assert_eq!(d.polygon_count(), fresh.polygon_count());
+
+        // Unused classes and replaced layouts go.
+        share.set_radii([16].into_iter());
+        assert_eq!(share.kept(), 1);
+        share.offer(1, p, 1, &Arc::new(grid.clone()));
+        assert_eq!(share.kept(), 1);
+        share.offer(2, p, 0, &Arc::new(grid.clone()));
+        assert_eq!(share.kept(), 0);
+    }
+
+    #[test]
+    fn a_mesh_built_in_slices_is_answered_once_built() {
+        let share = MeshShare::default();
+        let grid = Grid::new(100, 100).unwrap();
+        let mut slices = 0;
+        let mesh = loop {
+            slices += 1;
+            if let Some((_, mesh)) = share.mesh(1, ProfileId::DEFAULT, 32, 0, &grid, &mut { 1 }) {
+                break mesh;
+            }
+        };
+        assert!(slices > 1, "built in {slices} slices");
+        assert!(mesh.is_complete());
+        let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
+        assert_eq!(mesh.polygon_count(), fresh.polygon_count());
     }
 }

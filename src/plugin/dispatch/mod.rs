@@ -18,7 +18,7 @@
 //! | `workers` | the worker pool: search threads and their priority channels |
 //! | `main_thread` | the main-thread executor: searches in slices within a budget a frame |
 //! | `pace` | how many searches to keep sent ahead |
-//! | `mesh_share` | the newest grid of each profile and the radii in use, for searches on meshes |
+//! | `mesh_share` | mesh store: one mesh per (profile, radius class) in use, shared by every search, and the newest grids they follow |
 //!
 //! # Tickets
 //!
@@ -204,7 +204,7 @@ fn send_search(
     let search = prepare(request, here, target_of, nav, settings).and_then(|search| {
         planning.book.use_grid(&mut state, Some(search.key));
         planning.book.sync_clearances(nav);
-        // (Search threads drop the meshes of radii no longer in use.)
+        // (The meshes of radii no longer in use go.)
         planning
             .searches
             .mesh_share()
@@ -290,9 +290,8 @@ struct Search {
 /// grid its profile and radius plan on, and the planner. A profile whose
 /// costs differ is planned by Theta* (or A*) with those costs; Anya only
 /// when no planner is named for the agent, else the request fails. An agent
-/// of a radius planned by Anya or Polyanya plans on the mesh of its
-/// profile's grid for its radius (unless the settings say otherwise); by
-/// Lazy Theta* or A*, on the eroded grid.
+/// of a radius plans on the mesh of its profile's grid for its radius
+/// (unless the settings say otherwise), with costs on the eroded grid.
 fn prepare(
     request: &PathRequest,
     here: Option<Vec2>,
@@ -318,12 +317,11 @@ fn prepare(
         }
         (None, _) => settings.algorithm,
     };
-    let fit = match algorithm {
-        Algorithm::Anya | Algorithm::Polyanya if !clearance.is_none() && settings.radius_meshes => {
-            nav.disc_of(request.radius)
-                .map_err(|_| PathFailure::BadRadius)?
-        }
-        _ => Fit::Eroded(clearance),
+    let fit = if !clearance.is_none() && settings.radius_meshes && costed.is_none() {
+        nav.disc_of(request.radius)
+            .map_err(|_| PathFailure::BadRadius)?
+    } else {
+        Fit::Eroded(clearance)
     };
     Ok(Search {
         start,

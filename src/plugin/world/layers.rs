@@ -10,7 +10,7 @@
 //! follow, each keeping a log of its own changes tagged with the `NavGrid`'s
 //! version, so that the plugin checks each agent against the changes of the
 //! grid it plans on. An agent planning on the mesh for its radius
-//! (`Fit::Disc`; the search threads keep the meshes) is checked against
+//! (`Fit::Disc`; the dispatcher's mesh store keeps the meshes) is checked against
 //! its profile's grid and log, with its radius.
 
 use std::sync::Arc;
@@ -55,7 +55,7 @@ pub(crate) enum Fit {
     Eroded(Clearance),
     /// The navigation mesh of the profile's grid for a disc of this many
     /// 64ths of a cell ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)),
-    /// which each search thread keeps; the view is the profile's grid.
+    /// kept once for every search; the view is the profile's grid.
     Disc(u32),
 }
 

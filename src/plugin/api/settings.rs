@@ -133,11 +133,11 @@ pub struct PathfindingSettings {
     /// wide. Agents of a profile whose costs differ plan on eroded grids
     /// either way.
     ///
-    /// An edit costs an eroded grid microseconds. Each search thread keeps a
-    /// mesh per (profile, radius class) in use and rebuilds the 32 x 32-cell
-    /// chunks an edit reaches in each (about 0.1 ms a chunk in release
-    /// builds; an edit by a chunk's corner reaches four) when it next
-    /// searches on it: a game that edits its grid every
+    /// An edit costs an eroded grid microseconds. The plugin keeps one mesh
+    /// per (profile, radius class) in use for all its searches, and the
+    /// first search on it after an edit rebuilds the 32 x 32-cell chunks
+    /// the edit reaches (about 0.1 ms a chunk in release builds; an edit by
+    /// a chunk's corner reaches four): a game that edits its grid every
     /// frame near many agents of many radius classes spends that much more
     /// search time per edit and class. Agents already planned keep what they
     /// planned on until they plan again.

@@ -61,9 +61,10 @@ pub struct PathfindingSettings {
     /// The planner for agents that do not pick their own. Default:
     /// [`Algorithm::Anya`] (shortest paths, nothing built beforehand).
     /// [`Algorithm::Polyanya`] gives the same paths in about half the time
-    /// on game maps, on a navigation mesh each search thread builds once per
-    /// grid (the first search on it waits for the build, some milliseconds
-    /// on a 512 x 512 map) and keeps in step with edits chunk by chunk.
+    /// on game maps, on a navigation mesh the plugin builds once per
+    /// profile's grid for all its searches (the first search on it waits
+    /// for the build, some milliseconds on a 512 x 512 map) and keeps in
+    /// step with edits chunk by chunk.
     /// Without search threads the main thread builds it in slices within
     /// [`main_thread_budget`](Self::main_thread_budget), a chunk or more a
     /// slice, and updates it after edits at once (the chunks they touched).

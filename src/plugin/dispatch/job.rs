@@ -11,6 +11,7 @@ use core::time::Duration;
 
 use super::mesh_share::MeshShare;
 use crate::grid::Grid;
+use crate::mesh::NavMesh;
 use crate::plugin::world::{Fit, ViewKey};
 use crate::search::{
     Algorithm, Costs, Path, PlanError, PlanOptions, Planner, Query, SearchTrace, Step,
@@ -25,7 +26,7 @@ pub(crate) struct Job {
     /// The [`NavGrid`](crate::plugin::NavGrid) version `grid` belongs to.
     pub grid_version: u64,
     /// The version the search ran on: `grid_version`, or for a search on a
-    /// mesh a newer one from `newest`.
+    /// mesh from `share` a newer one.
     pub searched_version: u64,
     /// The meshes for the radii in use and the newest grids of the
     /// profiles they follow.
@@ -84,6 +85,18 @@ pub(crate) struct Progress {
     from: Option<DVec2>,
     /// Whether the search has begun (its next slice resumes it).
     begun: bool,
+    /// For Polyanya on a point agent's mesh from the store: that mesh, the
+    /// same for every slice.
+    mesh: Option<Arc<NavMesh>>,
+}
+
+/// Whether a search runs on a mesh from the [`MeshShare`]: an agent's on
+/// the mesh for its radius, and Polyanya's for a point agent without costs
+/// (its profile's grid's mesh). Polyanya on an eroded grid keeps its
+/// planner's mesh of that grid.
+pub(crate) fn on_shared_mesh(key: ViewKey, algorithm: Algorithm, costed: bool) -> bool {
+    matches!(key.1, Fit::Disc(_))
+        || (algorithm == Algorithm::Polyanya && key.1 == Fit::POINT && !costed)
 }
 
 impl Job {
@@ -103,34 +116,28 @@ impl Job {
         trace: Option<&mut SearchTrace>,
         slice: Option<u64>,
     ) -> Step {
+        let mut work = slice.map_or(u64::MAX, |n| n.max(1));
         if let Fit::Disc(radius) = self.key.1 {
-            // On the mesh for its radius, which moves the start onto it, on
-            // the newest grid of its profile.
-            if let Some((version, grid)) =
-                self.share
-                    .newer(self.layout_id, self.key.0, self.searched_version)
-            {
-                self.searched_version = version;
-                self.grid = grid;
-            }
-            let mut work = slice.map_or(u64::MAX, |n| n.max(1));
-            let Some((version, mesh)) = self.share.mesh(
-                self.layout_id,
-                self.key.0,
-                radius,
-                self.searched_version,
-                &self.grid,
-                &mut work,
-            ) else {
+            // On the mesh for its radius, which moves the start onto it.
+            let Some(mesh) = self.shared_mesh(radius, &mut work) else {
                 return Step::Paused;
             };
-            self.searched_version = version;
             return Step::Done(planner.plan_on_mesh(
                 &mesh,
                 self.start,
                 self.goal_grid,
                 &self.options,
             ));
+        }
+        // Polyanya for a point agent: on its profile's mesh, the same one
+        // for every slice.
+        if progress.mesh.is_none()
+            && on_shared_mesh(self.key, self.options.algorithm, self.costs.is_some())
+        {
+            let Some(mesh) = self.shared_mesh(0, &mut work) else {
+                return Step::Paused;
+            };
+            progress.mesh = Some(mesh);
         }
         let from = match (&self.base, progress.from) {
             (_, Some(from)) => from,
@@ -149,8 +156,10 @@ impl Job {
             }
         };
         progress.from = Some(from);
+        let resume = core::mem::replace(&mut progress.begun, true);
+        let mesh = progress.mesh.as_deref();
         let query = Query {
-            grid: &self.grid,
+            grid: mesh.map_or(&*self.grid, NavMesh::grid),
             start: from,
             goal: self.goal_grid,
             options: &self.options,
@@ -159,9 +168,10 @@ impl Job {
                 .costs
                 .as_ref()
                 .map(|(terrain, profile)| Costs { terrain, profile }),
-            mesh: None,
+            mesh,
         };
-        let resume = core::mem::replace(&mut progress.begun, true);
+        // (What building the mesh left of the slice.)
+        let slice = slice.map(|_| work.max(1));
         let mut step = planner.plan_slice(&query, trace, resume, slice);
         if let Step::Done(Ok(path)) = &mut step
             && from != self.start
@@ -169,6 +179,30 @@ impl Job {
             path.start_moved_from = Some(self.start);
         }
         step
+    }
+
+    /// The store's mesh for this job's profile and `radius` (64ths of a
+    /// cell; 0: a point agent's), on the newest grid of the profile, built
+    /// or brought up to date for at most `work`; `None` if not yet (call
+    /// again). The answer names the grid version it is the mesh of.
+    fn shared_mesh(&mut self, radius: u32, work: &mut u64) -> Option<Arc<NavMesh>> {
+        if let Some((version, grid)) =
+            self.share
+                .newer(self.layout_id, self.key.0, self.searched_version)
+        {
+            self.searched_version = version;
+            self.grid = grid;
+        }
+        let (version, mesh) = self.share.mesh(
+            self.layout_id,
+            self.key.0,
+            radius,
+            self.searched_version,
+            &self.grid,
+            work,
+        )?;
+        self.searched_version = version;
+        Some(mesh)
     }
 
     /// The outcome that answers this job with `result` (`None`: cancelled).

@@ -9,7 +9,7 @@
 //! does not end in its slice is paused, its state kept in its own
 //! [`Planner`], and goes on in a later slice, in this frame or the next.
 //! Answers are the ones the search threads give. A Polyanya search first
-//! builds its planner's mesh of the grid if it has none, in slices too: at
+//! builds the mesh it searches if there is none yet, in slices too: at
 //! least one chunk a slice, each chunk counting as the expansions it takes
 //! about the time of. Bringing a built mesh up to date after edits is done
 //! at once, in the search's first slice (the chunks the edits touched).

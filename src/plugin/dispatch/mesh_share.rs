@@ -1,6 +1,7 @@
 //! Mesh store: the navigation meshes for the radii agents use, one per
-//! (profile, radius class), shared by every search, with the newest grid
-//! of each profile they follow.
+//! (profile, radius class), and for Polyanya's point agents, one per
+//! profile, shared by every search, with the newest grid of each profile
+//! they follow.
 //!
 //! The main thread records the newest grid of each profile as it sends
 //! searches, and the radius classes agents use. A search on a mesh takes
@@ -19,6 +20,8 @@
 //!
 //! Without search threads, the first search on a class builds its mesh in
 //! slices, within the frame budget, as far as each slice's work allows.
+//! (Polyanya on an eroded grid, for an agent of a radius with meshes
+//! turned off, keeps its planner's own mesh of that grid.)
 
 use std::sync::Arc;
 
@@ -111,7 +114,8 @@ impl MeshShare {
     }
 
     /// Sets the radii agents use (64ths of a cell); the meshes of other
-    /// radii go (a search still running on one keeps its snapshot).
+    /// radii go (a search still running on one keeps its snapshot). Point
+    /// agents' meshes (radius 0, for Polyanya) stay while their layout does.
     pub(crate) fn set_radii(&self, radii: impl Iterator<Item = u32>) {
         let mut shared = self.0.lock();
         let shared = &mut *shared;
@@ -122,7 +126,7 @@ impl MeshShare {
         let radii = &shared.radii;
         shared
             .meshes
-            .retain(|k| radii.binary_search(&k.radius).is_ok());
+            .retain(|k| k.radius == 0 || radii.binary_search(&k.radius).is_ok());
     }
 
     /// The mesh of `grid` (the profile's grid at version `version` of
@@ -257,8 +261,16 @@ mod tests {
         let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
         assert_eq!(d.polygon_count(), fresh.polygon_count());
 
-        // Unused classes and replaced layouts go.
+        // A point agent's mesh (for Polyanya) is kept beside them.
+        let (_, point) = get(1, &grid, 0);
+        assert_eq!(point.radius(), 0.0);
+        assert_eq!(point.polygon_count(), NavMesh::build(&grid).polygon_count());
+
+        // Unused classes and replaced layouts go; point meshes stay with
+        // their layout.
         share.set_radii([16].into_iter());
+        assert_eq!(share.kept(), 2);
+        share.set_radii(core::iter::empty());
         assert_eq!(share.kept(), 1);
         share.offer(1, p, 1, &Arc::new(grid.clone()));
         assert_eq!(share.kept(), 1);

@@ -244,7 +244,7 @@ fn send_search(
     let (cancel, flag) = CancelOnDrop::new();
     // A search on a mesh may run on a newer grid than its own.
     let share = planning.searches.mesh_share();
-    if let Fit::Disc(_) = key.1 {
+    if job::on_shared_mesh(key, algorithm, costs.is_some()) {
         share.offer(nav.layout_id(), key.0, nav.version(), &grid);
     }
     planning.searches.send(

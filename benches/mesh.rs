@@ -1,12 +1,15 @@
 //! Navigation meshes: building a bundled map's whole mesh, and bringing a
 //! mesh up to date after a one-cell edit on grids of 512 x 512 and
 //! 8192 x 8192 cells (`den520d` repeated), in open space and on a corner
-//! where four chunks meet (the most chunks one cell can touch). The same
-//! for meshes for agents of a radius (`radius-*`), with their memory beside
-//! the grid's.
+//! where four chunks meet (the most chunks one cell can touch; on 8192 x
+//! 8192 also four groups of chunks). The same for meshes for agents of a
+//! radius (`radius-*`), with their memory beside the grid's.
 //!
 //! Only `NavMesh::sync` is timed in the edit benchmarks: the cell is
 //! flipped outside the timed part, and flipped back at the next iteration.
+//! `open` and `chunk-corner` so edit a mesh whose groups the first edit
+//! split; `first-*` time that first edit, each iteration on a fresh copy of
+//! the mesh with every group whole.
 //!
 //! ```text
 //! cargo bench --bench mesh
@@ -138,6 +141,25 @@ fn edit(c: &mut Criterion) {
             mesh
         };
         let radius_mesh = with_radius(&grid);
+        let whole = NavMesh::build(&grid);
+        for (label, (x, y)) in [("first-open", open), ("first-chunk-corner", corner)] {
+            let cell = UVec2::new(x, y);
+            let mut edited = grid.clone();
+            edited.set_free(cell, !grid.is_free(cell)).expect("inside");
+            group.bench_function(BenchmarkId::new(label, side), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let mut mesh = whole.clone();
+                        let clock = Instant::now();
+                        black_box(mesh.sync(&edited));
+                        total += clock.elapsed();
+                        drop(black_box(mesh));
+                    }
+                    total
+                });
+            });
+        }
         for (label, (x, y)) in [
             ("open", open),
             ("chunk-corner", corner),

@@ -3,9 +3,10 @@
 //! The outline is made of maximal straight runs of cell edges between a
 //! free cell of the chunk and a cell that is blocked or outside the chunk.
 //! On the chunk's border the runs are also cut wherever a cell on either
-//! side of the border changes state, so that two neighbouring chunks cut
-//! their common border at the same points and their polygons meet edge to
-//! edge. Where two blocked cells touch only at a corner the outline passes
+//! side of the border changes state, and at every multiple of the chunk
+//! slot's side (a chunk may cover several slots), so that two neighbouring
+//! chunks cut their common border at the same points and their polygons
+//! meet edge to edge. Where two blocked cells touch only at a corner the outline passes
 //! through that point twice, and the free cells on either side meet only
 //! there: no polygon edge joins them, so no path squeezes through.
 //!
@@ -21,7 +22,7 @@ use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
 use crate::grid::Grid;
 
 /// The cells `x0..x1` x `y0..y1` of one chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ChunkRect {
     pub x0: i64,
     pub y0: i64,
@@ -92,9 +93,10 @@ pub(crate) struct Built {
     pub conflicts: u32,
 }
 
-/// Builds the polygons of the chunk `rect` of `grid`.
-pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect) -> Built {
-    let (points, edges) = outline(grid, rect);
+/// Builds the polygons of the chunk `rect` of `grid`, its border cut at
+/// every multiple of `slot` too.
+pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, slot: i64) -> Built {
+    let (points, edges) = outline(grid, rect, slot);
     // Triangles inside free cells.
     let inside = |x: i64, y: i64| {
         x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && grid.is_free_xy(x, y)
@@ -261,7 +263,7 @@ fn portal_side(grid: &Grid, rect: ChunkRect, a: [i32; 2], b: [i32; 2]) -> Option
 
 /// The outline of the chunk's free cells: its vertices, and its runs as
 /// pairs of vertex indices (see the [module docs](self)).
-fn outline(grid: &Grid, rect: ChunkRect) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
+fn outline(grid: &Grid, rect: ChunkRect, slot: i64) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
     let inside = |x: i64, y: i64| {
         x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && grid.is_free_xy(x, y)
     };
@@ -282,13 +284,19 @@ fn outline(grid: &Grid, rect: ChunkRect) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
     // `at(line - 1, along)` and `at(line, along)`.
     let horizontal = |line: i64, along: i64| (along, line);
     let vertical = |line: i64, along: i64| (line, along);
-    for (lines, alongs, at) in [
+    for (lines, alongs, at, extent) in [
         (
             (rect.y0, rect.y1),
             (rect.x0, rect.x1),
             &horizontal as &dyn Fn(i64, i64) -> (i64, i64),
+            i64::from(grid.height()),
         ),
-        ((rect.x0, rect.x1), (rect.y0, rect.y1), &vertical),
+        (
+            (rect.x0, rect.x1),
+            (rect.y0, rect.y1),
+            &vertical,
+            i64::from(grid.width()),
+        ),
     ] {
         let is_inside = |line: i64, along: i64| {
             let (x, y) = at(line, along);
@@ -300,6 +308,8 @@ fn outline(grid: &Grid, rect: ChunkRect) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
         };
         for line in lines.0..=lines.1 {
             let border = line == lines.0 || line == lines.1;
+            // (Nothing lies beyond the grid's own border.)
+            let slots = border && line > 0 && line < extent;
             let mut run: Option<(i64, bool)> = None;
             for along in alongs.0..=alongs.1 {
                 let here = if along < alongs.1 {
@@ -311,7 +321,8 @@ fn outline(grid: &Grid, rect: ChunkRect) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
                 let cut = border
                     && along > alongs.0
                     && along < alongs.1
-                    && (is_free(line - 1, along - 1) != is_free(line - 1, along)
+                    && ((slots && along % slot == 0)
+                        || is_free(line - 1, along - 1) != is_free(line - 1, along)
                         || is_free(line, along - 1) != is_free(line, along));
                 if let Some((start, side)) = run {
                     if here == Some(side) && !cut {

@@ -6,8 +6,14 @@
 //! edge joins them, so no path squeezes through). Its polygons are the
 //! grid's free space triangulated (constrained Delaunay) and merged into
 //! large convex pieces, chunk by chunk: the grid is cut into chunks of
-//! [`CHUNK`] x [`CHUNK`] cells, polygons never cross a chunk's border, and an edit
-//! rebuilds only the chunks it touches ([`NavMesh::sync`]). For agents of a
+//! [`CHUNK`] x [`CHUNK`] cells, and an edit rebuilds only the chunks it
+//! touches ([`NavMesh::sync`]). Chunk borders cut polygons, and a search
+//! crossing them expands more of them (about a sixth more on the bundled
+//! game maps), so a mesh for point agents is first meshed in groups of 8 x
+//! 8 chunks (512 x 512 cells), each as one piece, and keeps each group's
+//! own chunks aside: the first edit that touches a group splits it into
+//! them at once, and from then on it is kept chunk by chunk
+//! ([`NavMesh::rejoin`] meshes such groups whole again). For agents of a
 //! radius, [`NavMesh::with_radius`] meshes the points where their disc fits
 //! instead (the obstacles grown by a polygon around the disc). Polyanya
 //! ([`Algorithm::Polyanya`](crate::search::Algorithm::Polyanya)) searches
@@ -68,6 +74,12 @@ pub const RADIUS_CHUNK: u32 = 32;
 /// `log2` of [`CHUNK`].
 const CHUNK_BITS: u32 = 6;
 
+/// Chunks per side of a group of a point mesh: a group is meshed as one
+/// chunk (polygons cross the borders of its [`CHUNK`]-cell chunks) until an
+/// edit touches it, and from then on chunk by chunk ([`NavMesh::rejoin`]
+/// meshes it whole again).
+const GROUP: u32 = 8;
+
 /// Bits of a polygon id that number it in its chunk.
 const LOCAL_BITS: u32 = 14;
 
@@ -116,7 +128,15 @@ pub(crate) struct Chunk {
     block_polys: Vec<u16>,
     /// Per polygon: how many of its edges lead to another polygon.
     open_edges: Vec<u8>,
+    /// The chunk slot of its north-west corner: its polygons' ids are
+    /// `(base << LOCAL_BITS) | local` ([`UNBUILT`] for no chunk yet).
+    pub(crate) base: u32,
+    /// Its cells.
+    rect: ChunkRect,
 }
+
+/// The [`Chunk::base`] of a chunk not built yet.
+const UNBUILT: u32 = u32::MAX;
 
 /// A navigation mesh of a grid's free space (see the [module docs](self)).
 ///
@@ -126,15 +146,27 @@ pub(crate) struct Chunk {
 pub struct NavMesh {
     /// The grid as the mesh last saw it.
     grid: Grid,
-    /// Side of a chunk, in cells: [`CHUNK`] or [`RADIUS_CHUNK`].
+    /// Side of a chunk slot, in cells: [`CHUNK`] or [`RADIUS_CHUNK`].
     chunk: u32,
     chunks_x: u32,
     chunks_y: u32,
+    /// The chunk that meshes each slot: its own, or its group's when the
+    /// group is meshed whole (one `Arc` in every slot of the group).
     chunks: Vec<Arc<Chunk>>,
-    /// Chunks still to build from `grid`, the next last (only between
-    /// steps of [`NavMesh::sync_within`]).
+    /// Slots per side of a group: [`GROUP`], or 1 (no groups) for agents
+    /// of a radius.
+    group: u32,
+    groups_x: u32,
+    /// Per group meshed whole: the chunks of its slots, kept so that an
+    /// edit splits it at once (empty for the other groups).
+    hidden: Vec<Vec<Arc<Chunk>>>,
+    /// Slots whose chunk is still to build from `grid`, the next last (only
+    /// between steps of [`NavMesh::sync_within`]).
     to_build: Vec<u32>,
-    /// Chunks to relink once every chunk is built, the next last.
+    /// Groups to mesh whole once their chunks are built, the next last.
+    to_join: Vec<u32>,
+    /// Slots whose chunk is to relink once every chunk is built, the next
+    /// last.
     to_link: Vec<u32>,
     /// For agents of a radius: the polygon the obstacles are grown by
     /// (vertices are then in lattice units of `1 / SCALE` cells).
@@ -161,7 +193,15 @@ impl NavMesh {
     /// A mesh of `grid` with every chunk still to build (see
     /// [`NavMesh::sync_within`]).
     pub(crate) fn unbuilt(grid: &Grid) -> Self {
-        NavMesh::unbuilt_for(grid, None)
+        NavMesh::unbuilt_for(grid, None, GROUP)
+    }
+
+    /// [`NavMesh::build`] with groups of `group` x `group` chunks (1: none).
+    #[cfg(test)]
+    pub(crate) fn build_grouped(grid: &Grid, group: u32) -> Self {
+        let mut mesh = NavMesh::unbuilt_for(grid, None, group);
+        mesh.advance(&mut { u64::MAX });
+        mesh
     }
 
     /// The [`NavMesh::tolerance`] of the mesh [`NavMesh::with_radius`]
@@ -188,7 +228,7 @@ impl NavMesh {
     /// radius must be valid (finite, 0 to [`MAX_RADIUS`]).
     pub(crate) fn unbuilt_with_radius(grid: &Grid, radius: f64) -> Self {
         let disc = (radius > 0.0).then(|| Arc::new(Disc::new(radius)));
-        NavMesh::unbuilt_for(grid, disc)
+        NavMesh::unbuilt_for(grid, disc, GROUP)
     }
 
     /// The mesh of the points where a disc of radius `radius` (in cells)
@@ -242,7 +282,7 @@ impl NavMesh {
             return Err(ClearanceError::TooLarge(radius));
         }
         let disc = (radius > 0.0).then(|| Arc::new(Disc::new(radius)));
-        let mut mesh = NavMesh::unbuilt_for(grid, disc);
+        let mut mesh = NavMesh::unbuilt_for(grid, disc, GROUP);
         mesh.advance(&mut { u64::MAX });
         Ok(mesh)
     }
@@ -274,8 +314,10 @@ impl NavMesh {
         self.disc.as_ref().map_or(1, |d| d.reach() + 2)
     }
 
-    /// A mesh of `grid` for `disc` with every chunk still to build.
-    fn unbuilt_for(grid: &Grid, disc: Option<Arc<Disc>>) -> Self {
+    /// A mesh of `grid` for `disc` with every chunk still to build, in
+    /// groups of `group` x `group` chunks for point agents (none for a
+    /// disc).
+    fn unbuilt_for(grid: &Grid, disc: Option<Arc<Disc>>, group: u32) -> Self {
         let small = |side: u32| grid.width().div_ceil(side) * grid.height().div_ceil(side);
         let chunk = match disc {
             Some(_) if small(RADIUS_CHUNK) <= 1 << (32 - LOCAL_BITS) => RADIUS_CHUNK,
@@ -284,14 +326,29 @@ impl NavMesh {
         let chunks_x = grid.width().div_ceil(chunk);
         let chunks_y = grid.height().div_ceil(chunk);
         let count = chunks_x * chunks_y;
+        let group = if disc.is_some() { 1 } else { group.max(1) };
+        let groups_x = chunks_x.div_ceil(group);
+        let groups = groups_x * chunks_y.div_ceil(group);
+        let unbuilt = Chunk {
+            base: UNBUILT,
+            ..Chunk::default()
+        };
         NavMesh {
             grid: grid.clone_without_log(),
             chunk,
             chunks_x,
             chunks_y,
             // (One empty chunk stands for every unbuilt one.)
-            chunks: core::iter::repeat_n(Arc::new(Chunk::default()), count as usize).collect(),
+            chunks: core::iter::repeat_n(Arc::new(unbuilt), count as usize).collect(),
+            group,
+            groups_x,
+            hidden: vec![Vec::new(); groups as usize],
             to_build: (0..count).rev().collect(),
+            to_join: if group > 1 {
+                (0..groups).rev().collect()
+            } else {
+                Vec::new()
+            },
             to_link: (0..count).rev().collect(),
             disc,
         }
@@ -340,7 +397,160 @@ impl NavMesh {
 
     /// Whether every chunk is built and linked (the mesh may be searched).
     pub(crate) fn is_complete(&self) -> bool {
-        self.to_build.is_empty() && self.to_link.is_empty()
+        self.to_build.is_empty() && self.to_join.is_empty() && self.to_link.is_empty()
+    }
+
+    /// Meshes whole again every group that edits split into chunks (see
+    /// [`NavMesh::sync`]); returns how many it joined. Searches that cross
+    /// a group meshed whole expand fewer polygons (no chunk borders cut
+    /// them), but an edit in it costs more: the next edit there splits it
+    /// again at once (its chunks are kept). Costs about as long as building
+    /// those groups' share of the grid afresh; the mesh is then exactly
+    /// [`NavMesh::build`]'s of its grid.
+    ///
+    /// ```
+    /// use bevy_anyangle::mesh::NavMesh;
+    /// use bevy_anyangle::prelude::*;
+    ///
+    /// let mut grid = Grid::new(200, 200).unwrap();
+    /// let mut mesh = NavMesh::build(&grid);
+    /// grid.set_free(UVec2::new(70, 70), false).unwrap();
+    /// mesh.sync(&grid);
+    /// assert_eq!(mesh.rejoin(), 1);
+    /// assert_eq!(mesh.rejoin(), 0);
+    /// let fresh = NavMesh::build(&grid);
+    /// assert!(mesh.polygons().eq(fresh.polygons()));
+    /// ```
+    pub fn rejoin(&mut self) -> usize {
+        self.advance(&mut { u64::MAX });
+        if self.group == 1 {
+            return 0;
+        }
+        let groups = self.hidden.len() as u32;
+        let split: Vec<u32> = (0..groups)
+            .filter(|&g| self.hidden[g as usize].is_empty() && self.group_slots(g).nth(1).is_some())
+            .collect();
+        self.to_join.extend(split.iter().rev());
+        self.advance(&mut { u64::MAX });
+        split
+            .iter()
+            .filter(|&&g| !self.hidden[g as usize].is_empty())
+            .count()
+    }
+
+    /// The group of slot `c`.
+    fn group_of(&self, c: u32) -> u32 {
+        let (cx, cy) = (c % self.chunks_x, c / self.chunks_x);
+        (cy / self.group) * self.groups_x + cx / self.group
+    }
+
+    /// The slots of group `g`, row by row.
+    fn group_slots(&self, g: u32) -> impl Iterator<Item = u32> + use<> {
+        let (gx, gy) = (g % self.groups_x, g / self.groups_x);
+        let (x0, y0) = (gx * self.group, gy * self.group);
+        let (x1, y1) = (
+            (x0 + self.group).min(self.chunks_x),
+            (y0 + self.group).min(self.chunks_y),
+        );
+        let w = self.chunks_x;
+        (y0..y1).flat_map(move |y| (x0..x1).map(move |x| y * w + x))
+    }
+
+    /// The slots next to group `g` (or to slot `g` without groups), outside
+    /// it: the chunks to relink when its polygons change.
+    fn around_group(&self, g: u32, out: &mut Vec<u32>) {
+        let (gx, gy) = (g % self.groups_x, g / self.groups_x);
+        let (x0, y0) = (i64::from(gx * self.group), i64::from(gy * self.group));
+        let (x1, y1) = (
+            (x0 + i64::from(self.group)).min(i64::from(self.chunks_x)),
+            (y0 + i64::from(self.group)).min(i64::from(self.chunks_y)),
+        );
+        let (w, h) = (i64::from(self.chunks_x), i64::from(self.chunks_y));
+        let mut push = |x: i64, y: i64| {
+            if x >= 0 && y >= 0 && x < w && y < h {
+                out.push((y * w + x) as u32);
+            }
+        };
+        for x in x0..x1 {
+            push(x, y0 - 1);
+            push(x, y1);
+        }
+        for y in y0..y1 {
+            push(x0 - 1, y);
+            push(x1, y);
+        }
+    }
+
+    /// Serves group `g`'s own chunks again instead of its whole mesh: those
+    /// on its rim are to be relinked with the chunks around it (the others
+    /// were linked among themselves when it was joined).
+    fn split(&mut self, g: u32) {
+        let fine = core::mem::take(&mut self.hidden[g as usize]);
+        let slots: Vec<u32> = self.group_slots(g).collect();
+        let (first, last) = (slots[0], slots[slots.len() - 1]);
+        let (x0, y0, x1, y1) = (
+            first % self.chunks_x,
+            first / self.chunks_x,
+            last % self.chunks_x,
+            last / self.chunks_x,
+        );
+        for (c, chunk) in slots.into_iter().zip(fine) {
+            self.chunks[c as usize] = chunk;
+            let (x, y) = (c % self.chunks_x, c / self.chunks_x);
+            if x == x0 || x == x1 || y == y0 || y == y1 {
+                self.to_link.push(c);
+            }
+        }
+        let mut around = Vec::new();
+        self.around_group(g, &mut around);
+        self.to_link.extend(around);
+    }
+
+    /// About the work [`NavMesh::join`] takes for group `g`: its chunks'.
+    fn join_estimate(&self, g: u32) -> u64 {
+        self.group_slots(g)
+            .map(|c| WORK_PER_CHUNK + WORK_PER_VERTEX * self.chunks[c as usize].slots.len() as u64)
+            .sum()
+    }
+
+    /// Meshes group `g` as one chunk, if it has several slots and its
+    /// polygons fit one chunk's ids; returns the work it took.
+    fn join(&mut self, g: u32) -> u64 {
+        let mut slots = self.group_slots(g);
+        let Some(base) = slots.next() else {
+            return 0;
+        };
+        let Some(last) = slots.last() else {
+            return 0;
+        };
+        let (a, b) = (self.rect(base), self.rect(last));
+        let rect = ChunkRect {
+            x0: a.x0,
+            y0: a.y0,
+            x1: b.x1,
+            y1: b.y1,
+        };
+        let chunk = self.make_chunk(rect, base);
+        let cost = WORK_PER_CHUNK + WORK_PER_VERTEX * chunk.slots.len() as u64;
+        if chunk.base == UNBUILT {
+            return cost;
+        }
+        // The group's chunks are linked among themselves now, for when an
+        // edit splits the group again.
+        for c in self.group_slots(g) {
+            self.link(c);
+        }
+        let whole = Arc::new(chunk);
+        let fine: Vec<Arc<Chunk>> = self
+            .group_slots(g)
+            .map(|c| core::mem::replace(&mut self.chunks[c as usize], Arc::clone(&whole)))
+            .collect();
+        self.hidden[g as usize] = fine;
+        self.to_link.push(base);
+        let mut around = Vec::new();
+        self.around_group(g, &mut around);
+        self.to_link.extend(around);
+        cost
     }
 
     /// Takes in `grid`: the chunks its differences from the mesh's grid
@@ -348,7 +558,7 @@ impl NavMesh {
     /// be relinked.
     fn schedule(&mut self, grid: &Grid) {
         if grid.size() != self.grid.size() {
-            *self = NavMesh::unbuilt_for(grid, self.disc.take());
+            *self = NavMesh::unbuilt_for(grid, self.disc.take(), self.group);
             return;
         }
         let reach = self.reach();
@@ -382,6 +592,16 @@ impl NavMesh {
         if dirty.is_empty() {
             return;
         }
+        // A group meshed whole that an edit touches is split into its
+        // chunks (kept up to date while it was whole).
+        if self.group > 1 {
+            for &c in &dirty {
+                let g = self.group_of(c);
+                if !self.hidden[g as usize].is_empty() {
+                    self.split(g);
+                }
+            }
+        }
         // The rebuilt chunks and the chunks next to them are relinked.
         let mut relink: Vec<u32> = Vec::with_capacity(dirty.len() * 5);
         for &c in &dirty {
@@ -409,11 +629,13 @@ impl NavMesh {
         }
     }
 
-    /// Builds, then links, the scheduled chunks until `work` runs out (after
-    /// at least one) or none is left; returns whether none is left.
+    /// Builds the scheduled chunks, then meshes the scheduled groups whole,
+    /// then links, until `work` runs out (after at least one step) or none
+    /// is left; returns whether none is left.
     fn advance(&mut self, work: &mut u64) -> bool {
+        let given = *work;
         while let Some(&c) = self.to_build.last() {
-            let chunk = self.make_chunk(c);
+            let chunk = self.make_chunk(self.rect(c), c);
             let cost = WORK_PER_CHUNK + WORK_PER_VERTEX * chunk.slots.len() as u64;
             self.chunks[c as usize] = Arc::new(chunk);
             self.to_build.pop();
@@ -421,6 +643,34 @@ impl NavMesh {
             if *work == 0 {
                 return self.is_complete();
             }
+        }
+        while let Some(&g) = self.to_join.last() {
+            // A group is meshed whole in one step: in steps of a bounded
+            // work (a frame's budget), one that would overrun what is left
+            // of a step that did other work waits for the next step. (The
+            // mesh never depends on the steps it was built in, so that
+            // sliced searches answer as whole ones do.)
+            if *work < given && self.join_estimate(g) > *work {
+                *work = 0;
+                return false;
+            }
+            let cost = self.join(g);
+            self.to_join.pop();
+            *work = work.saturating_sub(cost);
+            if *work == 0 {
+                return self.is_complete();
+            }
+        }
+        if self.group > 1 {
+            // A slot stands for its chunk: link each chunk once.
+            for c in &mut self.to_link {
+                let base = self.chunks[*c as usize].base;
+                if base != UNBUILT {
+                    *c = base;
+                }
+            }
+            self.to_link.sort_unstable_by(|a, b| b.cmp(a));
+            self.to_link.dedup();
         }
         while let Some(&c) = self.to_link.last() {
             let cost = 1 + self.chunks[c as usize].portals.len() as u64;
@@ -443,22 +693,33 @@ impl NavMesh {
     /// How many polygons the mesh has.
     #[must_use]
     pub fn polygon_count(&self) -> usize {
-        self.chunks.iter().map(|c| c.start.len() - 1).sum()
+        self.served().map(|c| c.start.len() - 1).sum()
     }
 
-    /// How many chunks the mesh has.
+    /// How many chunks the mesh has (a group meshed whole counts once).
     #[must_use]
     pub fn chunk_count(&self) -> usize {
-        self.chunks.len()
+        self.served().count()
     }
 
-    /// Bytes the mesh's polygons and point-location tables hold (not the
+    /// Each chunk that meshes some slot, once, in the order of their
+    /// north-west slots.
+    pub(crate) fn served(&self) -> impl Iterator<Item = &Chunk> + '_ {
+        self.chunks
+            .iter()
+            .enumerate()
+            .filter(|(c, chunk)| chunk.base == *c as u32)
+            .map(|(_, chunk)| &**chunk)
+    }
+
+    /// Bytes the mesh's polygons and point-location tables hold, the
+    /// chunks kept aside for the groups meshed whole included (not the
     /// grid it keeps, which shares its storage with the grid it was built
     /// from).
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.chunks
-            .iter()
+        self.served()
+            .chain(self.hidden.iter().flatten().map(|c| &**c))
             .map(|c| {
                 size_of::<Chunk>()
                     + c.start.capacity() * 4
@@ -470,6 +731,12 @@ impl NavMesh {
             })
             .sum::<usize>()
             + self.chunks.capacity() * size_of::<Arc<Chunk>>()
+            + self.hidden.capacity() * size_of::<Vec<Arc<Chunk>>>()
+            + self
+                .hidden
+                .iter()
+                .map(|h| h.capacity() * size_of::<Arc<Chunk>>())
+                .sum::<usize>()
     }
 
     /// Every polygon's vertices (in cells), in the order that keeps its
@@ -477,7 +744,7 @@ impl NavMesh {
     /// drawing and checking the mesh.
     pub fn polygons(&self) -> impl Iterator<Item = Vec<DVec2>> + '_ {
         let scale = self.scale() as f64;
-        self.chunks.iter().flat_map(move |c| {
+        self.served().flat_map(move |c| {
             (0..c.start.len() - 1).map(move |p| {
                 c.slots[c.start[p] as usize..c.start[p + 1] as usize]
                     .iter()
@@ -505,7 +772,7 @@ impl NavMesh {
     pub fn wall_edges(&self) -> impl Iterator<Item = [DVec2; 2]> + '_ {
         let scale = self.scale() as f64;
         let point = move |s: &Slot| DVec2::new(f64::from(s.v[0]), f64::from(s.v[1])) / scale;
-        self.chunks.iter().flat_map(move |c| {
+        self.served().flat_map(move |c| {
             (0..c.start.len() - 1).flat_map(move |p| {
                 let slots = &c.slots[c.start[p] as usize..c.start[p + 1] as usize];
                 (0..slots.len())
@@ -527,20 +794,29 @@ impl NavMesh {
         }
     }
 
-    /// Builds chunk `c` from the mesh's grid (not yet linked).
-    fn make_chunk(&self, c: u32) -> Chunk {
-        let rect = self.rect(c);
+    /// Builds the chunk of the cells `rect`, whose north-west slot is `c`,
+    /// from the mesh's grid (not yet linked). A chunk of one slot always
+    /// has fewer than `1 << LOCAL_BITS` polygons; one of a whole group may
+    /// not, and is then left unfinished (its polygons count it).
+    fn make_chunk(&self, rect: ChunkRect, c: u32) -> Chunk {
         let built = match &self.disc {
             Some(disc) => offset::build_chunk(&self.grid, rect, disc),
-            None => build_chunk(&self.grid, rect),
+            None => build_chunk(&self.grid, rect, i64::from(self.chunk)),
         };
         let scale = self.scale();
         let polys = built.start.len() - 1;
-        assert!(
-            polys < (1 << LOCAL_BITS) - 1,
-            "a chunk of {0} x {0} cells has fewer polygons",
-            self.chunk
-        );
+        if polys >= (1 << LOCAL_BITS) - 1 {
+            assert!(
+                rect.x1 - rect.x0 > i64::from(self.chunk)
+                    || rect.y1 - rect.y0 > i64::from(self.chunk),
+                "a chunk of {0} x {0} cells has fewer polygons",
+                self.chunk
+            );
+            return Chunk {
+                base: UNBUILT,
+                ..Chunk::default()
+            };
+        }
         let id = |p: u32| (c << LOCAL_BITS) | p;
         let mut built = built;
         for n in &mut built.neigh {
@@ -616,25 +892,40 @@ impl NavMesh {
             block_start,
             block_polys,
             open_edges,
+            base: c,
+            rect,
         }
     }
 
-    /// Links chunk `c`'s border edges to the polygons of the chunks beyond.
+    /// Links the border edges of slot `c`'s chunk to the polygons of the
+    /// chunks beyond.
     fn link(&mut self, c: u32) {
-        let (cx, cy) = (c % self.chunks_x, c / self.chunks_x);
-        let neighbour = |side: Side| -> Option<u32> {
-            match side {
-                Side::North => (cy > 0).then(|| c - self.chunks_x),
-                Side::South => (cy + 1 < self.chunks_y).then(|| c + self.chunks_x),
-                Side::West => (cx > 0).then(|| c - 1),
-                Side::East => (cx + 1 < self.chunks_x).then(|| c + 1),
-            }
+        let c = match self.chunks[c as usize].base {
+            UNBUILT => return,
+            base => base,
+        };
+        let rect = self.chunks[c as usize].rect;
+        let s = i64::from(self.chunk);
+        let (w, h) = (i64::from(self.chunks_x), i64::from(self.chunks_y));
+        let scale = self.scale();
+        // The slot of the cell beyond the border at `lo` along it (in mesh
+        // coordinates).
+        let neighbour = |side: Side, lo: i64| -> Option<u32> {
+            let lo = lo.div_euclid(scale);
+            let (x, y) = match side {
+                Side::North => (lo, rect.y0 - 1),
+                Side::South => (lo, rect.y1),
+                Side::West => (rect.x0 - 1, lo),
+                Side::East => (rect.x1, lo),
+            };
+            let (sx, sy) = (x.div_euclid(s), y.div_euclid(s));
+            (sx >= 0 && sy >= 0 && sx < w && sy < h).then(|| (sy * w + sx) as u32)
         };
         let mut updates: Vec<(u32, u32, u16, bool)> = Vec::new();
         {
             let chunk = &self.chunks[c as usize];
             for portal in &chunk.portals {
-                let target = neighbour(portal.side).and_then(|n| {
+                let target = neighbour(portal.side, i64::from(portal.lo)).and_then(|n| {
                     let other = &self.chunks[n as usize].portals;
                     let want = portal.side.opposite();
                     other
@@ -646,7 +937,7 @@ impl NavMesh {
                             let first = there.start[q.poly as usize];
                             let dead_end = there.open_edges[q.poly as usize] <= 1;
                             (
-                                (n << LOCAL_BITS) | q.poly,
+                                (there.base << LOCAL_BITS) | q.poly,
                                 (q.slot - first) as u16,
                                 dead_end,
                             )
@@ -692,7 +983,7 @@ impl NavMesh {
     fn block_of(&self, x: i64, y: i64) -> (u32, usize) {
         let s = i64::from(self.chunk);
         let c = ((y / s) as u32) * self.chunks_x + (x / s) as u32;
-        let rect = self.rect(c);
+        let rect = self.chunks[c as usize].rect;
         let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
         (
             c,
@@ -704,9 +995,10 @@ impl NavMesh {
     fn block_polygons(&self, c: u32, b: usize) -> impl Iterator<Item = u32> + '_ {
         let chunk = &self.chunks[c as usize];
         let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
+        let base = chunk.base;
         chunk.block_polys[range]
             .iter()
-            .map(move |&local| (c << LOCAL_BITS) | u32::from(local))
+            .map(move |&local| (base << LOCAL_BITS) | u32::from(local))
     }
 
     /// Pushes onto `out` the polygons whose bounding box meets the point

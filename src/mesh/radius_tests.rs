@@ -84,12 +84,12 @@ fn check(grid: &Grid, radius: f64, rng: &mut Rng) -> f64 {
     let mesh = NavMesh::with_radius(grid, radius).unwrap();
     let tol = mesh.tolerance();
     let s = SCALE as f64;
-    for chunk in &mesh.chunks {
+    for chunk in mesh.served() {
         assert_eq!(chunk.conflicts, 0, "the boundary pieces never cross");
     }
-    for (c, chunk) in mesh.chunks.iter().enumerate() {
+    for chunk in mesh.served() {
         for p in 0..chunk.start.len() - 1 {
-            let id = ((c as u32) << super::LOCAL_BITS) | p as u32;
+            let id = (chunk.base << super::LOCAL_BITS) | p as u32;
             let poly = mesh.polygon(id);
             let n = poly.len();
             let pts: Vec<DVec2> = (0..n).map(|k| poly.at(k)).collect();

@@ -2,7 +2,7 @@
 
 use bevy_math::{DVec2, UVec2};
 
-use super::{CHUNK, NONE, NavMesh, PORTAL};
+use super::{CHUNK, Chunk, NONE, NavMesh, PORTAL};
 use crate::grid::Grid;
 use crate::test_rng::Rng;
 
@@ -33,12 +33,12 @@ fn area2(p: &[DVec2]) -> f64 {
 /// Checks everything a mesh of `grid` promises; panics with what is wrong.
 pub(crate) fn check_mesh(mesh: &NavMesh, grid: &Grid) {
     let mut total = 0.0;
-    for chunk in &mesh.chunks {
+    for chunk in mesh.served() {
         assert_eq!(chunk.conflicts, 0, "the outline's runs never cross");
     }
-    for (c, chunk) in mesh.chunks.iter().enumerate() {
+    for chunk in mesh.served() {
         for p in 0..chunk.start.len() - 1 {
-            let id = ((c as u32) << super::LOCAL_BITS) | p as u32;
+            let id = (chunk.base << super::LOCAL_BITS) | p as u32;
             let poly = mesh.polygon(id);
             let n = poly.len();
             let pts: Vec<DVec2> = (0..n).map(|k| poly.at(k)).collect();
@@ -94,13 +94,49 @@ fn meshes_cover_the_free_cells_with_convex_polygons_that_meet() {
     }
 }
 
+/// Checks that each chunk of `mesh` (in groups of `group` chunks) has the
+/// polygons a fresh mesh of `grid` has there: a group meshed whole those of
+/// the group meshed whole, the others those of their own chunks. Returns
+/// how many groups are meshed whole.
+fn assert_same_as_fresh(mesh: &NavMesh, grid: &Grid, group: u32) -> usize {
+    let fine = NavMesh::build_grouped(grid, 1);
+    let whole = NavMesh::build_grouped(grid, group);
+    let polygons = |c: &Chunk| -> Vec<Vec<[i32; 2]>> {
+        (0..c.start.len() - 1)
+            .map(|p| {
+                c.slots[c.start[p] as usize..c.start[p + 1] as usize]
+                    .iter()
+                    .map(|s| s.v)
+                    .collect()
+            })
+            .collect()
+    };
+    let mut wholes = 0;
+    for chunk in mesh.served() {
+        let own = &fine.chunks[chunk.base as usize];
+        let reference = if chunk.rect == own.rect {
+            own
+        } else {
+            wholes += 1;
+            &whole.chunks[chunk.base as usize]
+        };
+        assert_eq!(chunk.rect, reference.rect);
+        assert_eq!(polygons(chunk), polygons(reference), "chunk {}", chunk.base);
+    }
+    wholes
+}
+
 #[test]
 fn synced_meshes_equal_fresh_ones() {
     let mut rng = Rng(0x6e5_4002);
-    for _ in 0..12 {
+    let mut mixed = 0;
+    for round in 0..12 {
         let (w, h) = (CHUNK * 2 + rng.below(70), CHUNK + rng.below(90));
         let mut grid = random_grid(&mut rng, w, h, 25);
-        let mut mesh = NavMesh::build(&grid);
+        // Groups of the default size (the whole grid is one), and of 2 x 2
+        // chunks (split and linked next to groups still whole).
+        let group = [super::GROUP, 2][round % 2];
+        let mut mesh = NavMesh::build_grouped(&grid, group);
         for _ in 0..20 {
             let n = 1 + rng.below(4);
             for _ in 0..n {
@@ -111,12 +147,20 @@ fn synced_meshes_equal_fresh_ones() {
             let rebuilt = mesh.sync(&grid);
             assert!(rebuilt <= 4 * n as usize, "{rebuilt} chunks for {n} cells");
             check_mesh(&mesh, &grid);
-            let fresh = NavMesh::build(&grid);
-            let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
-            let b: Vec<Vec<DVec2>> = fresh.polygons().collect();
-            assert_eq!(a, b);
+            let wholes = assert_same_as_fresh(&mesh, &grid, group);
+            if wholes > 0 && wholes < mesh.chunk_count() {
+                mixed += 1;
+            }
         }
+        // Joined again, the mesh is a fresh one.
+        assert!(mesh.rejoin() > 0);
+        check_mesh(&mesh, &grid);
+        let fresh = NavMesh::build_grouped(&grid, group);
+        let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
+        let b: Vec<Vec<DVec2>> = fresh.polygons().collect();
+        assert_eq!(a, b);
     }
+    assert!(mixed > 10, "{mixed} meshes with groups whole and split");
 }
 
 #[test]
@@ -157,6 +201,8 @@ fn meshes_synced_in_steps_equal_fresh_ones_even_when_edited_between_steps() {
         }
         assert!(steps > mesh.chunk_count(), "the work was spread over steps");
         check_mesh(&mesh, &grid);
+        assert_same_as_fresh(&mesh, &grid, super::GROUP);
+        mesh.rejoin();
         let fresh = NavMesh::build(&grid);
         let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
         let b: Vec<Vec<DVec2>> = fresh.polygons().collect();
@@ -168,6 +214,9 @@ fn meshes_synced_in_steps_equal_fresh_ones_even_when_edited_between_steps() {
             grid.set_free(cell, rng.below(2) == 0).unwrap();
         }
         assert!(mesh.sync_within(&grid, &mut 1));
+        check_mesh(&mesh, &grid);
+        assert_same_as_fresh(&mesh, &grid, super::GROUP);
+        mesh.rejoin();
         let a: Vec<Vec<DVec2>> = mesh.polygons().collect();
         let b: Vec<Vec<DVec2>> = NavMesh::build(&grid).polygons().collect();
         assert_eq!(a, b);

@@ -647,9 +647,10 @@ impl NavMesh {
         while let Some(&g) = self.to_join.last() {
             // A group is meshed whole in one step: in steps of a bounded
             // work (a frame's budget), one that would overrun what is left
-            // of a step that did other work waits for the next step. (The
-            // mesh never depends on the steps it was built in, so that
-            // sliced searches answer as whole ones do.)
+            // of a step that did other work waits for the next step. (Unless
+            // edits come between steps, the mesh never depends on the steps
+            // it was built in, so that sliced searches answer as whole ones
+            // do.)
             if *work < given && self.join_estimate(g) > *work {
                 *work = 0;
                 return false;

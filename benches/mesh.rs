@@ -7,9 +7,9 @@
 //!
 //! Only `NavMesh::sync` is timed in the edit benchmarks: the cell is
 //! flipped outside the timed part, and flipped back at the next iteration.
-//! `open` and `chunk-corner` so edit a mesh whose groups the first edit
-//! split; `first-*` time that first edit, each iteration on a fresh copy of
-//! the mesh with every group whole.
+//! `open` and `chunk-corner` thus edit a mesh whose groups their first
+//! iteration split; `first-*` time that first edit alone, each iteration on
+//! a fresh copy of the mesh with every group whole.
 //!
 //! ```text
 //! cargo bench --bench mesh

@@ -12,11 +12,6 @@ use std::collections::HashMap;
 /// A `HashMap` with [`FastHasher`].
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
-/// An empty [`FastMap`] with room for `n` entries.
-pub(crate) fn with_capacity<K, V>(n: usize) -> FastMap<K, V> {
-    FastMap::with_capacity_and_hasher(n, BuildHasherDefault::default())
-}
-
 /// Multiply-rotate hashing of integer words (see the [module docs](self)).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct FastHasher(u64);

@@ -17,6 +17,8 @@
 
 use crate::fast_hash::FastMap;
 
+use super::NONE;
+
 use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
 
 use crate::grid::Grid;
@@ -96,10 +98,11 @@ pub(crate) struct Built {
 /// Builds the polygons of the chunk `rect` of `grid`, its border cut at
 /// every multiple of `slot` too.
 pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, slot: i64) -> Built {
-    let (points, edges) = outline(grid, rect, slot);
+    let cells = Window::new(grid, rect);
+    let (points, edges) = outline(&cells, rect, slot, grid.size());
     // Triangles inside free cells.
     let inside = |x: i64, y: i64| {
-        x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && grid.is_free_xy(x, y)
+        x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && cells.free(x, y)
     };
     let keep = |p: [[i32; 2]; 3]| {
         let sx = i64::from(p[0][0]) + i64::from(p[1][0]) + i64::from(p[2][0]);
@@ -110,13 +113,54 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, slot: i64) -> Built {
         let (x, y) = (i64::from(v[0]), i64::from(v[1]));
         let blocked = [(x - 1, y - 1), (x, y - 1), (x - 1, y), (x, y)]
             .into_iter()
-            .filter(|&(cx, cy)| !grid.is_free_xy(cx, cy))
+            .filter(|&(cx, cy)| !cells.free(cx, cy))
             .count();
         blocked == 1
     };
     polygons_of(&points, edges, keep, turnable, |a, b| {
-        portal_side(grid, rect, a, b)
+        portal_side(&cells, rect, a, b)
     })
+}
+
+/// The free cells of a chunk and of the ring of cells around it, a bit
+/// each: read from the grid once, row by row, then asked many times.
+struct Window {
+    /// The north-west cell of the ring.
+    x0: i64,
+    y0: i64,
+    /// Words per row.
+    stride: usize,
+    /// Bit `i` of row `j` (word `j * stride + i / 64`) is cell
+    /// `(x0 + i, y0 + j)`, set when free.
+    words: Vec<u64>,
+}
+
+impl Window {
+    fn new(grid: &Grid, rect: ChunkRect) -> Self {
+        let (x0, y0) = (rect.x0 - 1, rect.y0 - 1);
+        let width = (rect.x1 - x0 + 1) as usize;
+        let stride = width.div_ceil(64);
+        let rows = grid.rows();
+        let mut words = Vec::with_capacity(stride * (rect.y1 - y0 + 1) as usize);
+        for y in y0..=rect.y1 {
+            // (Stored bit `x + 1` is cell `x`; the ring's cells beyond the
+            // grid are padding, which reads as blocked.)
+            words.extend((0..stride).map(|w| rows.bits_at(y, (x0 + 1) as usize + 64 * w)));
+        }
+        Window {
+            x0,
+            y0,
+            stride,
+            words,
+        }
+    }
+
+    /// Whether cell `(x, y)` (in the chunk or its ring) is free.
+    #[inline]
+    fn free(&self, x: i64, y: i64) -> bool {
+        let (i, j) = ((x - self.x0) as usize, (y - self.y0) as usize);
+        self.words[j * self.stride + i / 64] >> (i % 64) & 1 == 1
+    }
 }
 
 /// The polygons of a chunk from its outline: a constrained Delaunay
@@ -157,6 +201,7 @@ pub(crate) fn polygons_of(
     built.conflicts = conflicts;
 
     // The triangles kept, with their vertices as indices into `points`.
+    let mut face_tri = vec![NONE; cdt.num_all_faces()];
     let mut tris: Vec<[u32; 3]> = Vec::new();
     for face in cdt.inner_faces() {
         let ids = face.vertices().map(|v| v.fix().index() as u32);
@@ -165,40 +210,79 @@ pub(crate) fn polygons_of(
         if cross == 0 || !keep(p) {
             continue;
         }
+        face_tri[face.fix().index()] = tris.len() as u32;
         tris.push(if cross > 0 {
             ids
         } else {
             [ids[0], ids[2], ids[1]]
         });
     }
-
-    let polys = merge(points, &tris);
-
-    // Polygon arrays and the edges' neighbours.
-    let mut owner: FastMap<(u32, u32), (u32, u16)> =
-        crate::fast_hash::with_capacity(tris.len() * 3);
-    for (p, poly) in polys.iter().enumerate() {
-        assert!(
-            u16::try_from(poly.len()).is_ok(),
-            "polygons have few vertices"
-        );
-        for k in 0..poly.len() {
-            owner.insert((poly[k], poly[(k + 1) % poly.len()]), (p as u32, k as u16));
+    // Edge `k` of triangle `t` (from its vertex `k` to the next) is node
+    // `3 t + k`; `across` holds the same edge's node in the kept triangle
+    // beyond it, if any.
+    let mut across = vec![NONE; tris.len() * 3];
+    // The node of edge `a -> b` in triangle `t`, if it holds it that way.
+    let node_of = |t: u32, a: u32, b: u32| -> Option<u32> {
+        let tri = tris[t as usize];
+        (0..3)
+            .find(|&k| tri[k] == a && tri[(k + 1) % 3] == b)
+            .map(|k| t * 3 + k as u32)
+    };
+    for face in cdt.inner_faces() {
+        let t = face_tri[face.fix().index()];
+        if t == NONE {
+            continue;
+        }
+        for edge in face.adjacent_edges() {
+            let Some(beyond) = edge.rev().face().as_inner() else {
+                continue;
+            };
+            let u = face_tri[beyond.fix().index()];
+            if u == NONE {
+                continue;
+            }
+            let [a, b] = edge.vertices().map(|v| v.fix().index() as u32);
+            // (Kept triangles are all turned the same way: one holds the
+            // edge one way, the other the other way.)
+            let pair = node_of(t, a, b)
+                .zip(node_of(u, b, a))
+                .or_else(|| node_of(t, b, a).zip(node_of(u, a, b)));
+            if let Some((here, there)) = pair {
+                across[here as usize] = there;
+            }
         }
     }
-    for (p, poly) in polys.iter().enumerate() {
-        for k in 0..poly.len() {
-            let (a, b) = (poly[k], poly[(k + 1) % poly.len()]);
-            let (pa, pb) = (points[a as usize], points[b as usize]);
+
+    let merged = merge(points, &tris, &across);
+    let vertex = |node: u32| points[tris[node as usize / 3][node as usize % 3] as usize];
+
+    // Each node's polygon and position in it.
+    let mut place = vec![(NONE, 0u16); tris.len() * 3];
+    for (p, &first) in merged.firsts.iter().enumerate() {
+        let (mut node, mut k) = (first, 0usize);
+        loop {
+            place[node as usize] = (
+                p as u32,
+                u16::try_from(k).expect("polygons have few vertices"),
+            );
+            k += 1;
+            node = merged.next[node as usize];
+            if node == first {
+                break;
+            }
+        }
+    }
+    for (p, &first) in merged.firsts.iter().enumerate() {
+        let mut node = first;
+        loop {
+            let next = merged.next[node as usize];
+            let (pa, pb) = (vertex(node), vertex(next));
             let slot = built.verts.len() as u32;
             built.verts.push(pa);
             built.turn.push(turn(pa));
-            let across = match owner.get(&(b, a)) {
-                Some(&(q, k)) => {
-                    built.twin.push(k);
-                    q
-                }
-                None => match portal(pa, pb) {
+            let twin = across[node as usize];
+            let neigh = if twin == NONE {
+                match portal(pa, pb) {
                     Some((side, lo)) => {
                         built.portals.push(Portal {
                             side,
@@ -211,11 +295,19 @@ pub(crate) fn polygons_of(
                     }
                     None => {
                         built.twin.push(0);
-                        super::NONE
+                        NONE
                     }
-                },
+                }
+            } else {
+                let (q, k) = place[twin as usize];
+                built.twin.push(k);
+                q
             };
-            built.neigh.push(across);
+            built.neigh.push(neigh);
+            node = next;
+            if node == first {
+                break;
+            }
         }
         built.start.push(built.verts.len() as u32);
     }
@@ -233,7 +325,7 @@ fn cross3(a: [i32; 2], b: [i32; 2], c: [i32; 2]) -> i64 {
 
 /// If the edge `a -> b` lies on the chunk's border with a free cell beyond
 /// it, the border and the edge's smaller coordinate along it.
-fn portal_side(grid: &Grid, rect: ChunkRect, a: [i32; 2], b: [i32; 2]) -> Option<(Side, i32)> {
+fn portal_side(cells: &Window, rect: ChunkRect, a: [i32; 2], b: [i32; 2]) -> Option<(Side, i32)> {
     let (ax, ay, bx, by) = (
         i64::from(a[0]),
         i64::from(a[1]),
@@ -247,7 +339,7 @@ fn portal_side(grid: &Grid, rect: ChunkRect, a: [i32; 2], b: [i32; 2]) -> Option
         } else {
             (Side::South, ay)
         };
-        return grid.is_free_xy(lo, beyond).then_some((side, lo as i32));
+        return cells.free(lo, beyond).then_some((side, lo as i32));
     }
     if ax == bx && (ax == rect.x0 || ax == rect.x1) && ay != by {
         let lo = ay.min(by);
@@ -256,18 +348,23 @@ fn portal_side(grid: &Grid, rect: ChunkRect, a: [i32; 2], b: [i32; 2]) -> Option
         } else {
             (Side::East, ax)
         };
-        return grid.is_free_xy(beyond, lo).then_some((side, lo as i32));
+        return cells.free(beyond, lo).then_some((side, lo as i32));
     }
     None
 }
 
 /// The outline of the chunk's free cells: its vertices, and its runs as
 /// pairs of vertex indices (see the [module docs](self)).
-fn outline(grid: &Grid, rect: ChunkRect, slot: i64) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
+fn outline(
+    cells: &Window,
+    rect: ChunkRect,
+    slot: i64,
+    size: bevy_math::UVec2,
+) -> (Vec<[i32; 2]>, Vec<[usize; 2]>) {
     let inside = |x: i64, y: i64| {
-        x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && grid.is_free_xy(x, y)
+        x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1 && cells.free(x, y)
     };
-    let free = |x: i64, y: i64| grid.is_free_xy(x, y);
+    let free = |x: i64, y: i64| cells.free(x, y);
     let mut index: FastMap<[i32; 2], usize> = FastMap::default();
     let mut points: Vec<[i32; 2]> = Vec::new();
     let mut edges: Vec<[usize; 2]> = Vec::new();
@@ -289,13 +386,13 @@ fn outline(grid: &Grid, rect: ChunkRect, slot: i64) -> (Vec<[i32; 2]>, Vec<[usiz
             (rect.y0, rect.y1),
             (rect.x0, rect.x1),
             &horizontal as &dyn Fn(i64, i64) -> (i64, i64),
-            i64::from(grid.height()),
+            i64::from(size.y),
         ),
         (
             (rect.x0, rect.x1),
             (rect.y0, rect.y1),
             &vertical,
-            i64::from(grid.width()),
+            i64::from(size.x),
         ),
     ] {
         let is_inside = |line: i64, along: i64| {
@@ -354,70 +451,78 @@ fn find(parent: &mut [u32], mut t: u32) -> u32 {
     t
 }
 
+/// Convex polygons merged from triangles: each polygon's boundary is a
+/// cycle of nodes, node `3 t + k` being edge `k` of triangle `t` (from its
+/// vertex `k` to the next).
+struct Merged {
+    /// The node after each node on its polygon's boundary.
+    next: Vec<u32>,
+    /// A node of each polygon, its first.
+    firsts: Vec<u32>,
+}
+
 /// Merges the triangles `tris` (positively oriented, vertex indices into
-/// `points`) into convex polygons: shared edges are removed longest first
-/// whenever the union of the two polygons on either side stays convex.
-fn merge(points: &[[i32; 2]], tris: &[[u32; 3]]) -> Vec<Vec<u32>> {
-    // Internal edges: (a, b) with a < b, the triangle holding a -> b and the
-    // one holding b -> a.
-    let mut half: FastMap<(u32, u32), u32> = crate::fast_hash::with_capacity(tris.len() * 3);
-    for (t, tri) in tris.iter().enumerate() {
-        for k in 0..3 {
-            half.insert((tri[k], tri[(k + 1) % 3]), t as u32);
+/// `points`; `across` pairs the nodes of their shared edges) into convex
+/// polygons: shared edges are removed longest first whenever the union of
+/// the two polygons on either side stays convex.
+fn merge(points: &[[i32; 2]], tris: &[[u32; 3]], across: &[u32]) -> Merged {
+    let nodes = tris.len() as u32 * 3;
+    let vertex = |node: u32| tris[node as usize / 3][node as usize % 3];
+    let at = |node: u32| points[vertex(node) as usize];
+    let mut next: Vec<u32> = (0..nodes)
+        .map(|n| if n % 3 == 2 { n - 2 } else { n + 1 })
+        .collect();
+    let mut prev: Vec<u32> = (0..nodes)
+        .map(|n| if n % 3 == 0 { n + 2 } else { n - 1 })
+        .collect();
+    // Shared edges a -> b with a < b: the squared length, the vertices and
+    // the node holding a -> b.
+    let mut shared: Vec<(i64, u32, u32, u32)> = Vec::new();
+    for n in 0..nodes {
+        if across[n as usize] == NONE {
+            continue;
         }
-    }
-    let mut shared: Vec<(i64, u32, u32, u32, u32)> = Vec::new();
-    for (&(a, b), &t) in &half {
-        if a < b
-            && let Some(&u) = half.get(&(b, a))
-        {
+        let (a, b) = (vertex(n), vertex(next[n as usize]));
+        if a < b {
             let (pa, pb) = (points[a as usize], points[b as usize]);
             let dx = i64::from(pa[0] - pb[0]);
             let dy = i64::from(pa[1] - pb[1]);
-            shared.push((dx * dx + dy * dy, a, b, t, u));
+            shared.push((dx * dx + dy * dy, a, b, n));
         }
     }
     // Longest first; ties by vertices, so that the mesh does not depend on
-    // the hash map's order.
+    // the triangulation's order.
     shared.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
 
     let mut parent: Vec<u32> = (0..tris.len() as u32).collect();
-    let mut polys: Vec<Vec<u32>> = tris.iter().map(|t| t.to_vec()).collect();
-    let at = |i: u32| points[i as usize];
-    for &(_, a, b, t, u) in &shared {
-        let (p, q) = (find(&mut parent, t), find(&mut parent, u));
+    let mut first: Vec<u32> = (0..tris.len() as u32).map(|t| t * 3).collect();
+    for &(_, _, _, na) in &shared {
+        let mb = across[na as usize];
+        let (p, q) = (find(&mut parent, na / 3), find(&mut parent, mb / 3));
         if p == q {
             continue;
         }
-        // p holds a -> b, q holds b -> a.
-        let (pp, qq) = (&polys[p as usize], &polys[q as usize]);
-        let Some(ia) = (0..pp.len()).find(|&k| pp[k] == a && pp[(k + 1) % pp.len()] == b) else {
-            continue;
-        };
-        let Some(ib) = (0..qq.len()).find(|&k| qq[k] == b && qq[(k + 1) % qq.len()] == a) else {
-            continue;
-        };
-        // p rotated to start at b ends at a; q rotated to start at a ends at b.
-        let (np, nq) = (pp.len(), qq.len());
-        let p_after_b = pp[(ia + 2) % np];
-        let p_before_a = pp[(ia + np - 1) % np];
-        let q_after_a = qq[(ib + 2) % nq];
-        let q_before_b = qq[(ib + nq - 1) % nq];
-        if cross3(at(p_before_a), at(a), at(q_after_a)) < 0
-            || cross3(at(q_before_b), at(b), at(p_after_b)) < 0
+        // p holds a -> b (nodes na -> nb), q holds b -> a (mb -> ma).
+        let (nb, ma) = (next[na as usize], next[mb as usize]);
+        let (p_after_b, p_before_a) = (next[nb as usize], prev[na as usize]);
+        let (q_after_a, q_before_b) = (next[ma as usize], prev[mb as usize]);
+        if cross3(at(p_before_a), at(na), at(q_after_a)) < 0
+            || cross3(at(q_before_b), at(mb), at(p_after_b)) < 0
         {
             continue;
         }
-        let mut merged = Vec::with_capacity(np + nq - 2);
-        for k in 0..np {
-            merged.push(pp[(ia + 1 + k) % np]); // b, ..., a
-        }
-        for k in 1..nq - 1 {
-            merged.push(qq[(ib + 1 + k) % nq]); // after a, ..., before b
-        }
-        polys[p as usize] = merged;
-        polys[q as usize] = Vec::new();
+        // The shared edge's nodes go: b, p's vertices after it up to a
+        // (each node keeps its edge), q's from a up to before b.
+        next[p_before_a as usize] = ma;
+        prev[ma as usize] = p_before_a;
+        next[q_before_b as usize] = nb;
+        prev[nb as usize] = q_before_b;
+        first[p as usize] = nb;
         parent[q as usize] = p;
     }
-    polys.into_iter().filter(|p| !p.is_empty()).collect()
+    let firsts = (0..tris.len())
+        .filter(|&t| parent[t] == t as u32)
+        .map(|t| first[t])
+        .collect();
+    Merged { next, firsts }
 }

@@ -838,8 +838,9 @@ impl NavMesh {
         // Point location blocks.
         let bw = (rect.x1 - rect.x0 + BLOCK - 1) / BLOCK;
         let bh = (rect.y1 - rect.y0 + BLOCK - 1) / BLOCK;
-        let mut lists: Vec<Vec<u16>> = vec![Vec::new(); (bw * bh) as usize];
-        for p in 0..polys {
+        // Each polygon's blocks (those its bounding box meets), counted,
+        // then listed block by block.
+        let blocks_of = |p: usize| {
             let vs = &built.verts[built.start[p] as usize..built.start[p + 1] as usize];
             let (mut lo, mut hi) = ([i64::MAX; 2], [i64::MIN; 2]);
             for v in vs {
@@ -853,22 +854,34 @@ impl NavMesh {
                     .div_euclid(BLOCK * scale)
                     .clamp(0, count - 1)
             };
-            let bx0 = block(lo[0], rect.x0, bw);
-            let bx1 = block(hi[0], rect.x0, bw);
-            let by0 = block(lo[1], rect.y0, bh);
-            let by1 = block(hi[1], rect.y0, bh);
-            for by in by0..=by1 {
-                for bx in bx0..=bx1 {
-                    lists[(by * bw + bx) as usize].push(p as u16);
+            (
+                block(lo[0], rect.x0, bw)..=block(hi[0], rect.x0, bw),
+                block(lo[1], rect.y0, bh)..=block(hi[1], rect.y0, bh),
+            )
+        };
+        let mut block_start = vec![0u32; (bw * bh) as usize + 1];
+        for p in 0..polys {
+            let (xs, ys) = blocks_of(p);
+            for by in ys {
+                for bx in xs.clone() {
+                    block_start[(by * bw + bx) as usize + 1] += 1;
                 }
             }
         }
-        let mut block_start = Vec::with_capacity(lists.len() + 1);
-        let mut block_polys = Vec::new();
-        block_start.push(0);
-        for l in lists {
-            block_polys.extend(l);
-            block_start.push(block_polys.len() as u32);
+        for b in 1..block_start.len() {
+            block_start[b] += block_start[b - 1];
+        }
+        let mut block_polys = vec![0u16; *block_start.last().expect("a start") as usize];
+        let mut fill = block_start.clone();
+        for p in 0..polys {
+            let (xs, ys) = blocks_of(p);
+            for by in ys {
+                for bx in xs.clone() {
+                    let at = &mut fill[(by * bw + bx) as usize];
+                    block_polys[*at as usize] = p as u16;
+                    *at += 1;
+                }
+            }
         }
         let slots = (0..built.verts.len())
             .map(|k| {

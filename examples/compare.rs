@@ -14,6 +14,7 @@
 //! ```text
 //! cargo run --release --example compare -- [--maps DIR] [--out DIR] [--quick]
 //!     [--sample N] [--points corners|centres] [--only NAME,...] [--reps N]
+//!     [--passes N]
 //!     [--export-queries DIR] [--reference FILE]...
 //! ```
 //!
@@ -97,6 +98,9 @@ fn command_line(args: &Args) -> String {
     if args.reps != 1 {
         let _ = write!(c, " --reps {}", args.reps);
     }
+    if args.passes != 1 {
+        let _ = write!(c, " --passes {}", args.passes);
+    }
     if let Some(dir) = &args.export_queries {
         let _ = write!(c, " --export-queries {}", dir.display());
     }
@@ -137,6 +141,7 @@ fn run(args: &Args) -> Result<(), String> {
         quick: args.quick,
         sample: args.sample,
         reps: args.reps,
+        passes: args.passes,
         points: args.points.name(),
         seconds: clock.elapsed().as_secs_f64(),
         references,

@@ -32,6 +32,10 @@ Options:
                     pathfinding-crate baseline runs on corners only
   --only NAMES      only these maps (comma-separated names without .map)
   --reps N          time each query N times and keep the fastest (default: 1)
+  --passes N        time every query of a map again in N - 1 more passes over
+                    them (each of --reps timings) and keep each query's fastest
+                    over all passes: a slow spell of a shared machine then
+                    rarely spoils all of a query's timings (default: 1)
   --export-queries DIR
                     write DIR/NAME.map.queries per map (created if missing):
                     the scenario queries this run uses, in order, one
@@ -103,6 +107,9 @@ pub struct Args {
     pub only: Vec<String>,
     /// Timings per query (the fastest is kept).
     pub reps: u32,
+    /// Passes over each map's queries (`reps` timings each; the fastest
+    /// over all is kept).
+    pub passes: u32,
     /// Where to write each map's scenario queries (`None`: nowhere).
     pub export_queries: Option<PathBuf>,
     /// Reference results to compare with (`--reference`, in order; at most
@@ -184,6 +191,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
     let (mut maps, mut out, mut quick, mut points, mut only, mut reps, mut sample) =
         (None, None, None, None, None, None, None);
     let mut export_queries = None;
+    let mut passes = None;
     let mut reference = Vec::new();
     let mut rest = raw.into_iter();
     while let Some(arg) = rest.next() {
@@ -211,6 +219,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
             "--points" => "--points",
             "--only" => "--only",
             "--reps" => "--reps",
+            "--passes" => "--passes",
             "--sample" => "--sample",
             "--export-queries" => "--export-queries",
             "--reference" => "--reference",
@@ -266,7 +275,15 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
                     .ok()
                     .filter(|&n| (1..=1000).contains(&n))
                     .ok_or_else(|| bad("a whole number from 1 to 1000"))?;
-                once(&mut reps, option, n)?;
+                once(
+                    if option == "--passes" {
+                        &mut passes
+                    } else {
+                        &mut reps
+                    },
+                    option,
+                    n,
+                )?;
             }
         }
     }
@@ -279,6 +296,7 @@ pub fn parse(raw: impl IntoIterator<Item = OsString>) -> Result<Command, ArgErro
         points: points.unwrap_or(Points::Corners),
         only: only.unwrap_or_default(),
         reps: reps.unwrap_or(1),
+        passes: passes.unwrap_or(1),
         export_queries,
         reference,
     }))
@@ -303,6 +321,7 @@ mod tests {
         assert_eq!(a.points, Points::Corners);
         assert!(a.only.is_empty());
         assert_eq!(a.reps, 1);
+        assert_eq!(a.passes, 1);
         assert_eq!(a.sample, None);
         assert_eq!(a.export_queries, None);
         assert!(a.reference.is_empty());
@@ -335,6 +354,22 @@ mod tests {
         assert_eq!(a.only, ["arena", "den520d"]);
         assert_eq!(a.export_queries, Some(PathBuf::from("q")));
         assert_eq!(a.reference, [PathBuf::from("r.txt")]);
+    }
+
+    #[test]
+    fn reps_and_passes_are_separate() {
+        let Ok(Command::Run(a)) = run(&["--reps", "3", "--passes=2"]) else {
+            panic!("a valid command line");
+        };
+        assert_eq!((a.reps, a.passes), (3, 2));
+        assert!(matches!(
+            run(&["--passes", "0"]),
+            Err(ArgError::BadValue { .. })
+        ));
+        assert_eq!(
+            run(&["--passes", "2", "--passes", "3"]),
+            Err(ArgError::Repeated("--passes"))
+        );
     }
 
     #[test]

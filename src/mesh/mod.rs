@@ -444,31 +444,36 @@ impl NavMesh {
         (cy / self.group) * self.groups_x + cx / self.group
     }
 
-    /// The slots of group `g`, row by row.
-    fn group_slots(&self, g: u32) -> impl Iterator<Item = u32> + use<> {
-        let (gx, gy) = (g % self.groups_x, g / self.groups_x);
-        let (x0, y0) = (gx * self.group, gy * self.group);
-        let (x1, y1) = (
+    /// The slot columns `x0..x1` and rows `y0..y1` of group `g`, as
+    /// `[x0, y0, x1, y1]`.
+    fn group_bounds(&self, g: u32) -> [u32; 4] {
+        let (x0, y0) = (
+            (g % self.groups_x) * self.group,
+            (g / self.groups_x) * self.group,
+        );
+        [
+            x0,
+            y0,
             (x0 + self.group).min(self.chunks_x),
             (y0 + self.group).min(self.chunks_y),
-        );
+        ]
+    }
+
+    /// The slots of group `g`, row by row.
+    fn group_slots(&self, g: u32) -> impl Iterator<Item = u32> + use<> {
+        let [x0, y0, x1, y1] = self.group_bounds(g);
         let w = self.chunks_x;
         (y0..y1).flat_map(move |y| (x0..x1).map(move |x| y * w + x))
     }
 
-    /// The slots next to group `g` (or to slot `g` without groups), outside
-    /// it: the chunks to relink when its polygons change.
-    fn around_group(&self, g: u32, out: &mut Vec<u32>) {
-        let (gx, gy) = (g % self.groups_x, g / self.groups_x);
-        let (x0, y0) = (i64::from(gx * self.group), i64::from(gy * self.group));
-        let (x1, y1) = (
-            (x0 + i64::from(self.group)).min(i64::from(self.chunks_x)),
-            (y0 + i64::from(self.group)).min(i64::from(self.chunks_y)),
-        );
+    /// Schedules the slots next to group `g`, outside it, to be relinked:
+    /// its polygons changed.
+    fn relink_around(&mut self, g: u32) {
+        let [x0, y0, x1, y1] = self.group_bounds(g).map(i64::from);
         let (w, h) = (i64::from(self.chunks_x), i64::from(self.chunks_y));
         let mut push = |x: i64, y: i64| {
             if x >= 0 && y >= 0 && x < w && y < h {
-                out.push((y * w + x) as u32);
+                self.to_link.push((y * w + x) as u32);
             }
         };
         for x in x0..x1 {
@@ -486,24 +491,15 @@ impl NavMesh {
     /// were linked among themselves when it was joined).
     fn split(&mut self, g: u32) {
         let fine = core::mem::take(&mut self.hidden[g as usize]);
-        let slots: Vec<u32> = self.group_slots(g).collect();
-        let (first, last) = (slots[0], slots[slots.len() - 1]);
-        let (x0, y0, x1, y1) = (
-            first % self.chunks_x,
-            first / self.chunks_x,
-            last % self.chunks_x,
-            last / self.chunks_x,
-        );
-        for (c, chunk) in slots.into_iter().zip(fine) {
+        let [x0, y0, x1, y1] = self.group_bounds(g);
+        for (c, chunk) in self.group_slots(g).zip(fine) {
             self.chunks[c as usize] = chunk;
             let (x, y) = (c % self.chunks_x, c / self.chunks_x);
-            if x == x0 || x == x1 || y == y0 || y == y1 {
+            if x == x0 || x + 1 == x1 || y == y0 || y + 1 == y1 {
                 self.to_link.push(c);
             }
         }
-        let mut around = Vec::new();
-        self.around_group(g, &mut around);
-        self.to_link.extend(around);
+        self.relink_around(g);
     }
 
     /// About the work [`NavMesh::join`] takes for group `g`: its chunks'.
@@ -547,9 +543,7 @@ impl NavMesh {
             .collect();
         self.hidden[g as usize] = fine;
         self.to_link.push(base);
-        let mut around = Vec::new();
-        self.around_group(g, &mut around);
-        self.to_link.extend(around);
+        self.relink_around(g);
         cost
     }
 

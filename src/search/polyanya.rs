@@ -74,8 +74,12 @@ struct Node {
     poly: u32,
     /// The entry edge's index in `poly` (from its `lo` end).
     entry: u16,
+    /// The index of the same edge in the polygon expanded into this node
+    /// (for [`Search::flush`]'s deferred `f`).
+    exit: u16,
     kind: Kind,
-    /// `g + h`: for a goal node, the path's length.
+    /// `g + h`: for a goal node, the path's length. NaN until
+    /// [`Search::flush`] works it out (see [`Search::cone`]).
     f: f64,
 }
 
@@ -107,63 +111,68 @@ impl Scratch {
 /// addressing with generation stamps, so nothing is cleared per query.
 #[derive(Default)]
 struct RootHistory {
-    keys: Vec<u64>,
-    stamps: Vec<u32>,
-    g: Vec<f64>,
+    /// One probe reads one record.
+    slots: Vec<HistorySlot>,
     stamp: u32,
     len: usize,
 }
 
+/// A [`RootHistory`] record: live when its stamp is the history's.
+#[derive(Clone, Copy, Default)]
+struct HistorySlot {
+    key: u64,
+    g: f64,
+    stamp: u32,
+}
+
 impl RootHistory {
     fn memory_bytes(&self) -> usize {
-        self.keys.capacity() * 20
+        self.slots.capacity() * size_of::<HistorySlot>()
     }
 
     fn clear(&mut self) {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.stamps.fill(0);
+            self.slots.fill(HistorySlot::default());
             self.stamp = 1;
         }
         self.len = 0;
-        if self.keys.is_empty() {
+        if self.slots.is_empty() {
             self.grow(1024);
         }
     }
 
     fn grow(&mut self, cap: usize) {
-        let old: Vec<(u64, f64)> = (0..self.keys.len())
-            .filter(|&i| self.stamps[i] == self.stamp)
-            .map(|i| (self.keys[i], self.g[i]))
-            .collect();
-        self.keys = vec![0; cap];
-        self.stamps = vec![0; cap];
-        self.g = vec![0.0; cap];
+        let old = core::mem::replace(&mut self.slots, vec![HistorySlot::default(); cap]);
         if self.stamp == 0 {
             self.stamp = 1;
         }
         self.len = 0;
-        for (k, g) in old {
-            self.improve(k, g);
+        let stamp = self.stamp;
+        for slot in old.into_iter().filter(|s| s.stamp == stamp) {
+            self.improve(slot.key, slot.g);
         }
     }
 
     #[inline]
     fn slot(&self, key: u64) -> usize {
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = ((key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize) & mask;
-        while self.stamps[i] == self.stamp && self.keys[i] != key {
+        loop {
+            let s = &self.slots[i];
+            if s.stamp != self.stamp || s.key == key {
+                return i;
+            }
             i = (i + 1) & mask;
         }
-        i
     }
 
     /// The best cost known for `key`.
     #[inline]
     fn get(&self, key: u64) -> f64 {
-        let i = self.slot(key);
-        if self.stamps[i] == self.stamp {
-            self.g[i]
+        let s = &self.slots[self.slot(key)];
+        if s.stamp == self.stamp {
+            s.g
         } else {
             f64::INFINITY
         }
@@ -172,22 +181,22 @@ impl RootHistory {
     /// Records `g` for `key` unless a lower cost is known; returns whether
     /// `g` is (about) as good as the best known.
     fn improve(&mut self, key: u64, g: f64) -> bool {
-        if (self.len + 1) * 2 > self.keys.len() {
-            self.grow(self.keys.len() * 2);
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow(self.slots.len() * 2);
         }
         let i = self.slot(key);
-        if self.stamps[i] == self.stamp {
-            if self.g[i] < g - tolerance(g) {
+        let stamp = self.stamp;
+        let s = &mut self.slots[i];
+        if s.stamp == stamp {
+            if s.g < g - tolerance(g) {
                 return false;
             }
-            if g < self.g[i] {
-                self.g[i] = g;
+            if g < s.g {
+                s.g = g;
             }
             return true;
         }
-        self.stamps[i] = self.stamp;
-        self.keys[i] = key;
-        self.g[i] = g;
+        *s = HistorySlot { key, g, stamp };
         self.len += 1;
         true
     }
@@ -319,15 +328,17 @@ pub(crate) fn search(
             mesh,
             t,
             lattice,
+            defer: false,
             scratch,
         };
         search.seed(s);
-        search.flush(&mut ctx.stats);
+        search.flush(&mut ctx.stats, None);
     }
     let mut search = Search {
         mesh,
         t,
         lattice,
+        defer: true,
         scratch,
     };
     loop {
@@ -375,7 +386,7 @@ pub(crate) fn search(
             }
             break;
         }
-        search.flush(&mut ctx.stats);
+        search.flush(&mut ctx.stats, Some(&mesh.polygon(node.poly)));
     }
 }
 
@@ -407,6 +418,9 @@ struct Search<'a> {
     t: DVec2,
     /// Start and goal are multiples of 1/2 (see [`orient`]).
     lattice: bool,
+    /// Whether [`Search::cone`] may leave `f` to [`Search::flush`]: all
+    /// successors come from one polygon (not so while seeding).
+    defer: bool,
     scratch: &'a mut Scratch,
 }
 
@@ -469,25 +483,46 @@ impl Search<'_> {
         if next == NONE || (poly.slots[m].dead_end && !self.is_goal_poly(next)) {
             return;
         }
-        // The interval: from the `hi` side's crossing near vertex `m` to the
-        // `lo` side's near the next vertex.
-        let (a, b) = (poly.at(m), poly.at(self::next(m, poly.len())));
-        let hi_pt = if hi[1] == a { a } else { clip(&hi, a, b) };
-        let lo_pt = if lo[1] == b { b } else { clip(&lo, a, b) };
-        let r = self.scratch.roots[root as usize];
-        let f = r.g + heuristic(r.p, lo_pt, hi_pt, self.t);
-        if f > self.scratch.best_goal + tolerance(f) {
-            return;
-        }
+        // Until a goal is found nothing is pruned on `f`, and a successor
+        // expanded on at once needs none: `flush` works it out.
+        let f = if self.defer && self.scratch.best_goal == f64::INFINITY {
+            f64::NAN
+        } else {
+            let f = self.cone_f(root, &hi, &lo, poly, m);
+            if f > self.scratch.best_goal + tolerance(f) {
+                return;
+            }
+            f
+        };
         self.scratch.succ.push(Node {
             root,
             hi,
             lo,
             poly: next,
             entry: poly.slots[m].twin,
+            exit: m as u16,
             kind: Kind::Cone,
             f,
         });
+    }
+
+    /// `f` of a cone from `root` through edge `m` of `poly`.
+    #[inline]
+    fn cone_f(
+        &self,
+        root: u32,
+        hi: &[DVec2; 2],
+        lo: &[DVec2; 2],
+        poly: &Polygon<'_>,
+        m: usize,
+    ) -> f64 {
+        // The interval: from the `hi` side's crossing near vertex `m` to the
+        // `lo` side's near the next vertex.
+        let (a, b) = (poly.at(m), poly.at(self::next(m, poly.len())));
+        let hi_pt = if hi[1] == a { a } else { clip(hi, a, b) };
+        let lo_pt = if lo[1] == b { b } else { clip(lo, a, b) };
+        let r = self.scratch.roots[root as usize];
+        r.g + heuristic(r.p, lo_pt, hi_pt, self.t)
     }
 
     /// Queues a flat successor: from `root`, a vertex of edge `m` of
@@ -509,6 +544,7 @@ impl Search<'_> {
             lo: [DVec2::ZERO; 2],
             poly: next,
             entry: poly.slots[m].twin,
+            exit: m as u16,
             kind: Kind::Flat,
             f,
         });
@@ -549,6 +585,7 @@ impl Search<'_> {
                 lo: [DVec2::ZERO; 2],
                 poly: NONE,
                 entry: 0,
+                exit: 0,
                 kind: Kind::Goal,
                 f,
             });
@@ -560,7 +597,8 @@ impl Search<'_> {
     fn turn_at(&mut self, parent: u32, v: DVec2) -> Option<u32> {
         let from = self.scratch.roots[parent as usize];
         let g = from.g + from.p.distance(v);
-        if g + v.distance(self.t) > self.scratch.best_goal {
+        if self.scratch.best_goal < f64::INFINITY && g + v.distance(self.t) > self.scratch.best_goal
+        {
             return None;
         }
         let key = vertex_key(v);
@@ -606,10 +644,11 @@ impl Search<'_> {
         }
         // Observable successors: the far edges the cone reaches.
         let mut m = vhi;
-        let mut s_hi_a = self.side(&hi, poly.at(m));
+        let mut pa = poly.at(m);
+        let mut s_hi_a = self.side(&hi, pa);
         while m != vlo {
             let b = next(m, n);
-            let (pa, pb) = (poly.at(m), poly.at(b));
+            let pb = poly.at(b);
             let s_hi_b = self.side(&hi, pb);
             if s_hi_a.is_eq() && s_hi_b.is_eq() && m != vhi {
                 // Along the cone's side: a path may run to `pa` and turn.
@@ -629,7 +668,7 @@ impl Search<'_> {
                 self.cone(node.root, h, l, &poly, m);
             }
             s_hi_a = s_hi_b;
-            m = b;
+            (m, pa) = (b, pb);
         }
         let mut m = vlo;
         while m != vhi {
@@ -650,27 +689,27 @@ impl Search<'_> {
                 if in_goal && self.side(&hi, self.t).is_lt() {
                     self.goal(nr, gv + v.distance(self.t));
                 }
-                let mut m = vhi;
+                // Past the first edge, each edge's near end is strictly
+                // beyond `hi` (the loop goes on only while the far ends are).
+                let (mut m, mut pa) = (vhi, v);
                 while m != vlo {
                     let b = next(m, n);
-                    let (pa, pb) = (poly.at(m), poly.at(b));
+                    let pb = poly.at(b);
                     let s_b = self.side(&hi, pb);
                     if m == vhi {
                         if s_b.is_le() {
                             self.flat(nr, &poly, m);
                         }
-                    } else if self.side(&hi, pa).is_lt() {
-                        if self.orient(v, pa, pb) == Ordering::Equal {
-                            self.along_nearer(nr, &poly, m);
-                        } else {
-                            let l = if s_b.is_lt() { [v, pb] } else { hi };
-                            self.cone(nr, [v, pa], l, &poly, m);
-                        }
+                    } else if self.orient(v, pa, pb) == Ordering::Equal {
+                        self.along_nearer(nr, &poly, m);
+                    } else {
+                        let l = if s_b.is_lt() { [v, pb] } else { hi };
+                        self.cone(nr, [v, pa], l, &poly, m);
                     }
                     if s_b.is_ge() {
                         break;
                     }
-                    m = b;
+                    (m, pa) = (b, pb);
                 }
             }
         }
@@ -681,27 +720,26 @@ impl Search<'_> {
                 if in_goal && self.side(&lo, self.t).is_gt() {
                     self.goal(nr, gv + v.distance(self.t));
                 }
-                let mut m = vlo;
+                // Likewise beyond `lo`.
+                let (mut m, mut pb) = (vlo, v);
                 while m != vhi {
                     let a = prev(m, n);
-                    let (pa, pb) = (poly.at(a), poly.at(m));
+                    let pa = poly.at(a);
                     let s_a = self.side(&lo, pa);
                     if m == vlo {
                         if s_a.is_ge() {
                             self.flat(nr, &poly, a);
                         }
-                    } else if self.side(&lo, pb).is_gt() {
-                        if self.orient(v, pa, pb) == Ordering::Equal {
-                            self.along_nearer(nr, &poly, a);
-                        } else {
-                            let h = if s_a.is_gt() { [v, pa] } else { lo };
-                            self.cone(nr, h, [v, pb], &poly, a);
-                        }
+                    } else if self.orient(v, pa, pb) == Ordering::Equal {
+                        self.along_nearer(nr, &poly, a);
+                    } else {
+                        let h = if s_a.is_gt() { [v, pa] } else { lo };
+                        self.cone(nr, h, [v, pb], &poly, a);
                     }
                     if s_a.is_le() {
                         break;
                     }
-                    m = a;
+                    (m, pb) = (a, pa);
                 }
             }
         }
@@ -709,11 +747,19 @@ impl Search<'_> {
 
     /// Moves the successors in `scratch.succ` to the open list with their
     /// `f` values (dropping those that cannot beat a goal already found).
-    fn flush(&mut self, stats: &mut super::SearchStats) {
-        let succ = core::mem::take(&mut self.scratch.succ);
-        for node in &succ {
+    /// `from` is the polygon they were expanded from, for those whose `f`
+    /// was left to work out here.
+    fn flush(&mut self, stats: &mut super::SearchStats, from: Option<&Polygon<'_>>) {
+        let mut succ = core::mem::take(&mut self.scratch.succ);
+        for node in &mut succ {
             let root = self.scratch.roots[node.root as usize];
+            if node.f.is_nan()
+                && let Some(poly) = from
+            {
+                node.f = self.cone_f(node.root, &node.hi, &node.lo, poly, usize::from(node.exit));
+            }
             let f = node.f;
+            debug_assert!(!f.is_nan(), "a successor's f was left unset");
             if f > self.scratch.best_goal + tolerance(f) {
                 continue;
             }

@@ -10,7 +10,12 @@
 //! cargo bench --bench planners                 # every map (about 2 minutes)
 //! cargo bench --bench planners -- den520d      # one map
 //! cargo bench --bench planners -- anya/        # one planner
+//! cargo bench --bench planners -- shared_goal/ # many starts, one goal
 //! ```
+//!
+//! `shared_goal/` times many starts sent to one goal: one Polyanya search
+//! from the goal for all of them (`Planner::plan_many_on_mesh`) beside one
+//! search per start.
 //!
 //! Fixtures (maps, scenarios, the baseline's graph, the expected lengths) are
 //! built before timing; planners are warmed up with `Planner::reserve` and an
@@ -156,5 +161,77 @@ fn planners(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, planners);
+/// Many starts, one goal on `AR0011SR`: `Planner::plan_many_on_mesh` (one
+/// Polyanya search from the goal for all of them) beside `plan_on_mesh` for
+/// each start, on the same mesh and the same starts (free cells' centres
+/// spread over the map at random), 1,000 and 10,000 of them. Before timing,
+/// every shared answer is checked against its single search's length.
+fn shared_goal(c: &mut Criterion) {
+    use bevy_anyangle::mesh::NavMesh;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/maps/AR0011SR.map");
+    let grid = Grid::from_movingai(&std::fs::read_to_string(path).expect("bundled map"))
+        .expect("bundled maps parse");
+    let mesh = NavMesh::build(&grid);
+    let free: Vec<DVec2> = (0..grid.height())
+        .flat_map(|y| (0..grid.width()).map(move |x| UVec2::new(x, y)))
+        .filter(|&cell| grid.is_free(cell))
+        .map(|cell| cell.as_dvec2() + DVec2::splat(0.5))
+        .collect();
+    let goal = free[free.len() / 2];
+    let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    let mut group = c.benchmark_group("shared_goal");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(2));
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    for n in [1_000, 10_000] {
+        let starts: Vec<DVec2> = (0..n)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                free[(rng % free.len() as u64) as usize]
+            })
+            .collect();
+        let mut planner = Planner::new();
+        let mut answers = Vec::new();
+        planner.plan_many_on_mesh(&mesh, &starts, goal, &options, &mut answers);
+        for (&start, answer) in starts.iter().zip(&answers) {
+            let alone = planner
+                .plan_on_mesh(&mesh, start, goal, &options)
+                .expect("reachable");
+            let shared = answer.as_ref().expect("reachable");
+            assert!(
+                same(shared.length, alone.length),
+                "{start}: {} against {}",
+                shared.length,
+                alone.length
+            );
+        }
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::new("shared", format!("AR0011SR/{n}")), |b| {
+            b.iter(|| {
+                planner.plan_many_on_mesh(&mesh, black_box(&starts), goal, &options, &mut answers);
+                answers.len()
+            });
+        });
+        group.bench_function(
+            BenchmarkId::new("one-by-one", format!("AR0011SR/{n}")),
+            |b| {
+                b.iter(|| {
+                    black_box(&starts)
+                        .iter()
+                        .filter(|&&start| {
+                            planner.plan_on_mesh(&mesh, start, goal, &options).is_ok()
+                        })
+                        .count()
+                });
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, planners, shared_goal);
 criterion_main!(benches);

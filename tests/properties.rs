@@ -15,11 +15,12 @@ mod common;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::prelude::*;
 use common::generate::walled_pocket;
 use common::harness::{Optimality, Spec, Tally, check_queries, check_query};
 use common::strategies::{GridCase, Mix, cells, check, edits, grids, on_grid, queries, several};
-use common::{Expect, Reference};
+use common::{Expect, Reference, close};
 
 /// Grids per run and queries per grid: 1,000 x 8 = 8,000 queries per planner.
 const GRIDS: u32 = 1_000;
@@ -944,4 +945,141 @@ fn validator_rejects_broken_paths() {
         Ok(()),
         "touching it from one side is allowed"
     );
+}
+
+/// `Planner::plan_many_on_mesh` (one search from the goal for many
+/// starts): every answer is the one `plan_on_mesh` gives for its start
+/// alone (a path as long, of the same kind, from the same moved start, or
+/// the same error), valid and optimal by the reference.
+#[test]
+fn one_search_for_many_starts_answers_as_single_searches() {
+    let tally = RefCell::new(Tally::default());
+    let shared = RefCell::new(0usize);
+    let strategy = on_grid(grids(SIDES), |case| several(queries(case, Mix::ANY), 12));
+    let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    // One planner for the run: its memory is reused from grid to grid.
+    let planner = RefCell::new(Planner::new());
+    check(0x31_5a4e_d001, 400, &strategy, |(case, queries)| {
+        let grid = case.grid();
+        let reference = Reference::new(&grid);
+        let placed: Vec<_> = queries.iter().map(|&q| case.place_query(q)).collect();
+        let goal = placed[0].goal;
+        let starts: Vec<DVec2> = placed.iter().map(|q| q.start).collect();
+        let mesh = NavMesh::build(&grid);
+        let mut answers = Vec::new();
+        planner
+            .borrow_mut()
+            .plan_many_on_mesh(&mesh, &starts, goal, &options, &mut answers);
+        if answers.len() != starts.len() {
+            return Err(format!(
+                "{} answers for {} starts",
+                answers.len(),
+                starts.len()
+            ));
+        }
+        let mut single = Planner::new();
+        for (&start, answer) in starts.iter().zip(&answers) {
+            let alone = single.plan_on_mesh(&mesh, start, goal, &options);
+            let same = match (answer, &alone) {
+                (Ok(a), Ok(b)) => {
+                    close(a.length, b.length)
+                        && a.kind == b.kind
+                        && a.start_moved_from == b.start_moved_from
+                }
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            };
+            if !same {
+                return Err(format!(
+                    "{start} -> {goal}: shared {answer:?}, alone {alone:?}\n{}",
+                    reference.picture()
+                ));
+            }
+            if answer.as_ref().is_ok_and(|p| p.waypoints.len() > 2) {
+                *shared.borrow_mut() += 1;
+            }
+            check_query(
+                &reference,
+                Algorithm::Polyanya,
+                Optimality::Optimum,
+                (start, goal),
+                answer,
+                &mut tally.borrow_mut(),
+            )
+            .map_err(|e| format!("{start} -> {goal}: {e}\n{}", reference.picture()))?;
+        }
+        Ok(())
+    });
+    // Enough paths that turn, so the shared search did real work.
+    let shared = shared.into_inner();
+    assert!(shared >= 400, "only {shared} paths turn");
+}
+
+/// The same on a bundled game map, 300 starts spread over it to one goal.
+#[test]
+fn one_search_for_many_starts_on_a_game_map() {
+    let path = format!("{}/data/maps/den520d.map", env!("CARGO_MANIFEST_DIR"));
+    let grid = Grid::from_movingai(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mesh = NavMesh::build(&grid);
+    let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: u32| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        f64::from((rng >> 33) as u32 % n)
+    };
+    let (w, h) = (grid.width(), grid.height());
+    let starts: Vec<DVec2> = (0..300)
+        .map(|k| {
+            let p = DVec2::new(next(w), next(h));
+            // Corners, cell centres and points in between.
+            p + [DVec2::ZERO, DVec2::splat(0.5), DVec2::new(0.25, 0.75)][k % 3]
+        })
+        .collect();
+    // A free cell's centre, a corner; and a goal in a wall, for fallbacks.
+    let free = |x: u32, y: u32| {
+        (0..h)
+            .flat_map(|d| [(x, (y + d) % h), ((x + d) % w, y)])
+            .find(|&(x, y)| grid.is_free(UVec2::new(x, y)))
+            .expect("a free cell")
+    };
+    let (cx, cy) = free(128, 128);
+    let (kx, ky) = free(40, 200);
+    let goals = [
+        DVec2::new(f64::from(cx) + 0.5, f64::from(cy) + 0.5),
+        DVec2::new(f64::from(kx), f64::from(ky)),
+        DVec2::new(0.5, 0.5),
+    ];
+    for goal in goals {
+        let mut answers = Vec::new();
+        Planner::new().plan_many_on_mesh(&mesh, &starts, goal, &options, &mut answers);
+        let mut single = Planner::new();
+        let mut turned = 0;
+        let mut searches = Vec::new();
+        for (&start, answer) in starts.iter().zip(&answers) {
+            let alone = single.plan_on_mesh(&mesh, start, goal, &options);
+            match (answer, &alone) {
+                (Ok(a), Ok(b)) => {
+                    assert!(
+                        close(a.length, b.length),
+                        "{start}: {} vs {}",
+                        a.length,
+                        b.length
+                    );
+                    assert_eq!((a.kind, a.start_moved_from), (b.kind, b.start_moved_from));
+                    assert_eq!(a.waypoints.first(), b.waypoints.first());
+                    assert_eq!(a.waypoints.last(), b.waypoints.last());
+                    turned += usize::from(a.waypoints.len() > 2);
+                    if a.waypoints.len() > 2 && !searches.contains(&a.stats) {
+                        searches.push(a.stats);
+                    }
+                }
+                (a, b) => assert_eq!(a, b, "{start}"),
+            }
+        }
+        assert!(turned >= 150, "only {turned} of the paths turn");
+        // One search answered them all.
+        assert_eq!(searches.len(), 1, "{searches:?}");
+    }
 }

@@ -640,6 +640,144 @@ impl Planner {
         }
     }
 
+    /// Plans a path from each of `starts` to one `goal` on `mesh` (a mesh
+    /// of point agents), into `out` (cleared first; one answer per start,
+    /// in order): each answer is what [`Planner::plan_on_mesh`] gives for
+    /// that start, a path as long (the same exact shortest length, to
+    /// rounding), but the starts that reach the goal itself share one
+    /// Polyanya search run from the goal towards all of them at once. That
+    /// search has no single target to head for: it spreads out from the
+    /// goal, as far as the farthest start, and ends when every start has
+    /// its path. It costs several single searches, and then no more however
+    /// many starts there are. Starts that cannot reach the goal share a search in the
+    /// same way, one per fallback target (one per region of the grid they
+    /// stand in). Answers without a search (a start at its path's end, bad
+    /// input) and every start on a mesh for a radius are planned one by
+    /// one. The paths of a shared search carry its [`SearchStats`].
+    ///
+    /// ```
+    /// use bevy_anyangle::mesh::NavMesh;
+    /// use bevy_anyangle::prelude::*;
+    ///
+    /// let grid = Grid::from_ascii("....\n.##.\n....").unwrap();
+    /// let mesh = NavMesh::build(&grid);
+    /// let starts = [DVec2::new(0.0, 0.0), DVec2::new(4.0, 0.0), DVec2::new(0.5, 2.5)];
+    /// let mut answers = Vec::new();
+    /// let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    /// Planner::new().plan_many_on_mesh(&mesh, &starts, DVec2::new(4.0, 3.0), &options, &mut answers);
+    /// assert_eq!(answers.len(), 3);
+    /// // As long as each start's own search, around the wall.
+    /// let first = answers[0].as_ref().unwrap();
+    /// assert_eq!(first.waypoints.len(), 3);
+    /// let alone = Planner::new().plan_on_mesh(&mesh, starts[0], DVec2::new(4.0, 3.0), &options).unwrap();
+    /// assert!((first.length - alone.length).abs() < 1e-9);
+    /// ```
+    pub fn plan_many_on_mesh(
+        &mut self,
+        mesh: &crate::mesh::NavMesh,
+        starts: &[DVec2],
+        goal: DVec2,
+        options: &PlanOptions,
+        out: &mut Vec<Result<Path, PlanError>>,
+    ) {
+        out.clear();
+        if mesh.radius() > 0.0 {
+            out.extend(
+                starts
+                    .iter()
+                    .map(|&start| self.plan_on_mesh(mesh, start, goal, options)),
+            );
+            return;
+        }
+        let options = PlanOptions {
+            algorithm: Algorithm::Polyanya,
+            ..*options
+        };
+        // The starts resolved, by the point their paths end at (the goal,
+        // or a fallback target shared by the starts of one region); the
+        // others are answered one by one.
+        let grid = mesh.grid();
+        let mut shared: Vec<(usize, Resolved)> = Vec::new();
+        let mut answers: Vec<Option<Result<Path, PlanError>>> = Vec::with_capacity(starts.len());
+        // The ends, worked out once per region of the grid.
+        let mut ends: Vec<(crate::grid::RegionId, Option<(Endpoint, PathKind)>)> = Vec::new();
+        for (i, &start) in starts.iter().enumerate() {
+            let resolved = if start.is_finite() && goal.is_finite() {
+                resolve_start(grid, start + DVec2::ZERO)
+                    .ok()
+                    .and_then(|(start, moved)| {
+                        let k = match ends.iter().position(|(region, _)| *region == start.region) {
+                            Some(k) => k,
+                            None => {
+                                let end =
+                                    resolve_goal(grid, goal + DVec2::ZERO, start.region, &options);
+                                ends.push((start.region, end.ok()));
+                                ends.len() - 1
+                            }
+                        };
+                        let (end, kind) = ends[k].1.clone()?;
+                        (end.p != start.p).then_some(Resolved {
+                            start,
+                            goal: end,
+                            kind,
+                            start_moved_from: moved,
+                            stats: SearchStats::default(),
+                        })
+                    })
+            } else {
+                None
+            };
+            match resolved {
+                Some(r) => {
+                    shared.push((i, r));
+                    answers.push(None);
+                }
+                None => answers.push(Some(self.plan_on_mesh(mesh, start, goal, &options))),
+            }
+        }
+        let end_key = |r: &Resolved| (r.goal.p.x.to_bits(), r.goal.p.y.to_bits());
+        shared.sort_by_key(|(_, r)| end_key(r));
+        let mut targets = Vec::new();
+        let mut waypoints = Vec::new();
+        for group in shared.chunk_by(|(_, a), (_, b)| end_key(a) == end_key(b)) {
+            let source = group[0].1.goal.clone();
+            targets.clear();
+            targets.extend(group.iter().map(|(_, r)| r.start.clone()));
+            let mut ctx = SearchContext {
+                grid: mesh.grid(),
+                start: &source,
+                goal: &source,
+                options: &options,
+                cancel: None,
+                stats: SearchStats::default(),
+                trace: None,
+                stop_at: options.node_budget.unwrap_or(u64::MAX),
+            };
+            let outcome = polyanya::search_many(&mut ctx, mesh, &mut self.polyanya, &targets);
+            if !matches!(outcome, Outcome::Found | Outcome::Exhausted) {
+                continue;
+            }
+            for (k, (i, r)) in group.iter().enumerate() {
+                waypoints.clear();
+                if self.polyanya.path_from_target(k, &mut waypoints) {
+                    let length = polyline_length(&waypoints);
+                    answers[*i] = Some(Ok(Path {
+                        length,
+                        cost: length,
+                        waypoints: waypoints.clone(),
+                        kind: r.kind,
+                        start_moved_from: r.start_moved_from,
+                        stats: ctx.stats,
+                    }));
+                }
+            }
+        }
+        // (Not reached by a shared search: out of its node budget.)
+        out.extend(answers.into_iter().zip(starts).map(|(answer, &start)| {
+            answer.unwrap_or_else(|| self.plan_on_mesh(mesh, start, goal, &options))
+        }));
+    }
+
     /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
     ///
     /// # Errors
@@ -1017,32 +1155,8 @@ fn resolve(query: &Query<'_>) -> Result<Resolved, PlanError> {
     // -0.0 is the number 0: make it +0.0 so that ordering by bits or
     // `total_cmp` treats it as such.
     let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
-    let (start_ep, start_moved_from) = match Endpoint::resolve(grid, start) {
-        Some(ep) => (ep, None),
-        None => {
-            let p =
-                endpoint::nearest_valid_point(grid, start, None).ok_or(PlanError::NoFreeCell)?;
-            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
-            (ep, Some(start))
-        }
-    };
-    let (goal_ep, kind) = match Endpoint::resolve(grid, goal) {
-        Some(ep) if ep.region == start_ep.region => (ep, PathKind::Found),
-        _ => {
-            let p = endpoint::nearest_valid_point(grid, goal, Some(start_ep.region))
-                .expect("the start's region has a free cell");
-            if options.fallback == FallbackPolicy::Fail {
-                return Err(PlanError::Unreachable { closest: p });
-            }
-            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
-            (
-                ep,
-                PathKind::Fallback {
-                    requested_goal: goal,
-                },
-            )
-        }
-    };
+    let (start_ep, start_moved_from) = resolve_start(grid, start)?;
+    let (goal_ep, kind) = resolve_goal(grid, goal, start_ep.region, options)?;
     Ok(Resolved {
         start: start_ep,
         goal: goal_ep,
@@ -1050,6 +1164,49 @@ fn resolve(query: &Query<'_>) -> Result<Resolved, PlanError> {
         start_moved_from,
         stats: SearchStats::default(),
     })
+}
+
+/// The start of a path from `start` (finite, not -0.0): the point itself
+/// if valid, else the nearest valid point, with `start` as where it moved
+/// from.
+fn resolve_start(grid: &Grid, start: DVec2) -> Result<(Endpoint, Option<DVec2>), PlanError> {
+    Ok(match Endpoint::resolve(grid, start) {
+        Some(ep) => (ep, None),
+        None => {
+            let p =
+                endpoint::nearest_valid_point(grid, start, None).ok_or(PlanError::NoFreeCell)?;
+            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+            (ep, Some(start))
+        }
+    })
+}
+
+/// The end of the paths from region `region` towards `goal` (a valid
+/// `goal`): the goal itself if it is in that region, else its fallback
+/// target there, or the error the policy asks for.
+fn resolve_goal(
+    grid: &Grid,
+    goal: DVec2,
+    region: crate::grid::RegionId,
+    options: &PlanOptions,
+) -> Result<(Endpoint, PathKind), PlanError> {
+    match Endpoint::resolve(grid, goal) {
+        Some(ep) if ep.region == region => Ok((ep, PathKind::Found)),
+        _ => {
+            let p = endpoint::nearest_valid_point(grid, goal, Some(region))
+                .expect("the start's region has a free cell");
+            if options.fallback == FallbackPolicy::Fail {
+                return Err(PlanError::Unreachable { closest: p });
+            }
+            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+            Ok((
+                ep,
+                PathKind::Fallback {
+                    requested_goal: goal,
+                },
+            ))
+        }
+    }
 }
 
 thread_local! {

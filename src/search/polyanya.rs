@@ -27,6 +27,12 @@
 //! instead of being queued; a root reached more cheaply before is not
 //! turned at again, and a queued node whose root has since been reached
 //! more cheaply is skipped when popped.
+//!
+//! [`search_many`] runs the same search from one source towards many
+//! targets at once (many agents with one goal: the paths are the same both
+//! ways). It has no heuristic to a target; nodes go by their root's cost
+//! plus the distance to their interval, and a dead end is kept if it holds
+//! any target.
 
 use bevy_math::DVec2;
 use core::cmp::Ordering;
@@ -94,6 +100,8 @@ pub(crate) struct Scratch {
     start_polys: Vec<u32>,
     goal_polys: Vec<u32>,
     best_goal: f64,
+    /// The targets of [`search_many`].
+    targets: Targets,
 }
 
 impl Scratch {
@@ -104,6 +112,113 @@ impl Scratch {
             + self.open.memory_bytes()
             + self.history.memory_bytes()
             + (self.start_polys.capacity() + self.goal_polys.capacity()) * 4
+            + self.targets.memory_bytes()
+    }
+
+    /// Starts a search from `s` (the point of `start`, in mesh
+    /// coordinates): its root, and the polygons it may leave through.
+    fn begin(&mut self, mesh: &NavMesh, s: DVec2, start: &Endpoint) {
+        self.roots.clear();
+        self.nodes.clear();
+        self.open.clear();
+        self.history.clear();
+        self.best_goal = f64::INFINITY;
+        self.roots.push(Root {
+            p: s,
+            parent: START,
+            g: 0.0,
+        });
+        if s.x.fract() == 0.0 && s.y.fract() == 0.0 {
+            // Never turn at the start again.
+            self.history.improve(vertex_key(s), 0.0);
+        }
+        self.start_polys.clear();
+        mesh.polygons_at(s, start.cells(), &mut self.start_polys);
+        retain_allowed(mesh, start, &mut self.start_polys);
+    }
+
+    /// The path [`search_many`] found to target `k`, from the target to
+    /// the source, appended to `out`; `false` if it found none.
+    pub(crate) fn path_from_target(&self, k: usize, out: &mut Vec<DVec2>) -> bool {
+        let (_, mut r) = self.targets.best[k];
+        if r == NO_ROOT {
+            return false;
+        }
+        out.push(self.targets.points[k]);
+        loop {
+            let root = self.roots[r as usize];
+            out.push(root.p);
+            if r == START {
+                return true;
+            }
+            r = root.parent;
+        }
+    }
+}
+
+/// No root: a target not reached.
+const NO_ROOT: u32 = u32::MAX;
+
+/// The targets of a one-to-many search and the best way to each found so
+/// far.
+#[derive(Default)]
+struct Targets {
+    points: Vec<DVec2>,
+    /// (polygon, target) for each polygon through which a target may be
+    /// reached, sorted.
+    by_poly: Vec<(u32, u32)>,
+    /// Per target: the shortest length found and the root it is reached
+    /// from straight ([`NO_ROOT`] if none yet).
+    best: Vec<(f64, u32)>,
+    /// How many targets have a way.
+    found: usize,
+    /// The longest of those ways, and its target.
+    worst: (f64, u32),
+}
+
+impl Targets {
+    fn memory_bytes(&self) -> usize {
+        self.points.capacity() * 16 + self.by_poly.capacity() * 8 + self.best.capacity() * 16
+    }
+
+    /// Whether a target lies in `poly`.
+    #[inline]
+    fn holds(&self, poly: u32) -> bool {
+        self.by_poly
+            .binary_search_by_key(&poly, |&(p, _)| p)
+            .is_ok()
+    }
+
+    /// The indices in `by_poly` of the targets in `poly`.
+    #[inline]
+    fn range(&self, poly: u32) -> core::ops::Range<usize> {
+        let from = self.by_poly.partition_point(|&(p, _)| p < poly);
+        let to = from + self.by_poly[from..].partition_point(|&(p, _)| p == poly);
+        from..to
+    }
+
+    /// Target `id` is reached with a path of `length`, straight from `root`.
+    #[inline]
+    fn offer(&mut self, id: u32, length: f64, root: u32) {
+        let best = &mut self.best[id as usize];
+        if best.1 == NO_ROOT {
+            self.found += 1;
+        } else if length >= best.0 {
+            return;
+        }
+        *best = (length, root);
+        if length >= self.worst.0 {
+            self.worst = (length, id);
+        } else if id == self.worst.1 {
+            // (The longest got shorter: rare, as a target's first way is
+            // mostly its best.)
+            self.worst = (0.0, 0);
+            for (k, b) in self.best.iter().enumerate() {
+                if b.1 != NO_ROOT && b.0 >= self.worst.0 {
+                    self.worst = (b.0, k as u32);
+                }
+            }
+        }
     }
 }
 
@@ -256,6 +371,20 @@ fn clip(line: &[DVec2; 2], a: DVec2, b: DVec2) -> DVec2 {
     a + e * s
 }
 
+/// Distance from `r` to the segment `a b`: no path from `r` beyond the
+/// segment is shorter.
+#[inline]
+fn segment_distance(r: DVec2, a: DVec2, b: DVec2) -> f64 {
+    let e = b - a;
+    let len2 = e.length_squared();
+    let s = if len2 == 0.0 {
+        0.0
+    } else {
+        ((r - a).dot(e) / len2).clamp(0.0, 1.0)
+    };
+    r.distance(a + e * s)
+}
+
 /// Length of the shortest way from `r` through the segment `a b` to `t`
 /// (`t` reflected across the segment's line when it is on `r`'s side).
 #[inline]
@@ -304,27 +433,11 @@ pub(crate) fn search(
     let (s, t) = (ctx.start.p * scale as f64, ctx.goal.p * scale as f64);
     let lattice = scale == 1 && lattice_shift(&[s, t]).is_some();
     if !resume {
-        scratch.roots.clear();
-        scratch.nodes.clear();
-        scratch.open.clear();
-        scratch.history.clear();
-        scratch.best_goal = f64::INFINITY;
-        scratch.roots.push(Root {
-            p: s,
-            parent: START,
-            g: 0.0,
-        });
-        if s.x.fract() == 0.0 && s.y.fract() == 0.0 {
-            // Never turn at the start again.
-            scratch.history.improve(vertex_key(s), 0.0);
-        }
-        scratch.start_polys.clear();
+        scratch.begin(mesh, s, ctx.start);
         scratch.goal_polys.clear();
-        mesh.polygons_at(s, ctx.start.cells(), &mut scratch.start_polys);
-        retain_allowed(mesh, ctx.start, &mut scratch.start_polys);
         mesh.polygons_at(t, ctx.goal.cells(), &mut scratch.goal_polys);
         retain_allowed(mesh, ctx.goal, &mut scratch.goal_polys);
-        let mut search = Search {
+        let mut search = Search::<false> {
             mesh,
             t,
             lattice,
@@ -334,7 +447,7 @@ pub(crate) fn search(
         search.seed(s);
         search.flush(&mut ctx.stats, None);
     }
-    let mut search = Search {
+    let mut search = Search::<false> {
         mesh,
         t,
         lattice,
@@ -342,14 +455,10 @@ pub(crate) fn search(
         scratch,
     };
     loop {
-        if let Some(stop) = ctx.should_stop() {
-            return stop;
-        }
-        let Some(id) = search.scratch.open.pop() else {
-            return Outcome::Exhausted;
+        let node = match search.pop(ctx) {
+            Ok(node) => node,
+            Err(stop) => return stop,
         };
-        ctx.stats.popped += 1;
-        let mut node = search.scratch.nodes[id as usize];
         if node.kind == Kind::Goal {
             let first = out.len();
             search.path(node.root, out);
@@ -364,29 +473,65 @@ pub(crate) fn search(
             }
             return Outcome::Found;
         }
-        let root = search.scratch.roots[node.root as usize];
-        if node.root != START
-            && search.scratch.history.get(vertex_key(root.p)) < root.g - tolerance(root.g)
-        {
-            continue;
+        search.expand_popped(ctx, node);
+    }
+}
+
+/// Runs Polyanya from `ctx.start` to every point of `targets` at once, on
+/// `mesh` (of point agents): the shortest path to each, as long as the
+/// path a search from it to the source would find (visibility is the same
+/// both ways). Nodes are popped by their root's cost plus the distance to
+/// their interval, a bound for any target beyond it; the search ends once
+/// every target has a way no longer than the next node's bound, or when
+/// nothing is left (targets not reached then have none). Read the paths
+/// with [`Scratch::path_from_target`].
+pub(crate) fn search_many(
+    ctx: &mut SearchContext<'_>,
+    mesh: &NavMesh,
+    scratch: &mut Scratch,
+    targets: &[Endpoint],
+) -> Outcome {
+    debug_assert_eq!(mesh.scale(), 1, "point meshes only");
+    let s = ctx.start.p;
+    scratch.begin(mesh, s, ctx.start);
+    let tg = &mut scratch.targets;
+    tg.points.clear();
+    tg.by_poly.clear();
+    tg.best.clear();
+    tg.found = 0;
+    tg.worst = (0.0, 0);
+    let mut lattice = lattice_shift(&[s]).is_some();
+    for (k, end) in targets.iter().enumerate() {
+        tg.points.push(end.p);
+        tg.best.push((f64::INFINITY, NO_ROOT));
+        lattice &= lattice_shift(&[end.p]).is_some();
+        scratch.goal_polys.clear();
+        mesh.polygons_at(end.p, end.cells(), &mut scratch.goal_polys);
+        retain_allowed(mesh, end, &mut scratch.goal_polys);
+        tg.by_poly
+            .extend(scratch.goal_polys.iter().map(|&poly| (poly, k as u32)));
+    }
+    tg.by_poly.sort_unstable();
+    let mut search = Search::<true> {
+        mesh,
+        t: s,
+        lattice,
+        defer: false,
+        scratch,
+    };
+    search.seed(s);
+    search.flush(&mut ctx.stats, None);
+    search.defer = true;
+    loop {
+        let node = match search.pop(ctx) {
+            Ok(node) => node,
+            Err(stop) => return stop,
+        };
+        let tg = &search.scratch.targets;
+        if tg.found == tg.points.len() && node.f >= tg.worst.0 {
+            return Outcome::Found;
         }
-        // Expand, and expand on at once while a single successor is left.
-        loop {
-            ctx.stats.expanded += 1;
-            if let Some(trace) = ctx.trace.as_deref_mut() {
-                let parent = search.scratch.roots[root_parent(&search.scratch.roots, node.root)].p;
-                trace.point(search.scratch.roots[node.root as usize].p, parent);
-            }
-            search.scratch.succ.clear();
-            search.expand(&node);
-            if search.scratch.succ.len() == 1 && search.scratch.succ[0].kind != Kind::Goal {
-                ctx.stats.generated += 1;
-                node = search.scratch.succ[0];
-                continue;
-            }
-            break;
-        }
-        search.flush(&mut ctx.stats, Some(&mesh.polygon(node.poly)));
+        search.expand_popped(ctx, node);
     }
 }
 
@@ -413,7 +558,7 @@ fn retain_allowed(mesh: &NavMesh, end: &Endpoint, polys: &mut Vec<u32>) {
 }
 
 /// One search's view of its inputs.
-struct Search<'a> {
+struct Search<'a, const MANY: bool> {
     mesh: &'a NavMesh,
     t: DVec2,
     /// Start and goal are multiples of 1/2 (see [`orient`]).
@@ -424,7 +569,7 @@ struct Search<'a> {
     scratch: &'a mut Scratch,
 }
 
-impl Search<'_> {
+impl<const MANY: bool> Search<'_, MANY> {
     /// Orientation of `c` relative to `a -> b` (see [`orient`]).
     #[inline]
     fn orient(&self, a: DVec2, b: DVec2, c: DVec2) -> Ordering {
@@ -437,10 +582,77 @@ impl Search<'_> {
         orient(self.lattice, line[0], line[1], w)
     }
 
-    /// Whether `poly` holds the goal.
+    /// Whether `poly` holds the goal (one of the targets, when `MANY`).
     #[inline]
     fn is_goal_poly(&self, poly: u32) -> bool {
-        self.scratch.goal_polys.contains(&poly)
+        if MANY {
+            self.scratch.targets.holds(poly)
+        } else {
+            self.scratch.goal_polys.contains(&poly)
+        }
+    }
+
+    /// Reaches the goal (every target, when `MANY`) in `poly` for which
+    /// `seen` holds straight from `root`, if `in_goal` (`poly` holds it).
+    #[inline]
+    fn reach(&mut self, root: u32, poly: u32, in_goal: bool, seen: impl Fn(&Self, DVec2) -> bool) {
+        if !in_goal {
+            return;
+        }
+        let r = self.scratch.roots[root as usize];
+        if !MANY {
+            if seen(self, self.t) {
+                self.goal(root, r.g + r.p.distance(self.t));
+            }
+            return;
+        }
+        for k in self.scratch.targets.range(poly) {
+            let id = self.scratch.targets.by_poly[k].1;
+            let t = self.scratch.targets.points[id as usize];
+            if seen(self, t) {
+                self.scratch.targets.offer(id, r.g + r.p.distance(t), root);
+            }
+        }
+    }
+
+    /// The next node off the open list, or why the search stops.
+    #[inline]
+    fn pop(&mut self, ctx: &mut SearchContext<'_>) -> Result<Node, Outcome> {
+        if let Some(stop) = ctx.should_stop() {
+            return Err(stop);
+        }
+        let id = self.scratch.open.pop().ok_or(Outcome::Exhausted)?;
+        ctx.stats.popped += 1;
+        Ok(self.scratch.nodes[id as usize])
+    }
+
+    /// Expands `node`, just popped, unless its root was reached more
+    /// cheaply since; expands on at once while a single successor is left,
+    /// then queues the successors.
+    #[inline]
+    fn expand_popped(&mut self, ctx: &mut SearchContext<'_>, mut node: Node) {
+        let root = self.scratch.roots[node.root as usize];
+        if node.root != START
+            && self.scratch.history.get(vertex_key(root.p)) < root.g - tolerance(root.g)
+        {
+            return;
+        }
+        loop {
+            ctx.stats.expanded += 1;
+            if let Some(trace) = ctx.trace.as_deref_mut() {
+                let parent = self.scratch.roots[root_parent(&self.scratch.roots, node.root)].p;
+                trace.point(self.scratch.roots[node.root as usize].p, parent);
+            }
+            self.scratch.succ.clear();
+            self.expand(&node);
+            if self.scratch.succ.len() == 1 && self.scratch.succ[0].kind != Kind::Goal {
+                ctx.stats.generated += 1;
+                node = self.scratch.succ[0];
+                continue;
+            }
+            break;
+        }
+        self.flush(&mut ctx.stats, Some(&self.mesh.polygon(node.poly)));
     }
 
     /// Seeds the start's cones: every edge of every start polygon that
@@ -448,9 +660,8 @@ impl Search<'_> {
     fn seed(&mut self, s: DVec2) {
         let polys = core::mem::take(&mut self.scratch.start_polys);
         for &id in &polys {
-            if self.is_goal_poly(id) {
-                self.goal(START, s.distance(self.t));
-            }
+            let in_goal = self.is_goal_poly(id);
+            self.reach(START, id, in_goal, |_, _| true);
             let poly = self.mesh.polygon(id);
             let n = poly.len();
             for m in 0..n {
@@ -522,7 +733,11 @@ impl Search<'_> {
         let hi_pt = if hi[1] == a { a } else { clip(hi, a, b) };
         let lo_pt = if lo[1] == b { b } else { clip(lo, a, b) };
         let r = self.scratch.roots[root as usize];
-        r.g + heuristic(r.p, lo_pt, hi_pt, self.t)
+        if MANY {
+            r.g + segment_distance(r.p, lo_pt, hi_pt)
+        } else {
+            r.g + heuristic(r.p, lo_pt, hi_pt, self.t)
+        }
     }
 
     /// Queues a flat successor: from `root`, a vertex of edge `m` of
@@ -534,7 +749,12 @@ impl Search<'_> {
             return;
         }
         let r = self.scratch.roots[root as usize];
-        let f = r.g + r.p.distance(self.t);
+        // (Many targets: the root is on the polygon's boundary.)
+        let f = if MANY {
+            r.g
+        } else {
+            r.g + r.p.distance(self.t)
+        };
         if f > self.scratch.best_goal + tolerance(f) {
             return;
         }
@@ -620,9 +840,7 @@ impl Search<'_> {
         let r = root.p;
         let in_goal = self.is_goal_poly(node.poly);
         if node.kind == Kind::Flat {
-            if in_goal {
-                self.goal(node.root, root.g + r.distance(self.t));
-            }
+            self.reach(node.root, node.poly, in_goal, |_, _| true);
             for m in 0..n {
                 if m == vlo {
                     continue;
@@ -639,9 +857,9 @@ impl Search<'_> {
             return;
         }
         let (hi, lo) = (node.hi, node.lo);
-        if in_goal && self.side(&hi, self.t).is_ge() && self.side(&lo, self.t).is_le() {
-            self.goal(node.root, root.g + r.distance(self.t));
-        }
+        self.reach(node.root, node.poly, in_goal, |s, t| {
+            s.side(&hi, t).is_ge() && s.side(&lo, t).is_le()
+        });
         // Observable successors: the far edges the cone reaches.
         let mut m = vhi;
         let mut pa = poly.at(m);
@@ -685,10 +903,7 @@ impl Search<'_> {
         if poly.slots[vhi].turn && self.side(&hi, poly.at(vhi)).is_eq() {
             let v = poly.at(vhi);
             if let Some(nr) = self.turn_at(node.root, v) {
-                let gv = self.scratch.roots[nr as usize].g;
-                if in_goal && self.side(&hi, self.t).is_lt() {
-                    self.goal(nr, gv + v.distance(self.t));
-                }
+                self.reach(nr, node.poly, in_goal, |s, t| s.side(&hi, t).is_lt());
                 // Past the first edge, each edge's near end is strictly
                 // beyond `hi` (the loop goes on only while the far ends are).
                 let (mut m, mut pa) = (vhi, v);
@@ -716,10 +931,7 @@ impl Search<'_> {
         if poly.slots[vlo].turn && self.side(&lo, poly.at(vlo)).is_eq() {
             let v = poly.at(vlo);
             if let Some(nr) = self.turn_at(node.root, v) {
-                let gv = self.scratch.roots[nr as usize].g;
-                if in_goal && self.side(&lo, self.t).is_gt() {
-                    self.goal(nr, gv + v.distance(self.t));
-                }
+                self.reach(nr, node.poly, in_goal, |s, t| s.side(&lo, t).is_gt());
                 // Likewise beyond `lo`.
                 let (mut m, mut pb) = (vlo, v);
                 while m != vhi {

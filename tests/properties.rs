@@ -1083,3 +1083,50 @@ fn one_search_for_many_starts_on_a_game_map() {
         assert_eq!(searches.len(), 1, "{searches:?}");
     }
 }
+
+/// `plan_many_on_mesh` with no starts, with bad input, and on a mesh for a
+/// radius (planned one by one there): the answers of `plan_on_mesh`, in
+/// order.
+#[test]
+fn many_starts_without_starts_and_for_a_radius() {
+    let grid = Grid::from_ascii(
+        "..........
+         ..####....
+         ..#.......
+         ..........",
+    )
+    .unwrap();
+    let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    let goal = DVec2::new(9.5, 3.5);
+    let mut planner = Planner::new();
+    let mut answers = vec![Err(PlanError::NoRoom)];
+    let points = NavMesh::build(&grid);
+    planner.plan_many_on_mesh(&points, &[], goal, &options, &mut answers);
+    assert!(answers.is_empty());
+    // A goal that is not a number: every start gets the error.
+    let nan = DVec2::new(f64::NAN, 1.0);
+    planner.plan_many_on_mesh(&points, &[DVec2::ONE, nan], nan, &options, &mut answers);
+    assert_eq!(
+        answers,
+        [
+            Err(PlanError::NonFinite(bevy_anyangle::search::Role::Goal)),
+            Err(PlanError::NonFinite(bevy_anyangle::search::Role::Start))
+        ]
+    );
+    let mesh = NavMesh::with_radius(&grid, 0.3).unwrap();
+    let starts = [
+        DVec2::new(0.5, 0.5),
+        DVec2::new(3.5, 2.5),
+        DVec2::new(2.5, 1.5),
+        DVec2::new(f64::NAN, 1.0),
+    ];
+    planner.plan_many_on_mesh(&mesh, &starts, goal, &options, &mut answers);
+    assert_eq!(answers.len(), starts.len());
+    for (&start, answer) in starts.iter().zip(&answers) {
+        assert_eq!(
+            *answer,
+            planner.plan_on_mesh(&mesh, start, goal, &options),
+            "{start}"
+        );
+    }
+}

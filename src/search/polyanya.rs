@@ -1007,9 +1007,60 @@ impl<const MANY: bool> Search<'_, MANY> {
 
 #[cfg(test)]
 mod tests {
-    use super::heuristic;
+    use super::{NO_ROOT, Targets, heuristic, segment_distance};
     use crate::test_rng::Rng;
     use bevy_math::DVec2;
+
+    #[test]
+    fn targets_keep_their_longest_way_as_ways_shorten() {
+        let mut rng = Rng(0x0003_17a2_6e75);
+        for _ in 0..200 {
+            let n = 1 + rng.below(12) as usize;
+            let mut t = Targets {
+                best: vec![(f64::INFINITY, NO_ROOT); n],
+                ..Targets::default()
+            };
+            for _ in 0..60 {
+                let id = rng.below(n as u32);
+                let length = f64::from(rng.below(50));
+                let before = t.best[id as usize];
+                t.offer(id, length, 7);
+                let now = t.best[id as usize];
+                if before.1 == NO_ROOT || length < before.0 {
+                    assert_eq!(now, (length, 7));
+                } else {
+                    assert_eq!(now, before);
+                }
+                let found: Vec<f64> = t
+                    .best
+                    .iter()
+                    .filter(|b| b.1 != NO_ROOT)
+                    .map(|b| b.0)
+                    .collect();
+                assert_eq!(t.found, found.len());
+                let worst = found.iter().copied().fold(0.0, f64::max);
+                assert_eq!(t.worst.0, worst);
+                assert_eq!(t.best[t.worst.1 as usize].0, worst);
+            }
+        }
+    }
+
+    #[test]
+    fn the_segment_distance_is_the_nearest_point_of_the_segment() {
+        let mut rng = Rng(0x5e9_0002);
+        let point = |rng: &mut Rng| DVec2::new(f64::from(rng.below(21)), f64::from(rng.below(21)));
+        for _ in 0..2000 {
+            let (r, a, b) = (point(&mut rng), point(&mut rng), point(&mut rng));
+            let sampled = (0..=2000)
+                .map(|k| r.distance(a.lerp(b, f64::from(k) / 2000.0)))
+                .fold(f64::INFINITY, f64::min);
+            let d = segment_distance(r, a, b);
+            assert!(
+                d <= sampled + 1e-9 && sampled - d < 1e-2,
+                "{r} {a} {b}: {d} {sampled}"
+            );
+        }
+    }
 
     /// The shortest way through the segment, by sampling it finely.
     fn sampled(r: DVec2, a: DVec2, b: DVec2, t: DVec2) -> f64 {

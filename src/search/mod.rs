@@ -737,7 +737,7 @@ impl Planner {
                 None => answers.push(Some(self.plan_on_mesh(mesh, start, goal, &options))),
             }
         }
-        let end_key = |r: &Resolved| (r.goal.p.x.to_bits(), r.goal.p.y.to_bits());
+        let end_key = |r: &Resolved| (r.goal.region, r.goal.p.x.to_bits(), r.goal.p.y.to_bits());
         shared.sort_by_key(|(_, r)| end_key(r));
         let mut targets = Vec::new();
         let mut waypoints = Vec::new();

@@ -1,4 +1,4 @@
-//! A fast hasher for the small integer keys of mesh building and mesh searches (lattice points, vertex and polygon ids).
+//! A fast hasher for the small integer keys of mesh building and mesh searches (lattice points, vertex, polygon and region ids).
 //!
 //! The standard library's `SipHash` resists crafted keys, which these maps
 //! never see (their keys come from the grid's geometry), and costs a tenth

@@ -702,22 +702,21 @@ impl Planner {
         let mut shared: Vec<(usize, Resolved)> = Vec::new();
         let mut answers: Vec<Option<Result<Path, PlanError>>> = Vec::with_capacity(starts.len());
         // The ends, worked out once per region of the grid.
-        let mut ends: Vec<(crate::grid::RegionId, Option<(Endpoint, PathKind)>)> = Vec::new();
+        let mut ends: crate::fast_hash::FastMap<
+            crate::grid::RegionId,
+            Option<(Endpoint, PathKind)>,
+        > = crate::fast_hash::FastMap::default();
         for (i, &start) in starts.iter().enumerate() {
             let resolved = if start.is_finite() && goal.is_finite() {
                 resolve_start(grid, start + DVec2::ZERO)
                     .ok()
                     .and_then(|(start, moved)| {
-                        let k = match ends.iter().position(|(region, _)| *region == start.region) {
-                            Some(k) => k,
-                            None => {
-                                let end =
-                                    resolve_goal(grid, goal + DVec2::ZERO, start.region, &options);
-                                ends.push((start.region, end.ok()));
-                                ends.len() - 1
-                            }
-                        };
-                        let (end, kind) = ends[k].1.clone()?;
+                        let (end, kind) = ends
+                            .entry(start.region)
+                            .or_insert_with(|| {
+                                resolve_goal(grid, goal + DVec2::ZERO, start.region, &options).ok()
+                            })
+                            .clone()?;
                         (end.p != start.p).then_some(Resolved {
                             start,
                             goal: end,
@@ -740,7 +739,6 @@ impl Planner {
         let end_key = |r: &Resolved| (r.goal.region, r.goal.p.x.to_bits(), r.goal.p.y.to_bits());
         shared.sort_by_key(|(_, r)| end_key(r));
         let mut targets = Vec::new();
-        let mut waypoints = Vec::new();
         for group in shared.chunk_by(|(_, a), (_, b)| end_key(a) == end_key(b)) {
             let source = group[0].1.goal.clone();
             targets.clear();
@@ -760,13 +758,13 @@ impl Planner {
                 continue;
             }
             for (k, (i, r)) in group.iter().enumerate() {
-                waypoints.clear();
+                let mut waypoints = Vec::new();
                 if self.polyanya.path_from_target(k, &mut waypoints) {
                     let length = polyline_length(&waypoints);
                     answers[*i] = Some(Ok(Path {
                         length,
                         cost: length,
-                        waypoints: waypoints.clone(),
+                        waypoints,
                         kind: r.kind,
                         start_moved_from: r.start_moved_from,
                         stats: ctx.stats,

@@ -18,6 +18,14 @@
 //!   frame, beside the budget. As the raw planner's, the plugin's planner
 //!   memory is warmed up first (20 agents on other queries plan before the
 //!   others spawn).
+//! - **One goal** (`one_goal/{map}/{agents}`): that many agents anywhere
+//!   within 256 cells of one goal (on `AR0011SR`, the whole map) ask for a
+//!   path to it at once: the all-ready time with shared searches (the
+//!   default, `PathfindingSettings::shared_searches`) and with one search
+//!   per agent, in one run, with the searches each ran and their time;
+//!   beside them the raw planner's time for one shared search
+//!   (`Planner::plan_many_on_mesh`, on a mesh built outside the clock) and
+//!   for one search per agent, and the mesh's build time.
 //! - **Edit frames** (criterion, `edit_frame/{map}/{agents}/{case}`): the
 //!   main-thread time of one frame that makes a one-cell edit (the edit call
 //!   plus `App::update`), once every agent holds a path: `nobody`, a cell
@@ -47,6 +55,7 @@
 //! ```text
 //! cargo bench --bench plugin                 # everything
 //! cargo bench --bench plugin -- all_ready    # one part (a substring filter)
+//! cargo bench --bench plugin -- one_goal/AR0011SR/
 //! ALGORITHM=polyanya cargo bench --bench plugin -- all_ready/AR0011SR/
 //! RADIUS=0.5 cargo bench --bench plugin -- all_ready/AR0011SR/
 //! ```
@@ -62,6 +71,7 @@ use bevy_anyangle::plugin::{
 use bevy_anyangle::prelude::*;
 use bevy_app::App;
 use bevy_ecs::prelude::{Entity, With};
+use bevy_math::IVec2;
 use criterion::Criterion;
 
 const FRAME: Duration = Duration::from_nanos(16_666_667);
@@ -345,6 +355,105 @@ fn main_thread(name: &str, nav: &NavGrid, n: usize) {
     );
 }
 
+/// A free cell near the middle of `grid`, in its largest region.
+fn central_cell(grid: &Grid) -> UVec2 {
+    let mut sizes = std::collections::HashMap::new();
+    for y in 0..grid.height() {
+        for x in 0..grid.width() {
+            if let Some(r) = grid.region(i64::from(x), i64::from(y)) {
+                *sizes.entry(r).or_insert(0_u64) += 1;
+            }
+        }
+    }
+    let largest = sizes.into_iter().max_by_key(|&(_, n)| n).map(|(r, _)| r);
+    let mid = grid.size().as_ivec2() / 2;
+    let side = grid.width().max(grid.height()) as i32;
+    (0..side)
+        .flat_map(|d| (-d..=d).flat_map(move |dy| (-d..=d).map(move |dx| mid + IVec2::new(dx, dy))))
+        .filter(|c| c.min_element() >= 0)
+        .map(IVec2::as_uvec2)
+        .find(|&c| grid.region(i64::from(c.x), i64::from(c.y)) == largest)
+        .expect("a free cell")
+}
+
+/// `n` free cells of `goal`'s region, no more than `reach` cells from it
+/// along each axis.
+fn crowd(grid: &Grid, goal: UVec2, n: usize, reach: u32, seed: u64) -> Vec<UVec2> {
+    let mut rng = Rng(seed);
+    let lo = goal.saturating_sub(UVec2::splat(reach));
+    let hi = (goal + UVec2::splat(reach + 1)).min(grid.size());
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let c = lo + UVec2::new(rng.below(hi.x - lo.x), rng.below(hi.y - lo.y));
+        if c != goal && grid.same_region(c, goal) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The one-goal scenario: `n` agents anywhere within 256 cells of one
+/// goal (on `AR0011SR`, the whole map) ask for a path to it at once; the
+/// time until all have a path with shared searches and with one search per
+/// agent, in one run, beside the raw planner's time for both; prints a
+/// table row.
+fn one_goal(name: &str, nav: &NavGrid, n: usize) {
+    let grid = nav.grid();
+    let goal = central_cell(grid);
+    let starts = crowd(grid, goal, n, 256, 0x00c0_0000 + n as u64);
+    let queries: Vec<(UVec2, UVec2)> = starts.iter().map(|&s| (s, goal)).collect();
+    let raw_each = raw_time(grid, &queries);
+    // One shared search, on the mesh built outside the clock (the plugin
+    // builds it inside), planner memory warmed up first.
+    let built = Instant::now();
+    let mesh = bevy_anyangle::mesh::NavMesh::build(grid);
+    let build = built.elapsed();
+    let points: Vec<DVec2> = starts
+        .iter()
+        .map(|c| c.as_dvec2() + DVec2::splat(0.5))
+        .collect();
+    let to = goal.as_dvec2() + DVec2::splat(0.5);
+    let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    let mut planner = Planner::new();
+    let mut answers = Vec::new();
+    planner.plan_many_on_mesh(
+        &mesh,
+        &points[..points.len().min(200)],
+        to,
+        &options,
+        &mut answers,
+    );
+    let began = Instant::now();
+    planner.plan_many_on_mesh(&mesh, &points, to, &options, &mut answers);
+    let raw_shared = began.elapsed();
+    assert!(answers.iter().all(Result::is_ok));
+    let plugin = |shared: bool| {
+        let mut app = app_with_agents(nav.clone(), &queries);
+        app.world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .shared_searches = shared;
+        let frames = run_paced(&mut app, 100_000, all_have_paths);
+        let d = *app.world().resource::<PathfindingDiagnostics>();
+        (FRAME * frames as u32, frames, d)
+    };
+    let (shared_time, shared_frames, shared) = plugin(true);
+    let (each_time, each_frames, each) = plugin(false);
+    let ms = |t: Duration| t.as_secs_f64() * 1e3;
+    println!(
+        "| {name} | {n} | {shared_frames} | {:.0} ms | {} | {:.1} ms | {each_frames} | {:.0} ms | {} | {:.1} ms | {:.1} | {:.2} ms | {:.1} ms | {:.1} ms |",
+        ms(shared_time),
+        shared.searches_finished,
+        ms(shared.search_time),
+        ms(each_time),
+        each.searches_finished,
+        ms(each.search_time),
+        each_time.as_secs_f64() / shared_time.as_secs_f64(),
+        ms(raw_shared),
+        ms(raw_each),
+        ms(build),
+    );
+}
+
 /// A free cell that about `share` of the paths cross (grid coordinates of
 /// the paths' waypoints), or a cell inside a wall block when `share` is 0.
 fn cell_crossed_by(grid: &Grid, paths: &[Vec<DVec2>], share: f64) -> UVec2 {
@@ -463,9 +572,12 @@ fn main() {
     let wanted = |name: &str| name.contains(&filter);
     let small = NavGrid::new(grid(1), GridTransform::default());
     // Built only when some part needs it.
-    let large = if ["all_ready", "edit_frame", "edit_in_flight", "AR0011SRx16"]
-        .iter()
-        .any(|part| part.contains(&filter) || filter.contains("x16"))
+    let parts = ["all_ready", "one_goal", "edit_frame", "edit_in_flight"];
+    let large = if filter.contains("x16")
+        || (!filter.contains("AR0011SR")
+            && parts
+                .iter()
+                .any(|part| part.contains(&filter) || filter.starts_with(part)))
     {
         NavGrid::new(grid(16), GridTransform::default())
     } else {
@@ -486,6 +598,20 @@ fn main() {
             for n in [1_000, 10_000, 50_000] {
                 if wanted(&format!("all_ready/{name}/{n}")) {
                     all_ready(name, nav, n);
+                }
+            }
+        }
+        println!();
+    }
+    if wanted("one_goal") || filter.starts_with("one_goal") {
+        println!(
+            "| map | agents | shared: frames | game time | searches | search time | one each: frames | game time | searches | search time | speed-up | raw shared search | raw, one each | mesh build |"
+        );
+        println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for (name, nav) in maps {
+            for n in [1_000, 10_000] {
+                if wanted(&format!("one_goal/{name}/{n}")) {
+                    one_goal(name, nav, n);
                 }
             }
         }

@@ -431,6 +431,9 @@ struct Game {
     reports: bool,
     /// When the current frame started.
     clock: Instant,
+    /// The goals new agents head for (a crowd's few), or none: a goal
+    /// each.
+    goals: Vec<Vec2>,
 }
 
 impl Game {
@@ -483,6 +486,7 @@ impl Game {
             edits: Vec::new(),
             reports: true,
             clock: Instant::now(),
+            goals: Vec::new(),
         };
         for _ in 0..agents {
             game.spawn();
@@ -497,7 +501,11 @@ impl Game {
     fn spawn(&mut self) {
         let grid = self.nav().grid().clone();
         let start = random_free_point(&mut self.rng, &grid);
-        let goal = random_free_point(&mut self.rng, &grid);
+        let goal = if self.goals.is_empty() {
+            random_free_point(&mut self.rng, &grid)
+        } else {
+            *self.rng.pick(&self.goals)
+        };
         let e = self
             .app
             .world_mut()
@@ -797,6 +805,10 @@ struct Run {
     /// The plugin's search threads (`Some(0)`: searches on the main
     /// thread).
     threads: Option<usize>,
+    /// Agents head for one of three goals, which move now and then (each
+    /// time, half the agents are sent to the new ones): crowds that share
+    /// searches.
+    crowd: bool,
 }
 
 impl Default for Run {
@@ -805,6 +817,7 @@ impl Default for Run {
             switch_settings: false,
             reports: true,
             threads: None,
+            crowd: false,
         }
     }
 }
@@ -821,10 +834,17 @@ fn run_game_with(
         switch_settings,
         reports,
         threads,
+        crowd,
     } = run;
     let began = Instant::now();
-    let mut game = Game::new(map, agents, seed, threads);
+    let mut game = Game::new(map, if crowd { 0 } else { agents }, seed, threads);
     game.reports = reports;
+    if crowd {
+        game.goals = crowd_goals(&mut game);
+        for _ in 0..agents {
+            game.spawn();
+        }
+    }
     let warm_up = frames / 5;
     let mut memory_after_warm_up = None;
     for frame in 0..frames {
@@ -854,6 +874,18 @@ fn run_game_with(
                 Algorithm::LazyTheta => Algorithm::Polyanya,
                 _ => Algorithm::Anya,
             };
+        }
+        // The crowd's goals move; half the agents follow them at once.
+        if crowd && frame % 120 == 60 {
+            game.goals = crowd_goals(&mut game);
+            for i in 0..game.agents.len() {
+                if game.rng.chance(0.5) {
+                    let goal = *game.rng.pick(&game.goals);
+                    let e = game.agents[i];
+                    game.app.world_mut().get_mut::<PathRequest>(e).unwrap().goal =
+                        bevy_anyangle::plugin::PathGoal::Point(goal);
+                }
+            }
         }
         // Despawn a few agents, preferring ones mid-search, and spawn others.
         if frame % 10 == 5 {
@@ -1009,6 +1041,40 @@ fn settings_switched_mid_run_keep_every_agent_in_free_space() {
     run_game_with("lak303d.map", 1000, 1100, 2, 0x5EED_0003, run);
 }
 
+/// Three goals for a crowd.
+fn crowd_goals(game: &mut Game) -> Vec<Vec2> {
+    let grid = game.nav().grid().clone();
+    (0..3)
+        .map(|_| random_free_point(&mut game.rng, &grid))
+        .collect()
+}
+
+/// A crowd's game (see [`Run::crowd`]) with `threads`: the same invariants
+/// hold, and shared searches did answer.
+fn crowd_game(threads: Option<usize>, agents: usize, frames: usize, seed: u64) {
+    let run = Run {
+        crowd: true,
+        threads,
+        ..Run::default()
+    };
+    let d = run_game_with("den520d.map", agents, frames, 1, seed, run).diagnostics;
+    assert!(d.shared_searches > 0, "{d:?}");
+}
+
+/// Crowds: agents head for a few goals (which move), so that dispatch sends
+/// many of them at once towards one point, and shared searches answer them.
+#[test]
+fn crowds_that_share_searches_under_edits_and_despawns_stay_in_free_space() {
+    crowd_game(None, 1500, 600, 0x5EED_0006);
+}
+
+/// Crowds with searches on the main thread: group searches run whole in a
+/// slice, their mesh built in slices first.
+#[test]
+fn crowds_that_share_searches_on_the_main_thread_stay_in_free_space() {
+    crowd_game(Some(0), 800, 500, 0x5EED_0007);
+}
+
 /// The game of the first test with searches on the main thread, in slices
 /// within the frame budget (as in the browser): the same invariants hold.
 #[test]
@@ -1046,6 +1112,7 @@ fn soak() {
         switch_settings: true,
         reports: false,
         threads: None,
+        crowd: false,
     };
     let figures = run_game_with("den520d.map", 5000, 10_000, 2, 0x5EED_50AC, run);
     let d = figures.diagnostics;

@@ -72,6 +72,37 @@ fn app_with_plugin(nav: NavGrid, plugin: AnyAnglePlugin) -> App {
     app
 }
 
+/// An app with `threads` search threads (`Some(0)`: searches on the main
+/// thread) whose settings `set` changes.
+fn app_with_threads(
+    nav: NavGrid,
+    threads: Option<usize>,
+    set: impl FnOnce(&mut PathfindingSettings),
+) -> App {
+    let plugin = AnyAnglePlugin {
+        search_threads: threads,
+        ..AnyAnglePlugin::default()
+    };
+    let mut app = app_with_plugin(nav, plugin);
+    set(&mut app.world_mut().resource_mut::<PathfindingSettings>());
+    app
+}
+
+/// Settles `app` and reads every agent's status and path, in order, and the
+/// diagnostics.
+fn settled_answers(
+    app: &mut App,
+    agents: &[Entity],
+) -> (Vec<(PathStatus, NavPath)>, PathfindingDiagnostics) {
+    settle(app);
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    let answers = agents
+        .iter()
+        .map(|&e| (status(app, e), nav_path(app, e)))
+        .collect();
+    (answers, d)
+}
+
 /// An app whose searches on the 512 x 512 maze take tens of milliseconds
 /// (Lazy Theta*, corner to corner), long enough for a test to act while one
 /// runs. (Anya, the default, answers them several times faster.)
@@ -241,14 +272,7 @@ fn searches_on_the_main_thread_give_the_paths_search_threads_give() {
     let pairs = random_pairs(&grid, 300, 11);
     let run = |threads: Option<usize>, meshes: bool| {
         let nav = NavGrid::new(grid.clone(), GridTransform::default());
-        let plugin = AnyAnglePlugin {
-            search_threads: threads,
-            ..AnyAnglePlugin::default()
-        };
-        let mut app = app_with_plugin(nav.clone(), plugin);
-        app.world_mut()
-            .resource_mut::<PathfindingSettings>()
-            .radius_meshes = meshes;
+        let mut app = app_with_threads(nav.clone(), threads, |s| s.radius_meshes = meshes);
         let world = app.world_mut();
         let agents: Vec<Entity> = pairs
             .iter()
@@ -264,13 +288,7 @@ fn searches_on_the_main_thread_give_the_paths_search_threads_give() {
                 world.spawn((NavPosition(nav.cell_center(s)), request)).id()
             })
             .collect();
-        settle(&mut app);
-        let d = *app.world().resource::<PathfindingDiagnostics>();
-        let paths: Vec<(PathStatus, NavPath)> = agents
-            .iter()
-            .map(|&e| (status(&app, e), nav_path(&app, e)))
-            .collect();
-        (paths, d)
+        settled_answers(&mut app, &agents)
     };
     // Agents of a radius on eroded grids, then on meshes.
     for meshes in [false, true] {
@@ -284,6 +302,96 @@ fn searches_on_the_main_thread_give_the_paths_search_threads_give() {
             assert_eq!(a, b, "agent {i}, meshes {meshes}");
         }
         assert!(threaded.iter().any(|(s, _)| *s == PathStatus::Fallback));
+    }
+}
+
+/// The length of a path's grid waypoints, in cells.
+fn grid_length(path: &NavPath) -> f64 {
+    path.grid_waypoints
+        .windows(2)
+        .map(|w| w[0].distance(w[1]))
+        .sum()
+}
+
+/// Hundreds of agents sent to one goal (and others to a goal in a wall,
+/// which falls back) are answered by a few searches shared among them,
+/// on search threads and on the main thread, and each gets a path exactly
+/// as long as its own Anya search gives, with the same status.
+#[test]
+fn agents_with_one_goal_share_searches_and_get_paths_as_long_as_their_own() {
+    let grid = Grid::from_movingai(&map("AR0011SR.map")).unwrap();
+    let nav = NavGrid::new(grid.clone(), GridTransform::default());
+    let pairs = random_pairs(&grid, 500, 31);
+    let goal = nav.cell_center(pairs[0].1);
+    // A goal in the wall around the map: fallback paths, shared too.
+    let walled = Vec2::new(-3.5, goal.y);
+    let mut rng = Rng(5);
+    let starts: Vec<(Vec2, Vec2)> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, _))| {
+            // Cell centres and points off them.
+            let off = Vec2::new(rng.below(4) as f32, rng.below(4) as f32) * 0.25 - 0.5;
+            let start = nav.cell_center(s) + if i % 3 == 0 { off } else { Vec2::ZERO };
+            (start, if i % 5 == 4 { walled } else { goal })
+        })
+        .collect();
+    let run = |threads: Option<usize>, shared: bool| {
+        let mut app = app_with_threads(nav.clone(), threads, |s| s.shared_searches = shared);
+        let agents: Vec<Entity> = starts
+            .iter()
+            .map(|&(start, goal)| {
+                app.world_mut()
+                    .spawn((NavPosition(start), PathRequest::to(goal)))
+                    .id()
+            })
+            .collect();
+        settled_answers(&mut app, &agents)
+    };
+    let (alone, d) = run(None, false);
+    assert_eq!(d.shared_searches, 0);
+    assert_eq!(d.searches_finished, 500, "{d:?}");
+    let mut planner = Planner::new();
+    for (i, ((status, path), &(start, goal))) in alone.iter().zip(&starts).enumerate() {
+        let own = planner
+            .plan(
+                &grid,
+                nav.to_grid(start),
+                nav.to_grid(goal),
+                &PlanOptions::with_algorithm(Algorithm::Anya),
+            )
+            .unwrap();
+        let expected = if goal == walled {
+            PathStatus::Fallback
+        } else {
+            PathStatus::Ready
+        };
+        assert_eq!(*status, expected, "agent {i}");
+        assert!((grid_length(path) - own.length).abs() <= 1e-9 * own.length.max(1.0));
+    }
+    for threads in [None, Some(0)] {
+        let (shared, d) = run(threads, true);
+        assert!(d.shared_searches >= 2, "{threads:?}: {d:?}");
+        assert!(
+            d.searches_finished <= 50,
+            "{threads:?}: {} searches for 500 agents",
+            d.searches_finished
+        );
+        for (i, (a, b)) in alone.iter().zip(&shared).enumerate() {
+            assert_eq!(a.0, b.0, "agent {i} ({threads:?})");
+            let (la, lb) = (grid_length(&a.1), grid_length(&b.1));
+            assert!(
+                (la - lb).abs() <= 1e-9 * la.max(1.0),
+                "agent {i} ({threads:?}): {la} alone, {lb} shared"
+            );
+            assert_valid(
+                &nav,
+                &b.1,
+                starts[i].0,
+                (b.0 == PathStatus::Ready).then_some(starts[i].1),
+            );
+            assert_eq!(b.1.grid_version, nav.version());
+        }
     }
 }
 

@@ -31,6 +31,10 @@ impl PathfindingDiagnosticsPlugin {
     /// Searches started since the app began.
     pub const SEARCHES_STARTED: DiagnosticPath =
         DiagnosticPath::const_new("anyangle/searches_started");
+    /// Searches since the app began that answered a group of agents with
+    /// one goal.
+    pub const SHARED_SEARCHES: DiagnosticPath =
+        DiagnosticPath::const_new("anyangle/shared_searches");
     /// Searches the search threads ran since the app began.
     pub const SEARCHES_FINISHED: DiagnosticPath =
         DiagnosticPath::const_new("anyangle/searches_finished");
@@ -57,6 +61,7 @@ impl Plugin for PathfindingDiagnosticsPlugin {
     fn build(&self, app: &mut App) {
         for path in [
             Self::SEARCHES_STARTED,
+            Self::SHARED_SEARCHES,
             Self::SEARCHES_FINISHED,
             Self::SEARCHES_CANCELLED,
             Self::RESULTS_DISCARDED,
@@ -86,6 +91,7 @@ fn measure(
         return;
     };
     diagnostics.add_measurement(&P::SEARCHES_STARTED, || c.searches_started as f64);
+    diagnostics.add_measurement(&P::SHARED_SEARCHES, || c.shared_searches as f64);
     diagnostics.add_measurement(&P::SEARCHES_FINISHED, || c.searches_finished as f64);
     diagnostics.add_measurement(&P::SEARCHES_CANCELLED, || c.searches_cancelled as f64);
     diagnostics.add_measurement(&P::RESULTS_DISCARDED, || c.results_discarded as f64);

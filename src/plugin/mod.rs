@@ -109,6 +109,24 @@
 //! sent to the threads at once; a thread always takes the most urgent
 //! search waiting.
 //!
+//! # Crowds: one search for many agents
+//!
+//! Agents that dispatch sends towards the same goal in one frame (the same
+//! point, or the same entity), at least 8 of them, point agents of one
+//! profile without costs, planned by Anya or Polyanya, share one search run
+//! from the goal out to all of them
+//! ([`Planner::plan_many_on_mesh`](crate::search::Planner::plan_many_on_mesh)
+//! on the profile's mesh): each gets a path exactly as long as its own
+//! search would give, or the same fallback. With Anya, this waits for
+//! nothing: agents are grouped once the profile's mesh exists (Polyanya
+//! builds it) or on grids of up to 2^20 cells, whose mesh the first group
+//! builds in tens of milliseconds. A group is one job of up to 4,096
+//! agents on a search thread (512 on the main thread, where it runs whole
+//! in one slice). Shared searches are not kept: agents asking later get
+//! searches of their own, or a new shared one.
+//! [`PathfindingSettings::shared_searches`] turns it off, and
+//! [`PathfindingDiagnostics::shared_searches`] counts them.
+//!
 #![cfg_attr(feature = "transform", doc = include_str!("in_a_game.md"))]
 //! # Paths while the world changes
 //!

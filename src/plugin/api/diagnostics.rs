@@ -20,8 +20,14 @@ use crate::plugin::world::NavGrid;
     reflect(Resource, Debug, PartialEq, Default, Clone)
 )]
 pub struct PathfindingDiagnostics {
-    /// Searches started since the app began.
+    /// Plans started since the app began, one per agent asking (the
+    /// agents a shared search answers count one each).
     pub searches_started: u64,
+    /// Searches since the app began that each answered a group of agents
+    /// heading for one goal (see
+    /// [`PathfindingSettings::shared_searches`](crate::plugin::PathfindingSettings::shared_searches));
+    /// their agents are counted in `searches_started` too.
+    pub shared_searches: u64,
     /// Results applied to agents (paths, fallbacks and failures).
     pub results_applied: u64,
     /// Results thrown away because their agent was gone, had asked for a
@@ -31,7 +37,8 @@ pub struct PathfindingDiagnostics {
     pub results_discarded: u64,
     /// Searches stopped by their cancel flag (before or while running).
     pub searches_cancelled: u64,
-    /// Searches sent to the search threads and not yet applied.
+    /// Agents whose search was sent to the search threads and not yet
+    /// applied.
     pub in_flight: usize,
     /// Agents waiting to be sent to the search threads (or for a
     /// [`NavGrid`]); entries of agents whose request was removed meanwhile

@@ -113,21 +113,21 @@ impl Searches {
         }
     }
 
-    /// Whether one more search of `priority` may be sent now: urgent ones
-    /// always, the others while fewer than the pace's target wait; never
-    /// more than `cap` in flight.
-    pub(crate) fn has_room(&self, priority: Priority, cap: usize) -> bool {
+    /// Whether one more search of `priority` may be sent now, besides
+    /// `held` jobs about to be: urgent ones always, the others while fewer
+    /// than the pace's target wait; never more than `cap` answers owed.
+    pub(crate) fn has_room(&self, priority: Priority, cap: usize, held: usize) -> bool {
         let paced = priority >= Priority::FirstPath;
         let waiting = match &self.executor {
             Executor::Threads(pool) => pool.waiting(priority),
             Executor::MainThread(main) => main.waiting(priority),
         };
-        (!paced || waiting < self.target) && self.outstanding() < cap
+        (!paced || waiting + held < self.target) && self.outstanding() + held < cap
     }
 
     /// Sends a search.
     pub(crate) fn send(&mut self, job: Job, priority: Priority) {
-        *self.versions_in_flight.entry(job.grid_version).or_default() += 1;
+        *self.versions_in_flight.entry(job.grid_version).or_default() += job.members();
         match &mut self.executor {
             Executor::Threads(pool) => pool.send(job, priority),
             Executor::MainThread(main) => main.send(job, priority),

@@ -1,5 +1,6 @@
-//! Jobs: one search to run, what it sends back, and how it runs, whole or
-//! in slices, on whichever executor takes it.
+//! Jobs: one search to run (for one agent, or for a group of agents with
+//! one goal), what it sends back, and how it runs, whole or in slices, on
+//! whichever executor takes it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,6 +53,37 @@ pub(crate) struct Job {
     /// Whether to record what the search expands (for the debug view).
     #[cfg(feature = "debug-gizmos")]
     pub trace: bool,
+    /// The other agents this job's search answers, if it is a group's
+    /// (see [`groups`](super::groups)).
+    pub group: Option<Box<Group>>,
+}
+
+/// The agents a group job answers besides its own one (the first member),
+/// all point agents of one profile heading for `goal_grid`.
+pub(crate) struct Group {
+    pub rest: Vec<Member>,
+    /// Every member's answer, in order (the first one's taken out), once
+    /// the search ran.
+    answers: Vec<Result<Path, PlanError>>,
+}
+
+impl Group {
+    /// A group of `rest` (besides the job's own agent).
+    pub(crate) fn new(rest: Vec<Member>) -> Self {
+        Group {
+            rest,
+            answers: Vec::new(),
+        }
+    }
+}
+
+/// One more agent a group job answers.
+pub(crate) struct Member {
+    pub entity: Entity,
+    pub ticket: u64,
+    /// Its start in grid coordinates.
+    pub start: DVec2,
+    pub cancel: Arc<AtomicBool>,
 }
 
 /// What a job sends back.
@@ -100,9 +132,18 @@ pub(crate) fn on_shared_mesh(key: ViewKey, algorithm: Algorithm, costed: bool) -
 }
 
 impl Job {
-    /// Whether the agent no longer wants this plan.
+    /// Whether no agent wants this plan any more.
     pub(crate) fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
+            && self
+                .group
+                .as_ref()
+                .is_none_or(|g| g.rest.iter().all(|m| m.cancel.load(Ordering::Relaxed)))
+    }
+
+    /// How many agents this job answers (one outcome each).
+    pub(crate) fn members(&self) -> usize {
+        1 + self.group.as_ref().map_or(0, |g| g.rest.len())
     }
 
     /// Runs this job's search on `planner` for at most `slice` more
@@ -117,6 +158,9 @@ impl Job {
         slice: Option<u64>,
     ) -> Step {
         let mut work = slice.map_or(u64::MAX, |n| n.max(1));
+        if self.group.is_some() {
+            return self.run_group(planner, &mut work);
+        }
         if let Fit::Disc(radius) = self.key.1 {
             // On the mesh for its radius, which moves the start onto it.
             let Some(mesh) = self.shared_mesh(radius, &mut work) else {
@@ -181,6 +225,32 @@ impl Job {
         step
     }
 
+    /// A group's search: once its profile's mesh is built (within `work`),
+    /// one search from the goal answers every member, whole. Returns the
+    /// first member's answer and keeps the others'.
+    fn run_group(&mut self, planner: &mut Planner, work: &mut u64) -> Step {
+        let Some(mesh) = self.shared_mesh(0, work) else {
+            return Step::Paused;
+        };
+        let Some(group) = self.group.as_deref_mut() else {
+            return Step::Done(Err(PlanError::Cancelled));
+        };
+        let starts: Vec<DVec2> = core::iter::once(self.start)
+            .chain(group.rest.iter().map(|m| m.start))
+            .collect();
+        planner.plan_many_on_mesh(
+            &mesh,
+            &starts,
+            self.goal_grid,
+            &self.options,
+            &mut group.answers,
+        );
+        match group.answers.first_mut() {
+            Some(first) => Step::Done(core::mem::replace(first, Err(PlanError::Cancelled))),
+            None => Step::Done(Err(PlanError::Cancelled)),
+        }
+    }
+
     /// The store's mesh for this job's profile and `radius` (64ths of a
     /// cell; 0: a point agent's), on the newest grid of the profile, built
     /// or brought up to date for at most `work`; `None` if not yet (call
@@ -205,26 +275,52 @@ impl Job {
         Some(mesh)
     }
 
-    /// The outcome that answers this job with `result` (`None`: cancelled).
+    /// The outcomes that answer this job, one per member: the first
+    /// member's with `result` (`None`: cancelled), a group's others with
+    /// the answers its search kept (none if it did not run). A member that
+    /// no longer wants its plan is answered as cancelled.
     pub(crate) fn answer(
         self,
         result: Option<Result<Path, PlanError>>,
         #[cfg(feature = "debug-gizmos")] trace: Option<(Box<SearchTrace>, Duration)>,
-    ) -> Outcome {
-        Outcome {
-            entity: self.entity,
-            ticket: self.ticket,
-            layout_id: self.layout_id,
-            grid_version: self.searched_version,
-            sent_version: self.grid_version,
-            key: self.key,
-            start: self.start,
-            algorithm: self.algorithm,
-            goal: self.goal,
+    ) -> impl Iterator<Item = Outcome> {
+        let (layout_id, grid_version, sent_version) =
+            (self.layout_id, self.searched_version, self.grid_version);
+        let (key, algorithm, goal) = (self.key, self.algorithm, self.goal);
+        let outcome = move |entity, ticket, start, result| Outcome {
+            entity,
+            ticket,
+            layout_id,
+            grid_version,
+            sent_version,
+            key,
+            start,
+            algorithm,
+            goal,
             result,
             #[cfg(feature = "debug-gizmos")]
-            trace,
+            trace: None,
+        };
+        let result = result.filter(|_| !self.cancel.load(Ordering::Relaxed));
+        #[cfg_attr(
+            not(feature = "debug-gizmos"),
+            expect(unused_mut, reason = "set with gizmos")
+        )]
+        let mut first = outcome(self.entity, self.ticket, self.start, result);
+        #[cfg(feature = "debug-gizmos")]
+        {
+            first.trace = trace;
         }
+        let rest = self.group.map(|group| {
+            let Group { rest, answers } = *group;
+            let mut answers = answers.into_iter().skip(1);
+            rest.into_iter().map(move |m| {
+                let answer = answers.next();
+                let wanted = !m.cancel.load(Ordering::Relaxed);
+                outcome(m.entity, m.ticket, m.start, answer.filter(|_| wanted))
+            })
+        });
+        core::iter::once(first).chain(rest.into_iter().flatten())
     }
 }
 
@@ -253,5 +349,6 @@ pub(crate) fn test_job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2)
         cancel: Arc::new(AtomicBool::new(false)),
         #[cfg(feature = "debug-gizmos")]
         trace: false,
+        group: None,
     }
 }

@@ -69,6 +69,9 @@ pub(crate) struct MainThread {
     /// Planners of ended searches, for the next ones (memory kept).
     spare: Vec<Planner>,
     outcomes: Vec<Outcome>,
+    /// Answers owed for the jobs sent and not taken yet (one per agent a
+    /// job answers).
+    owed: usize,
     /// Whether searches not yet begun are held.
     paused: bool,
     begun: u64,
@@ -92,6 +95,7 @@ impl Default for MainThread {
             running: Vec::with_capacity(PLANNERS),
             spare: Vec::new(),
             outcomes: Vec::new(),
+            owed: 0,
             paused: false,
             begun: 0,
             finished: 0,
@@ -117,6 +121,7 @@ enum Next {
 impl MainThread {
     /// Queues `job` with `priority`.
     pub(crate) fn send(&mut self, job: Job, priority: Priority) {
+        self.owed += job.members();
         self.waiting[priority as usize].push_back(job);
     }
 
@@ -127,6 +132,7 @@ impl MainThread {
 
     /// The answers ready, taken.
     pub(crate) fn take_outcomes(&mut self) -> Vec<Outcome> {
+        self.owed -= self.outcomes.len();
         core::mem::take(&mut self.outcomes)
     }
 
@@ -135,11 +141,10 @@ impl MainThread {
         !self.outcomes.is_empty()
     }
 
-    /// Searches sent whose answer has not been taken yet.
+    /// Answers owed for the searches sent (one per agent a search
+    /// answers) and not taken yet.
     pub(crate) fn outstanding(&self) -> usize {
-        self.waiting.iter().map(VecDeque::len).sum::<usize>()
-            + self.running.len()
-            + self.outcomes.len()
+        self.owed
     }
 
     /// Searches of `priority` sent and not begun.
@@ -334,7 +339,7 @@ impl MainThread {
         if result.is_none() {
             self.cancelled += 1;
         }
-        self.outcomes.push(job.answer(
+        self.outcomes.extend(job.answer(
             result,
             #[cfg(feature = "debug-gizmos")]
             trace,
@@ -344,7 +349,7 @@ impl MainThread {
     /// Answers a search that never began (its agent no longer wants it).
     fn skip(&mut self, job: Job) {
         self.cancelled += 1;
-        self.outcomes.push(job.answer(
+        self.outcomes.extend(job.answer(
             None,
             #[cfg(feature = "debug-gizmos")]
             None,

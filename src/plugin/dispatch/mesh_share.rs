@@ -129,6 +129,20 @@ impl MeshShare {
             .retain(|k| k.radius == 0 || radii.binary_search(&k.radius).is_ok());
     }
 
+    /// Whether the mesh for (`layout_id`, `profile`, `radius`) is built,
+    /// or being built or brought up to date by a search now.
+    pub(crate) fn has_mesh(&self, layout_id: u64, profile: ProfileId, radius: u32) -> bool {
+        let shared = self.0.lock();
+        shared.meshes.iter().any(|k| {
+            k.layout_id == layout_id
+                && k.profile == profile
+                && k.radius == radius
+                && k.mesh
+                    .try_lock()
+                    .is_none_or(|slot| slot.mesh.as_ref().is_some_and(|m| m.is_complete()))
+        })
+    }
+
     /// The mesh of `grid` (the profile's grid at version `version` of
     /// layout `layout_id`) for agents of `radius` 64ths of a cell, and the
     /// version of the grid it is the mesh of: `version`, or a later one

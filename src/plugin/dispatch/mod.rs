@@ -19,6 +19,7 @@
 //! | `main_thread` | the main-thread executor: searches in slices within a budget a frame |
 //! | `pace` | how many searches to keep sent ahead |
 //! | `mesh_share` | mesh store: one mesh per (profile, radius class) in use, shared by every search, and the newest grids they follow |
+//! | `groups` | shared-goal groups: waiting point agents with one goal, answered by one search from it |
 //!
 //! # Tickets
 //!
@@ -30,6 +31,7 @@
 //! next check.
 
 mod executor;
+mod groups;
 mod job;
 mod main_thread;
 mod mesh_share;
@@ -51,6 +53,7 @@ use crate::plugin::stats::{Counters, Meter};
 use crate::plugin::world::{Fit, NavGrid, Positions, ViewKey};
 use crate::search::Algorithm;
 use crate::terrain::Profile;
+use groups::Gather;
 use job::Job;
 
 /// What dispatch reads and writes of an agent.
@@ -153,12 +156,22 @@ fn send_searches(
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
+    // Searches that may share one from their goal are held back until the
+    // end, and count as the jobs they will go out as.
+    let mut gather = Gather::default();
+    let max_group = if planning.searches.threads() == 0 {
+        groups::MAX_GROUP_MAIN_THREAD
+    } else {
+        groups::MAX_GROUP_THREADS
+    };
     // Searches for agents in a wall or on a blocked path go out at once;
     // the others as the threads need them (each of those priorities' channel
     // holds about two frames of work). The threads take the most urgent
     // first, so the order of the lines is the order of service.
     for priority in Priority::ALL {
-        while planning.searches.has_room(priority, cap) {
+        while planning.searches.has_room(priority, cap, gather.jobs())
+            && gather.held() < groups::MAX_GATHERED
+        {
             let Some(entity) = planning.book.pop_line(priority) else {
                 break;
             };
@@ -175,14 +188,19 @@ fn send_searches(
                 agents,
                 positions,
                 commands,
+                (&mut gather, max_group),
             );
         }
     }
+    let shared = gather.flush(&mut planning.searches, max_group);
+    planning.counters.0.shared_searches += shared as u64;
     popped
 }
 
 /// Sends one queued agent's search (or fails it if it has no valid
-/// endpoints); skips a stale queue entry.
+/// endpoints), or holds it back in `gather` if it may share one; skips a
+/// stale queue entry.
+#[expect(clippy::too_many_arguments, reason = "dispatch's state, passed on")]
 fn send_search(
     planning: &mut Planning,
     settings: &PathfindingSettings,
@@ -191,6 +209,7 @@ fn send_search(
     agents: &mut Query<AgentData>,
     positions: &Positions,
     commands: &mut Commands,
+    (gather, max_group): (&mut Gather, usize),
 ) {
     let Ok((request, mut state, mut status, mut path)) = agents.get_mut(entity) else {
         return;
@@ -247,29 +266,32 @@ fn send_search(
     if job::on_shared_mesh(key, algorithm, costs.is_some()) {
         share.offer(nav.layout_id(), key.0, nav.version(), &grid);
     }
-    planning.searches.send(
-        Job {
-            entity,
-            ticket: state.ticket(),
-            layout_id: nav.layout_id(),
-            grid_version: nav.version(),
-            searched_version: nav.version(),
-            share,
-            key,
-            grid,
-            base: matches!(key.1, Fit::Eroded(c) if !c.is_none()).then_some(base),
-            costs,
-            start: nav.to_grid(start),
-            goal_grid: nav.to_grid(goal),
-            goal,
-            algorithm,
-            options: settings.plan_options(algorithm),
-            cancel: flag,
-            #[cfg(feature = "debug-gizmos")]
-            trace,
-        },
-        priority,
-    );
+    let job = Job {
+        entity,
+        ticket: state.ticket(),
+        layout_id: nav.layout_id(),
+        grid_version: nav.version(),
+        searched_version: nav.version(),
+        share,
+        key,
+        grid,
+        base: matches!(key.1, Fit::Eroded(c) if !c.is_none()).then_some(base),
+        costs,
+        start: nav.to_grid(start),
+        goal_grid: nav.to_grid(goal),
+        goal,
+        algorithm,
+        options: settings.plan_options(algorithm),
+        cancel: flag,
+        #[cfg(feature = "debug-gizmos")]
+        trace,
+        group: None,
+    };
+    if settings.shared_searches && Gather::may_share(&job) {
+        gather.hold(job, priority, max_group);
+    } else {
+        planning.searches.send(job, priority);
+    }
     #[cfg(not(feature = "debug-gizmos"))]
     let _ = trace;
     state.begin(&mut status, cancel, goal);

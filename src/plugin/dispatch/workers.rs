@@ -53,7 +53,8 @@ struct Shared {
     workers: usize,
     /// Threads alive and whether each one's search is long.
     threads: Mutex<Vec<Arc<Slot>>>,
-    /// Jobs sent and not yet answered.
+    /// Answers owed for the jobs sent (one per agent a job answers) and
+    /// not yet read.
     outstanding: AtomicUsize,
     /// Jobs sent and not yet taken by a thread, per priority.
     waiting: [AtomicUsize; 4],
@@ -120,12 +121,13 @@ impl WorkerPool {
 
     /// Queues `job` with `priority`.
     pub(crate) fn send(&self, job: Job, priority: Priority) {
-        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        let answers = job.members();
+        self.shared.outstanding.fetch_add(answers, Ordering::AcqRel);
         self.shared.waiting[priority as usize].fetch_add(1, Ordering::AcqRel);
         // The receivers live as long as `shared`, which `self` holds.
         if let Err(e) = self.senders[priority as usize].send(job) {
             drop(e);
-            self.shared.outstanding.fetch_sub(1, Ordering::AcqRel);
+            self.shared.outstanding.fetch_sub(answers, Ordering::AcqRel);
             self.shared.waiting[priority as usize].fetch_sub(1, Ordering::AcqRel);
         }
     }
@@ -140,7 +142,7 @@ impl WorkerPool {
         !self.outcomes.is_empty()
     }
 
-    /// Jobs sent whose outcome has not been read yet.
+    /// Answers owed for the jobs sent (one per agent) not read yet.
     pub(crate) fn outstanding(&self) -> usize {
         self.shared.outstanding.load(Ordering::Acquire)
     }
@@ -308,13 +310,15 @@ fn run(shared: &Shared, slot: &Slot) {
         if result.is_none() {
             shared.cancelled.fetch_add(1, Ordering::Relaxed);
         }
-        let outcome = job.answer(
+        let outcomes = job.answer(
             result,
             #[cfg(feature = "debug-gizmos")]
             trace,
         );
-        if shared.outcomes.send(outcome).is_err() {
-            return; // the pool is gone
+        for outcome in outcomes {
+            if shared.outcomes.send(outcome).is_err() {
+                return; // the pool is gone
+            }
         }
         if slot.long.swap(false, Ordering::AcqRel) && leave_after_long(shared, slot) {
             return;

@@ -1,0 +1,236 @@
+//! Shared-goal groups: waiting point agents with one goal, gathered into
+//! one search from that goal that answers them all.
+//!
+//! As dispatch takes agents from the queue, each search that may be shared
+//! is held back here instead of being sent: Anya or Polyanya (exact, so
+//! equally long paths), a point agent on its profile's uniform grid, not
+//! traced. Searches with the same layout, grid version, profile, planner
+//! and goal point (an entity's position when sent) gather. When dispatch
+//! has taken what the pacing allows, a gathering of at least [`MIN_GROUP`]
+//! goes out as group jobs of at most `max` agents each (a few thousand on
+//! search threads, fewer on the main thread, where a group's search runs
+//! whole in one slice), and a smaller one as single searches.
+//!
+//! The group's search is [`Planner::plan_many_on_mesh`] on the profile's
+//! mesh, the one Polyanya searches: its answers are exactly as long as
+//! each agent's own search. For Anya, whose searches need no mesh, a
+//! group is formed only where the mesh costs little: it is built already
+//! (by Polyanya searches or earlier groups), or the grid has at most
+//! [`SMALL_GRID`] cells (built in some tens of milliseconds by the group's
+//! search). On a larger grid that has no mesh yet, Anya agents keep their
+//! own searches. Shared searches are not kept after they answer: agents
+//! that ask later get a new one, so no cached answer outlives an edit.
+//!
+//! [`Planner::plan_many_on_mesh`]: crate::search::Planner::plan_many_on_mesh
+
+use super::executor::Searches;
+use super::job::{Group, Job, Member, on_shared_mesh};
+use crate::fast_hash::FastMap;
+use crate::plugin::agent::Priority;
+use crate::plugin::world::{Fit, ProfileId};
+use crate::search::Algorithm;
+
+/// The fewest agents one search is shared by: from about 2 to 9 starts on,
+/// depending on the map, one search from the goal costs less than a search
+/// per agent (see [`Planner::plan_many_on_mesh`]).
+///
+/// [`Planner::plan_many_on_mesh`]: crate::search::Planner::plan_many_on_mesh
+pub(crate) const MIN_GROUP: usize = 8;
+
+/// The most agents a group job answers on search threads (about 1.5 ms of
+/// search on a game map).
+pub(crate) const MAX_GROUP_THREADS: usize = 4096;
+
+/// The most agents a group job answers on the main thread, where it runs
+/// whole in one slice (about 0.2 ms).
+pub(crate) const MAX_GROUP_MAIN_THREAD: usize = 512;
+
+/// The most cells of a grid on which Anya agents are grouped before a mesh
+/// of it exists: the group's search builds it, in some tens of
+/// milliseconds.
+pub(crate) const SMALL_GRID: u64 = 1 << 20;
+
+/// The most agents held back in one dispatch: dispatch takes them all from
+/// the queue in one frame, at about a microsecond each.
+pub(crate) const MAX_GATHERED: usize = 8192;
+
+/// What searches that share one must agree on.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    layout_id: u64,
+    version: u64,
+    profile: ProfileId,
+    algorithm: Algorithm,
+    /// The goal in grid coordinates, as bits.
+    goal: (u64, u64),
+}
+
+/// Searches gathered for one key, and the most urgent priority among them.
+struct Gathering {
+    priority: Priority,
+    jobs: Vec<Job>,
+}
+
+/// The searches held back in one dispatch, by what they may share.
+#[derive(Default)]
+pub(crate) struct Gather {
+    gatherings: FastMap<Key, Gathering>,
+    /// Jobs [`Gather::flush`] would send now.
+    jobs: usize,
+    /// Searches held back.
+    held: usize,
+}
+
+impl Gather {
+    /// Whether `job` may share a search (see the module docs).
+    pub(crate) fn may_share(job: &Job) -> bool {
+        let exact = matches!(job.algorithm, Algorithm::Anya | Algorithm::Polyanya)
+            && job.options.heuristic_weight == 1.0;
+        if !exact || job.key.1 != Fit::POINT || job.costs.is_some() || job.base.is_some() {
+            return false;
+        }
+        #[cfg(feature = "debug-gizmos")]
+        if job.trace {
+            return false;
+        }
+        on_shared_mesh(job.key, job.algorithm, false)
+            || job.share.has_mesh(job.layout_id, job.key.0, 0)
+            || u64::from(job.grid.width()) * u64::from(job.grid.height()) <= SMALL_GRID
+    }
+
+    /// Holds `job` (one that [`may_share`](Self::may_share)) back with
+    /// `priority`.
+    pub(crate) fn hold(&mut self, job: Job, priority: Priority, max: usize) {
+        let key = Key {
+            layout_id: job.layout_id,
+            version: job.grid_version,
+            profile: job.key.0,
+            algorithm: job.algorithm,
+            goal: (job.goal_grid.x.to_bits(), job.goal_grid.y.to_bits()),
+        };
+        let gathering = self.gatherings.entry(key).or_insert_with(|| Gathering {
+            priority,
+            jobs: Vec::new(),
+        });
+        let before = jobs_for(gathering.jobs.len(), max);
+        gathering.priority = gathering.priority.min(priority);
+        gathering.jobs.push(job);
+        self.jobs = self.jobs + jobs_for(gathering.jobs.len(), max) - before;
+        self.held += 1;
+    }
+
+    /// The jobs [`flush`](Self::flush) would send now.
+    pub(crate) fn jobs(&self) -> usize {
+        self.jobs
+    }
+
+    /// Searches held back.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Sends what was held back: gatherings of at least [`MIN_GROUP`] as
+    /// group jobs of at most `max` agents, the others one by one. Returns
+    /// how many group jobs went out.
+    pub(crate) fn flush(&mut self, searches: &mut Searches, max: usize) -> usize {
+        let mut groups = 0;
+        for (_, Gathering { priority, jobs }) in self.gatherings.drain() {
+            if jobs.len() < MIN_GROUP {
+                for job in jobs {
+                    searches.send(job, priority);
+                }
+                continue;
+            }
+            let mut jobs = jobs.into_iter();
+            loop {
+                let mut chunk = jobs.by_ref().take(max.max(1));
+                let Some(mut head) = chunk.next() else {
+                    break;
+                };
+                let rest: Vec<Member> = chunk
+                    .map(|job| Member {
+                        entity: job.entity,
+                        ticket: job.ticket,
+                        start: job.start,
+                        cancel: job.cancel,
+                    })
+                    .collect();
+                if !rest.is_empty() {
+                    head.group = Some(Box::new(Group::new(rest)));
+                    groups += 1;
+                }
+                searches.send(head, priority);
+            }
+        }
+        self.jobs = 0;
+        self.held = 0;
+        groups
+    }
+}
+
+/// The jobs a gathering of `n` searches goes out as.
+fn jobs_for(n: usize, max: usize) -> usize {
+    if n >= MIN_GROUP {
+        n.div_ceil(max.max(1))
+    } else {
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bevy_math::DVec2;
+
+    use super::*;
+    use crate::grid::Grid;
+    use crate::plugin::dispatch::job::test_job;
+
+    #[test]
+    fn gatherings_are_counted_as_the_jobs_they_go_out_as() {
+        assert_eq!(jobs_for(0, 100), 0);
+        assert_eq!(jobs_for(MIN_GROUP - 1, 100), MIN_GROUP - 1);
+        assert_eq!(jobs_for(MIN_GROUP, 100), 1);
+        assert_eq!(jobs_for(250, 100), 3);
+        let grid = Arc::new(Grid::new(16, 16).unwrap());
+        let mut gather = Gather::default();
+        for i in 0..20 {
+            let goal = if i < 12 {
+                DVec2::new(15.5, 15.5)
+            } else {
+                DVec2::new(1.5, 15.5)
+            };
+            let mut job = test_job(&grid, i + 1, DVec2::new(0.5, f64::from(i) * 0.5), goal);
+            job.algorithm = Algorithm::Polyanya;
+            assert!(Gather::may_share(&job));
+            gather.hold(job, Priority::Refine, 5);
+        }
+        // 12 with one goal: 3 jobs of up to 5; 8 with the other: 2 jobs.
+        assert_eq!(gather.held(), 20);
+        assert_eq!(gather.jobs(), 5);
+    }
+
+    #[test]
+    fn only_exact_point_searches_without_costs_share() {
+        let grid = Arc::new(Grid::new(16, 16).unwrap());
+        let job = || test_job(&grid, 1, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5));
+        assert!(Gather::may_share(&job()), "Anya on a small grid");
+        let mut theta = job();
+        theta.algorithm = Algorithm::LazyTheta;
+        assert!(!Gather::may_share(&theta));
+        let mut weighted = job();
+        weighted.options.heuristic_weight = 1.5;
+        assert!(!Gather::may_share(&weighted));
+        let mut disc = job();
+        disc.key.1 = Fit::Disc(32);
+        assert!(!Gather::may_share(&disc));
+        // Anya on a large grid without a mesh keeps its own searches.
+        let big = Arc::new(Grid::new(2048, 1024).unwrap());
+        let anya = test_job(&big, 1, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5));
+        assert!(!Gather::may_share(&anya));
+        let mut polyanya = test_job(&big, 1, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5));
+        polyanya.algorithm = Algorithm::Polyanya;
+        assert!(Gather::may_share(&polyanya));
+    }
+}

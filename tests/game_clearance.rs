@@ -213,6 +213,9 @@ struct Game {
     clock: Instant,
     /// The profiles agents draw from.
     profiles: [ProfileId; 3],
+    /// Two rally points half the agents head for (crowds: their searches
+    /// are shared).
+    rally: Vec<Vec2>,
 }
 
 impl Game {
@@ -275,7 +278,9 @@ impl Game {
             history: EntityHashMap::default(),
             clock: Instant::now(),
             profiles: [ProfileId::DEFAULT, ranger, forester],
+            rally: Vec::new(),
         };
+        game.rally = vec![game.free_point(), game.free_point()];
         for _ in 0..agents {
             game.spawn(0);
         }
@@ -304,7 +309,11 @@ impl Game {
 
     fn spawn(&mut self, frame: usize) {
         let start = self.free_point();
-        let goal = self.free_point();
+        let goal = if self.rng.chance(0.5) {
+            *self.rng.pick(&self.rally)
+        } else {
+            self.free_point()
+        };
         let radius = *self.rng.pick(&RADII);
         let profile = *self.rng.pick(&self.profiles);
         let mut request = PathRequest::to(goal)
@@ -551,6 +560,18 @@ fn play(agents: usize, seed: u64, meshes: bool) {
         if frame % 10 == 5 {
             game.churn(frame);
         }
+        // The rally points move; a third of the agents head for them.
+        if frame % 150 == 75 {
+            game.rally = vec![game.free_point(), game.free_point()];
+            for i in 0..game.agents.len() {
+                if game.rng.chance(0.33) {
+                    let goal = *game.rng.pick(&game.rally);
+                    let e = game.agents[i];
+                    game.app.world_mut().get_mut::<PathRequest>(e).unwrap().goal =
+                        PathGoal::Point(goal);
+                }
+            }
+        }
         if frame % 200 == 100 {
             let mut settings = game.app.world_mut().resource_mut::<PathfindingSettings>();
             settings.algorithm = if settings.algorithm == Algorithm::Anya {
@@ -692,6 +713,8 @@ fn play(agents: usize, seed: u64, meshes: bool) {
         .count();
     assert!(fallbacks > 10, "only {fallbacks} fallbacks: {tally:?}");
     let n = game.agents.len();
+    let d = *game.app.world().resource::<PathfindingDiagnostics>();
+    assert!(d.shared_searches > 0, "{d:?}");
     if meshes {
         assert!(
             on_meshes > n / 4 && on_meshes + n / 4 < n,

@@ -111,10 +111,10 @@
 //!
 //! # Crowds: one search for many agents
 //!
-//! Agents that dispatch sends towards the same goal in one frame (the same
-//! point, or the same entity), at least 8 of them, point agents of one
-//! profile without costs, planned by Anya or Polyanya, share one search run
-//! from the goal out to all of them
+//! Agents waiting to plan towards the same goal (the same point, or the
+//! same entity), at least 8 of them, of one profile without costs and one
+//! radius class, planned by Anya or Polyanya, share one search run from
+//! the goal out to all of them
 //! ([`Planner::plan_many_on_mesh`](crate::search::Planner::plan_many_on_mesh)
 //! on the profile's mesh): each gets a path exactly as long as its own
 //! search would give, or the same fallback. With Anya, this waits for
@@ -122,7 +122,9 @@
 //! builds it) or on grids of up to 2^20 cells, whose mesh the first group
 //! builds in tens of milliseconds. A group is one job of up to 4,096
 //! agents on a search thread (512 on the main thread, where it runs whole
-//! in one slice). Shared searches are not kept: agents asking later get
+//! in one slice). Dispatch gathers them among the agents the pace lets it
+//! send, and among the next 4,096 waiting in each line, who join ahead of
+//! their turn. Shared searches are not kept: agents asking later get
 //! searches of their own, or a new shared one.
 //! [`PathfindingSettings::shared_searches`] turns it off, and
 //! [`PathfindingDiagnostics::shared_searches`] counts them.

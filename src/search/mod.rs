@@ -419,7 +419,27 @@ pub(crate) struct SearchContext<'a> {
     pub stop_at: u64,
 }
 
-impl SearchContext<'_> {
+impl<'a> SearchContext<'a> {
+    /// A whole search (no cancel flag, no trace) on `grid` from `start` to
+    /// `goal`, within `options`' node budget.
+    pub(crate) fn whole(
+        grid: &'a Grid,
+        start: &'a Endpoint,
+        goal: &'a Endpoint,
+        options: &'a PlanOptions,
+    ) -> Self {
+        SearchContext {
+            grid,
+            start,
+            goal,
+            options,
+            cancel: None,
+            stats: SearchStats::default(),
+            trace: None,
+            stop_at: options.node_budget.unwrap_or(u64::MAX),
+        }
+    }
+
     /// Checked between expansions: whether to stop, and why. The node
     /// budget and the end of a slice are checked each time, the cancel flag
     /// every 1024 expansions.
@@ -654,8 +674,14 @@ impl Planner {
     /// 2 to 9 starts on. Starts that cannot reach the goal share a search in the
     /// same way, one per fallback target (one per region of the grid they
     /// stand in). Answers without a search (a start at its path's end, bad
-    /// input) and every start on a mesh for a radius are planned one by
-    /// one. The paths of a shared search carry its [`SearchStats`].
+    /// input) are planned one by one. On a mesh for a radius
+    /// ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)) the
+    /// starts share a search when the goal is on the mesh, each start moved
+    /// onto the mesh as `plan_on_mesh` moves it; starts cut off from the
+    /// goal, every start when the goal is off the mesh (their fallback
+    /// targets depend on where each start is), and Lazy Theta\* or A\*
+    /// (`options.algorithm`) are planned one by one. The paths of a shared
+    /// search carry its [`SearchStats`].
     ///
     /// ```
     /// use bevy_anyangle::mesh::NavMesh;
@@ -684,11 +710,7 @@ impl Planner {
     ) {
         out.clear();
         if mesh.radius() > 0.0 {
-            out.extend(
-                starts
-                    .iter()
-                    .map(|&start| self.plan_on_mesh(mesh, start, goal, options)),
-            );
+            self.plan_many_on_radius_mesh(mesh, starts, goal, options, out);
             return;
         }
         let options = PlanOptions {
@@ -743,16 +765,7 @@ impl Planner {
             let source = group[0].1.goal.clone();
             targets.clear();
             targets.extend(group.iter().map(|(_, r)| r.start.clone()));
-            let mut ctx = SearchContext {
-                grid: mesh.grid(),
-                start: &source,
-                goal: &source,
-                options: &options,
-                cancel: None,
-                stats: SearchStats::default(),
-                trace: None,
-                stop_at: options.node_budget.unwrap_or(u64::MAX),
-            };
+            let mut ctx = SearchContext::whole(mesh.grid(), &source, &source, &options);
             let outcome = polyanya::search_many(&mut ctx, mesh, &mut self.polyanya, &targets);
             if !matches!(outcome, Outcome::Found | Outcome::Exhausted) {
                 continue;

@@ -478,21 +478,23 @@ pub(crate) fn search(
 }
 
 /// Runs Polyanya from `ctx.start` to every point of `targets` at once, on
-/// `mesh` (of point agents): the shortest path to each, as long as the
-/// path a search from it to the source would find (visibility is the same
-/// both ways). Nodes are popped by their root's cost plus the distance to
-/// their interval, a bound for any target beyond it; the search ends once
-/// every target has a way no longer than the next node's bound, or when
-/// nothing is left (targets not reached then have none). Read the paths
-/// with [`Scratch::path_from_target`].
+/// `mesh`: the shortest path to each, as long as the path a search from it
+/// to the source would find (visibility is the same both ways). Nodes are
+/// popped by their root's cost plus the distance to their interval, a
+/// bound for any target beyond it; the search ends once every target has a
+/// way no longer than the next node's bound, or when nothing is left
+/// (targets not reached then have none). Read the paths with
+/// [`Scratch::path_from_target`] (in mesh coordinates: on a mesh for a
+/// radius, divide by [`NavMesh::scale`]).
 pub(crate) fn search_many(
     ctx: &mut SearchContext<'_>,
     mesh: &NavMesh,
     scratch: &mut Scratch,
     targets: &[Endpoint],
 ) -> Outcome {
-    debug_assert_eq!(mesh.scale(), 1, "point meshes only");
-    let s = ctx.start.p;
+    // In mesh coordinates: cells, or a finer lattice for agents of a radius.
+    let scale = mesh.scale() as f64;
+    let s = ctx.start.p * scale;
     scratch.begin(mesh, s, ctx.start);
     let tg = &mut scratch.targets;
     tg.points.clear();
@@ -500,13 +502,14 @@ pub(crate) fn search_many(
     tg.best.clear();
     tg.found = 0;
     tg.worst = (0.0, 0);
-    let mut lattice = lattice_shift(&[s]).is_some();
+    let mut lattice = scale == 1.0 && lattice_shift(&[s]).is_some();
     for (k, end) in targets.iter().enumerate() {
-        tg.points.push(end.p);
+        let p = end.p * scale;
+        tg.points.push(p);
         tg.best.push((f64::INFINITY, NO_ROOT));
-        lattice &= lattice_shift(&[end.p]).is_some();
+        lattice &= lattice_shift(&[p]).is_some();
         scratch.goal_polys.clear();
-        mesh.polygons_at(end.p, end.cells(), &mut scratch.goal_polys);
+        mesh.polygons_at(p, end.cells(), &mut scratch.goal_polys);
         retain_allowed(mesh, end, &mut scratch.goal_polys);
         tg.by_poly
             .extend(scratch.goal_polys.iter().map(|&poly| (poly, k as u32)));

@@ -73,6 +73,85 @@ impl Planner {
         }
     }
 
+    /// [`Planner::plan_many_on_mesh`] on a mesh of [`NavMesh::with_radius`]:
+    /// for a goal on the mesh, the starts, each moved onto the mesh as
+    /// [`Planner::plan_on_mesh`] moves it, share one Polyanya search from
+    /// the goal. The others (bad input, a start already at the goal or cut
+    /// off from it, a goal off the mesh, whose fallback target depends on
+    /// the start's part of the mesh, and Lazy Theta\* or A\*) are planned
+    /// one by one.
+    pub(crate) fn plan_many_on_radius_mesh(
+        &mut self,
+        mesh: &NavMesh,
+        starts: &[DVec2],
+        goal: DVec2,
+        options: &PlanOptions,
+        out: &mut Vec<Result<Path, PlanError>>,
+    ) {
+        let mut answers: Vec<Option<Result<Path, PlanError>>> = Vec::with_capacity(starts.len());
+        answers.resize_with(starts.len(), || None);
+        let goal = goal + DVec2::ZERO;
+        let exact = matches!(options.algorithm, Algorithm::Anya | Algorithm::Polyanya);
+        let goal_ep =
+            (exact && goal.is_finite() && on_mesh(mesh, goal, &mut self.polygon_marks.found))
+                .then(|| Endpoint::resolve(mesh.grid(), goal))
+                .flatten();
+        if let Some(goal_ep) = goal_ep {
+            let within = f64::from(MAX_EXIT_DISTANCE);
+            // (Which start each target is, where it was moved to, and from
+            // where.)
+            let mut members: Vec<(usize, DVec2, Option<DVec2>)> = Vec::new();
+            let mut targets = Vec::new();
+            for (i, &start) in starts.iter().enumerate() {
+                if !start.is_finite() {
+                    continue;
+                }
+                let start = start + DVec2::ZERO;
+                let found = &mut self.polygon_marks.found;
+                let Some(from) = nearest_on_mesh(mesh, start, within, found) else {
+                    continue;
+                };
+                if let (true, Some(end)) = (from != goal, Endpoint::resolve(mesh.grid(), from)) {
+                    targets.push(end);
+                    members.push((i, from, (from != start).then_some(start)));
+                }
+            }
+            let mut ctx = SearchContext::whole(mesh.grid(), &goal_ep, &goal_ep, options);
+            let outcome = if targets.is_empty() {
+                Outcome::Exhausted
+            } else {
+                polyanya::search_many(&mut ctx, mesh, &mut self.polyanya, &targets)
+            };
+            if matches!(outcome, Outcome::Found | Outcome::Exhausted) {
+                let scale = mesh.scale() as f64;
+                for (k, &(i, from, moved)) in members.iter().enumerate() {
+                    let mut waypoints = Vec::new();
+                    if !self.polyanya.path_from_target(k, &mut waypoints) {
+                        continue; // cut off from the goal: a fallback, alone
+                    }
+                    for p in &mut waypoints {
+                        *p /= scale;
+                    }
+                    // The ends exactly as asked, not through the lattice.
+                    let last = waypoints.len() - 1;
+                    (waypoints[0], waypoints[last]) = (from, goal);
+                    let length = polyline_length(&waypoints);
+                    answers[i] = Some(Ok(Path {
+                        waypoints,
+                        length,
+                        cost: length,
+                        kind: PathKind::Found,
+                        start_moved_from: moved,
+                        stats: ctx.stats,
+                    }));
+                }
+            }
+        }
+        out.extend(answers.into_iter().zip(starts).map(|(answer, &start)| {
+            answer.unwrap_or_else(|| self.plan_on_mesh(mesh, start, goal, options))
+        }));
+    }
+
     /// Polyanya from `from` to `to`, both on `mesh`; `None` if `to` is cut
     /// off from `from`.
     fn search_radius_mesh(
@@ -87,16 +166,7 @@ impl Planner {
         let grid = mesh.grid();
         let resolve = |p: DVec2| Endpoint::resolve(grid, p).ok_or(PlanError::NoRoom);
         let (start_ep, goal_ep) = (resolve(from)?, resolve(to)?);
-        let mut ctx = SearchContext {
-            grid,
-            start: &start_ep,
-            goal: &goal_ep,
-            options,
-            cancel: None,
-            stats: SearchStats::default(),
-            trace: None,
-            stop_at: options.node_budget.unwrap_or(u64::MAX),
-        };
+        let mut ctx = SearchContext::whole(grid, &start_ep, &goal_ep, options);
         let mut waypoints = Vec::new();
         let outcome = if from == to {
             waypoints.push(from);

@@ -61,6 +61,12 @@ impl JobQueue {
         Some(entity)
     }
 
+    /// The first `n` entries of the line of `priority`, in order, left in
+    /// place (stale ones included).
+    pub(crate) fn peek_line(&self, priority: Priority, n: usize) -> impl Iterator<Item = Entity> {
+        self.lines[priority as usize].iter().take(n).copied()
+    }
+
     /// Entries waiting (stale ones included).
     pub(crate) fn len(&self) -> usize {
         self.entries

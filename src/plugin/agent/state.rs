@@ -337,6 +337,13 @@ impl PlanBook {
         self.queue.pop_line(priority)
     }
 
+    /// The first `n` queued agents of the line of `priority`, left in the
+    /// queue (possibly stale entries). One that is sent now leaves its
+    /// entry behind as a stale one.
+    pub(crate) fn peek_line(&self, priority: Priority, n: usize) -> impl Iterator<Item = Entity> {
+        self.queue.peek_line(priority, n)
+    }
+
     /// Entries waiting in the queue (stale ones included).
     pub(crate) fn queued(&self) -> usize {
         self.queue.len()

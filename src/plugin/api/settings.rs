@@ -145,15 +145,16 @@ pub struct PathfindingSettings {
     #[cfg_attr(feature = "serde", serde(default = "yes"))]
     pub radius_meshes: bool,
     /// Whether agents heading for one goal share one search from it
-    /// (`true`, the default). When dispatch sends at least 8 point agents
-    /// of one profile without costs, planned by Anya or Polyanya, towards
-    /// the same point (or the same entity) in one frame, one search from
-    /// the goal answers all of them ([`Planner::plan_many_on_mesh`] on the
-    /// profile's mesh), with paths exactly as long as their own searches
-    /// give: 1,000 agents cost about as much as 20 single searches. Anya
-    /// agents are grouped once the profile's mesh exists, or at once on
-    /// grids of up to 2^20 cells (the group's search builds it, in tens of
-    /// milliseconds). `false`: every agent gets its own search.
+    /// (`true`, the default). When at least 8 agents of one profile
+    /// without costs and one radius class, planned by Anya or Polyanya,
+    /// wait to plan towards the same point (or the same entity), one search
+    /// from the goal answers all of them ([`Planner::plan_many_on_mesh`] on
+    /// the profile's mesh for their radius), with paths exactly as long as
+    /// their own searches give: 1,000 agents cost about as much as 20
+    /// single searches. Anya's point agents are grouped once the profile's
+    /// mesh exists, or at once on grids of up to 2^20 cells (the group's
+    /// search builds it, in tens of milliseconds). `false`: every agent
+    /// gets its own search.
     ///
     /// [`Planner::plan_many_on_mesh`]: crate::search::Planner::plan_many_on_mesh
     #[cfg_attr(feature = "serde", serde(default = "yes"))]

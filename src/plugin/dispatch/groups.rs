@@ -1,32 +1,45 @@
-//! Shared-goal groups: waiting point agents with one goal, gathered into
-//! one search from that goal that answers them all.
+//! Shared-goal groups: waiting agents with one goal, gathered into one
+//! search from that goal that answers them all.
 //!
 //! As dispatch takes agents from the queue, each search that may be shared
 //! is held back here instead of being sent: Anya or Polyanya (exact, so
-//! equally long paths), a point agent on its profile's uniform grid, not
-//! traced. Searches with the same layout, grid version, profile, planner
-//! and goal point (an entity's position when sent) gather. When dispatch
-//! has taken what the pacing allows, a gathering of at least [`MIN_GROUP`]
-//! goes out as group jobs of at most `max` agents each (a few thousand on
-//! search threads, fewer on the main thread, where a group's search runs
-//! whole in one slice), and a smaller one as single searches.
+//! equally long paths), a point agent on its profile's uniform grid or an
+//! agent of a radius on its profile's mesh for that radius class, not
+//! traced. Searches with the same layout, grid version, profile, radius
+//! class, planner and goal point (an entity's position when sent) gather.
+//! Once the pace is spent, dispatch looks [`LOOKAHEAD`] entries further
+//! down the paced lines for agents whose request names a goal (a point, or
+//! an entity) that a held-back search was asked for: they join now, ahead
+//! of their turn, as they add little to the shared search. Then a gathering
+//! of at least [`MIN_GROUP`] goes out as group jobs of at most `max` agents
+//! each (a few thousand on search threads, fewer on the main thread, where
+//! a group's search runs whole in one slice), and a smaller one as single
+//! searches.
 //!
 //! The group's search is [`Planner::plan_many_on_mesh`] on the profile's
-//! mesh, the one Polyanya searches: its answers are exactly as long as
-//! each agent's own search. For Anya, whose searches need no mesh, a
-//! group is formed only where the mesh costs little: it is built already
-//! (by Polyanya searches or earlier groups), or the grid has at most
-//! [`SMALL_GRID`] cells (built in some tens of milliseconds by the group's
-//! search). On a larger grid that has no mesh yet, Anya agents keep their
-//! own searches. Shared searches are not kept after they answer: agents
-//! that ask later get a new one, so no cached answer outlives an edit.
+//! mesh (for point agents, the one Polyanya searches; for a radius class,
+//! the one its agents always plan on): its answers are exactly as long as
+//! each agent's own search. For Anya's point agents, whose searches need no
+//! mesh, a group is formed only where the mesh costs little: it is built
+//! already (by Polyanya searches or earlier groups), or the grid has at
+//! most [`SMALL_GRID`] cells (built in some tens of milliseconds by the
+//! group's search). On a larger grid that has no mesh yet, Anya agents keep
+//! their own searches. Shared searches are not kept after they answer:
+//! agents that ask later get a new one, so no cached answer outlives an
+//! edit.
 //!
 //! [`Planner::plan_many_on_mesh`]: crate::search::Planner::plan_many_on_mesh
 
+use core::hash::BuildHasherDefault;
+use std::collections::HashSet;
+
+use bevy_ecs::entity::Entity;
+
 use super::executor::Searches;
 use super::job::{Group, Job, Member, on_shared_mesh};
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastHasher, FastMap};
 use crate::plugin::agent::Priority;
+use crate::plugin::api::PathGoal;
 use crate::plugin::world::{Fit, ProfileId};
 use crate::search::Algorithm;
 
@@ -54,12 +67,36 @@ pub(crate) const SMALL_GRID: u64 = 1 << 20;
 /// the queue in one frame, at about a microsecond each.
 pub(crate) const MAX_GATHERED: usize = 8192;
 
+/// How far down each paced line dispatch looks, once the pace is spent,
+/// for agents heading for a goal some held-back search has: they join it
+/// (see [`Gather::heads_for`]).
+pub(crate) const LOOKAHEAD: usize = 4096;
+
+/// Where a request's goal comes from: the same source, the same goal.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Source {
+    /// A point, as bits.
+    Point(u32, u32),
+    /// An entity followed.
+    Entity(Entity),
+}
+
+impl From<PathGoal> for Source {
+    fn from(goal: PathGoal) -> Self {
+        match goal {
+            PathGoal::Point(p) => Source::Point(p.x.to_bits(), p.y.to_bits()),
+            PathGoal::Entity(e) => Source::Entity(e),
+        }
+    }
+}
+
 /// What searches that share one must agree on.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
     layout_id: u64,
     version: u64,
     profile: ProfileId,
+    fit: Fit,
     algorithm: Algorithm,
     /// The goal in grid coordinates, as bits.
     goal: (u64, u64),
@@ -75,7 +112,9 @@ struct Gathering {
 #[derive(Default)]
 pub(crate) struct Gather {
     gatherings: FastMap<Key, Gathering>,
-    /// Jobs [`Gather::flush`] would send now.
+    /// The goals of the searches held back, as requested.
+    goals: HashSet<Source, BuildHasherDefault<FastHasher>>,
+    /// Jobs the gatherings count as (see [`jobs_for`]).
     jobs: usize,
     /// Searches held back.
     held: usize,
@@ -86,7 +125,8 @@ impl Gather {
     pub(crate) fn may_share(job: &Job) -> bool {
         let exact = matches!(job.algorithm, Algorithm::Anya | Algorithm::Polyanya)
             && job.options.heuristic_weight == 1.0;
-        if !exact || job.key.1 != Fit::POINT || job.costs.is_some() || job.base.is_some() {
+        let fits = job.key.1 == Fit::POINT || matches!(job.key.1, Fit::Disc(_));
+        if !exact || !fits || job.costs.is_some() || job.base.is_some() {
             return false;
         }
         #[cfg(feature = "debug-gizmos")]
@@ -98,13 +138,21 @@ impl Gather {
             || u64::from(job.grid.width()) * u64::from(job.grid.height()) <= SMALL_GRID
     }
 
-    /// Holds `job` (one that [`may_share`](Self::may_share)) back with
-    /// `priority`.
-    pub(crate) fn hold(&mut self, job: Job, priority: Priority, max: usize) {
+    /// Whether a search held back was asked for with `goal`: an agent
+    /// heading for it may share that search.
+    pub(crate) fn heads_for(&self, goal: PathGoal) -> bool {
+        self.goals.contains(&Source::from(goal))
+    }
+
+    /// Holds `job` (one that [`may_share`](Self::may_share)), asked for with
+    /// `goal`, back with `priority`.
+    pub(crate) fn hold(&mut self, job: Job, goal: PathGoal, priority: Priority, max: usize) {
+        self.goals.insert(Source::from(goal));
         let key = Key {
             layout_id: job.layout_id,
             version: job.grid_version,
             profile: job.key.0,
+            fit: job.key.1,
             algorithm: job.algorithm,
             goal: (job.goal_grid.x.to_bits(), job.goal_grid.y.to_bits()),
         };
@@ -119,7 +167,7 @@ impl Gather {
         self.held += 1;
     }
 
-    /// The jobs [`flush`](Self::flush) would send now.
+    /// The jobs the searches held back count as, for the pace.
     pub(crate) fn jobs(&self) -> usize {
         self.jobs
     }
@@ -162,19 +210,20 @@ impl Gather {
                 searches.send(head, priority);
             }
         }
+        self.goals.clear();
         self.jobs = 0;
         self.held = 0;
         groups
     }
 }
 
-/// The jobs a gathering of `n` searches goes out as.
+/// The jobs a gathering of `n` searches counts as while dispatch takes
+/// agents from the queue: the group jobs it would fill. (One that ends
+/// smaller than [`MIN_GROUP`] goes out as its single searches, a few past
+/// the pace: otherwise a pace of a few jobs, as on the main thread, would
+/// stop taking agents before any group could form.)
 fn jobs_for(n: usize, max: usize) -> usize {
-    if n >= MIN_GROUP {
-        n.div_ceil(max.max(1))
-    } else {
-        n
-    }
+    n.div_ceil(max.max(1))
 }
 
 #[cfg(test)]
@@ -188,9 +237,9 @@ mod tests {
     use crate::plugin::dispatch::job::test_job;
 
     #[test]
-    fn gatherings_are_counted_as_the_jobs_they_go_out_as() {
+    fn gatherings_are_counted_as_the_group_jobs_they_fill() {
         assert_eq!(jobs_for(0, 100), 0);
-        assert_eq!(jobs_for(MIN_GROUP - 1, 100), MIN_GROUP - 1);
+        assert_eq!(jobs_for(1, 100), 1);
         assert_eq!(jobs_for(MIN_GROUP, 100), 1);
         assert_eq!(jobs_for(250, 100), 3);
         let grid = Arc::new(Grid::new(16, 16).unwrap());
@@ -204,11 +253,25 @@ mod tests {
             let mut job = test_job(&grid, i + 1, DVec2::new(0.5, f64::from(i) * 0.5), goal);
             job.algorithm = Algorithm::Polyanya;
             assert!(Gather::may_share(&job));
-            gather.hold(job, Priority::Refine, 5);
+            gather.hold(
+                job,
+                PathGoal::Point(bevy_math::Vec2::ZERO),
+                Priority::Refine,
+                5,
+            );
         }
         // 12 with one goal: 3 jobs of up to 5; 8 with the other: 2 jobs.
         assert_eq!(gather.held(), 20);
         assert_eq!(gather.jobs(), 5);
+        assert!(gather.heads_for(PathGoal::Point(bevy_math::Vec2::ZERO)));
+        assert!(!gather.heads_for(PathGoal::Point(bevy_math::Vec2::ONE)));
+        let e = Entity::from_raw_u32(7).unwrap();
+        assert!(!gather.heads_for(PathGoal::Entity(e)));
+        let mut searches = Searches::new(0);
+        assert_eq!(gather.flush(&mut searches, 5), 5);
+        assert_eq!(searches.outstanding(), 20, "an answer owed per agent");
+        assert_eq!((gather.held(), gather.jobs()), (0, 0));
+        assert!(!gather.heads_for(PathGoal::Point(bevy_math::Vec2::ZERO)));
     }
 
     #[test]
@@ -224,7 +287,11 @@ mod tests {
         assert!(!Gather::may_share(&weighted));
         let mut disc = job();
         disc.key.1 = Fit::Disc(32);
-        assert!(!Gather::may_share(&disc));
+        assert!(Gather::may_share(&disc), "on the mesh for its radius");
+        let mut eroded = job();
+        eroded.key.1 = Fit::Eroded(crate::clearance::Clearance::from_radius(0.5).unwrap());
+        eroded.base = Some(Arc::clone(&grid));
+        assert!(!Gather::may_share(&eroded));
         // Anya on a large grid without a mesh keeps its own searches.
         let big = Arc::new(Grid::new(2048, 1024).unwrap());
         let anya = test_job(&big, 1, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5));

@@ -59,7 +59,7 @@ pub(crate) struct Job {
 }
 
 /// The agents a group job answers besides its own one (the first member),
-/// all point agents of one profile heading for `goal_grid`.
+/// all agents of one profile and radius class heading for `goal_grid`.
 pub(crate) struct Group {
     pub rest: Vec<Member>,
     /// Every member's answer, in order (the first one's taken out), once
@@ -229,7 +229,11 @@ impl Job {
     /// one search from the goal answers every member, whole. Returns the
     /// first member's answer and keeps the others'.
     fn run_group(&mut self, planner: &mut Planner, work: &mut u64) -> Step {
-        let Some(mesh) = self.shared_mesh(0, work) else {
+        let radius = match self.key.1 {
+            Fit::Disc(radius) => radius,
+            Fit::Eroded(_) => 0,
+        };
+        let Some(mesh) = self.shared_mesh(radius, work) else {
             return Step::Paused;
         };
         let Some(group) = self.group.as_deref_mut() else {

@@ -157,12 +157,34 @@ fn send_searches(
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
     // Searches that may share one from their goal are held back until the
-    // end, and count as the jobs they will go out as.
+    // end, and count as the group jobs they would fill.
     let mut gather = Gather::default();
     let max_group = if planning.searches.threads() == 0 {
         groups::MAX_GROUP_MAIN_THREAD
     } else {
         groups::MAX_GROUP_THREADS
+    };
+    // Sends (or holds back) the search of one agent taken from a line.
+    let take = |planning: &mut Planning,
+                nav: &mut NavGrid,
+                agents: &mut Query<AgentData>,
+                commands: &mut Commands,
+                gather: &mut Gather,
+                (entity, priority): (Entity, Priority)| {
+        #[cfg(feature = "debug-gizmos")]
+        let trace = traced.contains(entity);
+        #[cfg(not(feature = "debug-gizmos"))]
+        let trace = false;
+        send_search(
+            planning,
+            settings,
+            nav,
+            (entity, priority, trace),
+            agents,
+            positions,
+            commands,
+            (gather, max_group),
+        );
     };
     // Searches for agents in a wall or on a blocked path go out at once;
     // the others as the threads need them (each of those priorities' channel
@@ -176,19 +198,42 @@ fn send_searches(
                 break;
             };
             popped += 1;
-            #[cfg(feature = "debug-gizmos")]
-            let trace = traced.contains(entity);
-            #[cfg(not(feature = "debug-gizmos"))]
-            let trace = false;
-            send_search(
+            take(
                 planning,
-                settings,
                 nav,
-                (entity, priority, trace),
                 agents,
-                positions,
                 commands,
-                (&mut gather, max_group),
+                &mut gather,
+                (entity, priority),
+            );
+        }
+    }
+    // Agents further down the paced lines heading for a goal a held-back
+    // search has join it now (their entries stay behind, stale).
+    for priority in [Priority::FirstPath, Priority::Refine] {
+        if gather.held() == 0 || gather.held() >= groups::MAX_GATHERED {
+            break;
+        }
+        let joining: Vec<Entity> = planning
+            .book
+            .peek_line(priority, groups::LOOKAHEAD)
+            .filter(|&e| {
+                agents.get(e).is_ok_and(|(request, state, ..)| {
+                    state.waits_in(priority) && gather.heads_for(request.goal)
+                })
+            })
+            .collect();
+        for entity in joining {
+            if gather.held() >= groups::MAX_GATHERED {
+                break;
+            }
+            take(
+                planning,
+                nav,
+                agents,
+                commands,
+                &mut gather,
+                (entity, priority),
             );
         }
     }
@@ -288,7 +333,7 @@ fn send_search(
         group: None,
     };
     if settings.shared_searches && Gather::may_share(&job) {
-        gather.hold(job, priority, max_group);
+        gather.hold(job, request.goal, priority, max_group);
     } else {
         planning.searches.send(job, priority);
     }

@@ -16,8 +16,8 @@
 //! 2. **Arrival.** Decides whether the disc has arrived at its goal (see
 //!    [Arrival](#arrival)); an arrived disc wants to stand still.
 //!    **Keeping right.** A disc that has another disc ahead in its way
-//!    wanting to go the opposite way turns its preferred velocity a little
-//!    (about 29°) to its right (towards +y when it heads towards +x). Two
+//!    wanting to go the opposite way turns its preferred velocity by about
+//!    80° to its right (towards +y when it heads towards +x). Two
 //!    discs meeting exactly head-on would otherwise only slow down: the
 //!    velocities avoidance allows go round each other, but the ones
 //!    closest to what they want point straight ahead.
@@ -123,7 +123,7 @@ pub struct AvoidanceOptions {
     /// 0.25.
     pub wall_horizon: f64,
     /// The distance between centres, in cells, within which other discs
-    /// count as neighbours (overlapping discs always do). Default 3.
+    /// count as neighbours (overlapping discs always do). Default 2.
     pub neighbour_distance: f64,
     /// How many of the nearest neighbours a disc avoids. Default 10.
     pub max_neighbours: usize,
@@ -134,7 +134,7 @@ impl Default for AvoidanceOptions {
         Self {
             time_horizon: 1.0,
             wall_horizon: 0.25,
-            neighbour_distance: 3.0,
+            neighbour_distance: 2.0,
             max_neighbours: 10,
         }
     }
@@ -181,7 +181,7 @@ pub struct Motion {
 
 /// How far a disc turns its preferred velocity to the right when another
 /// disc comes at it head-on (radians).
-const KEEP_RIGHT: f64 = 0.5;
+const KEEP_RIGHT: f64 = 1.4;
 
 /// `preferred` turned by [`KEEP_RIGHT`] to the right of its direction when
 /// one of `neighbours` ahead of `disc`, in its way, wants to go the other
@@ -390,7 +390,8 @@ impl Avoidance {
         } else {
             0.0
         };
-        let cell = range.max(2.0 * largest).max(1e-3);
+        // Queries reach at most `range.max(2 * largest)`: two buckets.
+        let cell = 0.5 * range.max(2.0 * largest).max(1e-3);
         self.hash.rebuild(
             cell,
             (0..discs.len()).map(|i| takes_part(i).then_some(discs[i].position)),
@@ -401,26 +402,27 @@ impl Avoidance {
         let wanted = options.max_neighbours;
         for (i, disc) in discs.iter().enumerate() {
             if takes_part(i) && wanted > 0 {
+                let reach = range.max(disc.radius + largest);
                 let nearest = &mut self.nearest;
                 nearest.clear();
-                self.hash.around(disc.position, |j| {
-                    if j == i {
+                self.hash.around(disc.position, reach, |j, position| {
+                    let squared = disc.position.distance_squared(position);
+                    if j == i || squared > reach * reach {
                         return;
                     }
-                    let other = &discs[j];
-                    let squared = disc.position.distance_squared(other.position);
-                    let touching = disc.radius + other.radius;
-                    if squared > range * range && squared >= touching * touching {
-                        return;
-                    }
-                    let at = nearest.partition_point(|&(d, _)| d <= squared);
-                    if at < wanted {
-                        if nearest.len() == wanted {
-                            nearest.pop();
+                    if squared > range * range {
+                        let touching = disc.radius + discs[j].radius;
+                        if squared >= touching * touching {
+                            return;
                         }
-                        nearest.insert(at, (squared, j as u32));
                     }
+                    nearest.push((squared, j as u32));
                 });
+                if nearest.len() > wanted {
+                    nearest.select_nth_unstable_by(wanted - 1, |a, b| a.0.total_cmp(&b.0));
+                    nearest.truncate(wanted);
+                }
+                nearest.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                 self.neighbours.extend(nearest.iter().map(|&(_, j)| j));
             }
             self.first.push(self.neighbours.len() as u32);

@@ -3,12 +3,20 @@
 //! Space is cut into square buckets of side `cell`; each disc goes into the
 //! bucket of its centre. The buckets are counted and filled by a counting
 //! sort into one array, so a rebuild allocates nothing once the arrays have
-//! grown, and a query visits the 3 x 3 buckets around a point (enough for a
-//! range up to `cell`).
+//! grown, and a query visits the buckets that come within its range of its
+//! point.
 
 use bevy_math::DVec2;
 
-/// Disc indices sorted by the hashed bucket of their centre.
+/// One inserted disc: its centre, its bucket and its index.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    position: DVec2,
+    key: (i64, i64),
+    index: u32,
+}
+
+/// Discs sorted by the hashed bucket of their centre.
 #[derive(Debug, Default)]
 pub(crate) struct SpatialHash {
     /// The side of a bucket.
@@ -19,8 +27,9 @@ pub(crate) struct SpatialHash {
     keys: Vec<(i64, i64)>,
     /// Per slot: where its discs start in `order`; one more entry at the end.
     starts: Vec<u32>,
-    /// Disc indices, grouped by slot.
-    order: Vec<u32>,
+    /// The inserted discs, grouped by slot (so that a query reads them in
+    /// runs).
+    order: Vec<Entry>,
 }
 
 /// The hash slot of a bucket.
@@ -67,12 +76,24 @@ impl SpatialHash {
         }
         let inserted = self.starts[slots] as usize;
         self.order.clear();
-        self.order.resize(inserted, 0);
+        self.order.resize(
+            inserted,
+            Entry {
+                position: DVec2::ZERO,
+                key: (0, 0),
+                index: 0,
+            },
+        );
         // `starts[s]` walks through slot s while filling, then is restored.
         for (i, p) in positions.enumerate() {
-            if p.is_some() {
-                let s = slot(self.keys[i], self.mask);
-                self.order[self.starts[s] as usize] = i as u32;
+            if let Some(position) = p {
+                let key = self.keys[i];
+                let s = slot(key, self.mask);
+                self.order[self.starts[s] as usize] = Entry {
+                    position,
+                    key,
+                    index: i as u32,
+                };
                 self.starts[s] += 1;
             }
         }
@@ -82,20 +103,28 @@ impl SpatialHash {
         self.starts[0] = 0;
     }
 
-    /// Calls `visit` with every inserted disc whose bucket is one of the
-    /// 3 x 3 around `p`'s (so every disc within `cell` of `p`, and some
-    /// further).
+    /// Calls `visit` with the index and centre of every inserted disc
+    /// whose bucket comes within `reach` of `p` (so every disc within
+    /// `reach` of `p`, and some further). `reach` should not exceed a few
+    /// buckets.
     #[inline]
-    pub(crate) fn around(&self, p: DVec2, mut visit: impl FnMut(usize)) {
-        let (kx, ky) = self.key(p);
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                let key = (kx.saturating_add(dx), ky.saturating_add(dy));
+    pub(crate) fn around(&self, p: DVec2, reach: f64, mut visit: impl FnMut(usize, DVec2)) {
+        let (x0, y0) = self.key(p - reach);
+        let (x1, y1) = self.key(p + reach);
+        let reach_squared = reach * reach;
+        for ky in y0..=y1 {
+            for kx in x0..=x1 {
+                let low = DVec2::new(kx as f64, ky as f64) * self.cell;
+                let nearest = p.clamp(low, low + self.cell);
+                if p.distance_squared(nearest) > reach_squared {
+                    continue;
+                }
+                let key = (kx, ky);
                 let s = slot(key, self.mask);
                 let (begin, end) = (self.starts[s] as usize, self.starts[s + 1] as usize);
-                for &j in &self.order[begin..end] {
-                    if self.keys[j as usize] == key {
-                        visit(j as usize);
+                for entry in &self.order[begin..end] {
+                    if entry.key == key {
+                        visit(entry.index as usize, entry.position);
                     }
                 }
             }
@@ -119,19 +148,20 @@ mod tests {
             })
             .collect();
         let mut hash = SpatialHash::default();
-        for cell in [1.0, 2.5] {
+        for (cell, reach) in [(1.0, 1.0), (2.5, 2.5), (0.5, 1.0), (1.5, 2.9)] {
             hash.rebuild(cell, points.iter().copied());
             for (i, p) in points.iter().enumerate() {
                 let Some(p) = *p else { continue };
                 let mut found = Vec::new();
-                hash.around(p, |j| {
-                    if points[j].is_some_and(|q| q.distance(p) <= cell) {
+                hash.around(p, reach, |j, q| {
+                    assert_eq!(points[j], Some(q));
+                    if q.distance(p) <= reach {
                         found.push(j);
                     }
                 });
                 found.sort_unstable();
                 let expected: Vec<usize> = (0..points.len())
-                    .filter(|&j| points[j].is_some_and(|q| q.distance(p) <= cell))
+                    .filter(|&j| points[j].is_some_and(|q| q.distance(p) <= reach))
                     .collect();
                 assert_eq!(found, expected, "around disc {i}");
             }

@@ -11,6 +11,7 @@
 //! | [`mesh`] | navigation meshes of a grid's free space, kept in step with its edits (for Polyanya) |
 //! | [`terrain`] | terrain types per cell, movement profiles, the cost of a segment across terrain |
 //! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors, search traces |
+//! | [`avoidance`] | local avoidance of disc agents among each other and a grid's walls (ORCA, with a safe step) |
 //! | `plugin` | the Bevy plugin (feature `plugin`), laid out as its pipeline (see its docs) |
 //!
 //! The algorithm core (everything above) never sees Bevy's ECS; it builds with
@@ -29,6 +30,7 @@
 //! | `debug-gizmos` | no | `plugin::debug`: walls, paths, goals, recent edits and search traces drawn with Bevy's gizmos (`bevy_gizmos` and the crates it needs) |
 //! | `visual` | no | the `playground` example only (the full `bevy` crate; build it with `--ignore-rust-version`) |
 
+pub mod avoidance;
 pub mod clearance;
 mod fast_hash;
 pub mod geom;

@@ -1,0 +1,406 @@
+//! Crowds stepped for many frames: the rules of the module docs checked frame by frame.
+
+use bevy_math::DVec2;
+
+use super::neighbours::SpatialHash;
+use super::walls::wall_distance;
+use super::{Avoidance, AvoidanceOptions, Disc, Motion};
+use crate::grid::Grid;
+use crate::los::line_of_sight;
+
+const DT: f64 = 1.0 / 60.0;
+
+fn disc(position: DVec2, radius: f64, max_speed: f64) -> Disc {
+    Disc {
+        position,
+        velocity: DVec2::ZERO,
+        preferred: DVec2::ZERO,
+        radius,
+        max_speed,
+        grid: 0,
+        goal: None,
+        arrived: false,
+    }
+}
+
+/// The velocity towards `target` at up to `max_speed`, slowing down over
+/// the last quarter second.
+fn towards(from: DVec2, target: DVec2, max_speed: f64) -> DVec2 {
+    ((target - from) * 4.0).clamp_length_max(max_speed)
+}
+
+/// What a run measured, frame by frame.
+#[derive(Debug, Default)]
+struct Record {
+    /// Frames run.
+    frames: usize,
+    /// The frame at which the last disc arrived.
+    all_arrived_at: Option<usize>,
+    /// Disc-frames closer than the radius (less 1e-9) to a wall.
+    in_walls: usize,
+    /// The worst gap below the radius seen.
+    worst_wall_overlap: f64,
+    /// Sum over disc-frames of the disc's largest overlap with another.
+    overlap_sum: f64,
+    /// The largest overlap seen.
+    overlap_worst: f64,
+    /// Disc-frames measured.
+    disc_frames: usize,
+}
+
+impl Record {
+    fn mean_overlap(&self) -> f64 {
+        self.overlap_sum / self.disc_frames.max(1) as f64
+    }
+}
+
+/// Steps `discs` for up to `frames` frames (stopping once all have
+/// arrived), with their preferred velocities from `steer` before each step.
+fn run(
+    discs: &mut [Disc],
+    grid: &Grid,
+    options: &AvoidanceOptions,
+    frames: usize,
+    mut steer: impl FnMut(usize, &Disc) -> DVec2,
+) -> Record {
+    let mut avoidance = Avoidance::new();
+    let mut out: Vec<Motion> = Vec::new();
+    let mut hash = SpatialHash::default();
+    let mut record = Record::default();
+    let largest = discs.iter().map(|d| d.radius).fold(0.0, f64::max);
+    for frame in 0..frames {
+        for (i, disc) in discs.iter_mut().enumerate() {
+            disc.preferred = steer(i, disc);
+        }
+        avoidance.step(discs, &[grid], options, DT, &mut out);
+        for (disc, motion) in discs.iter_mut().zip(&out) {
+            disc.position += motion.step;
+            disc.velocity = motion.velocity;
+            disc.arrived = motion.arrived;
+        }
+        record.frames = frame + 1;
+        hash.rebuild(2.0 * largest, discs.iter().map(|d| Some(d.position)));
+        for (i, disc) in discs.iter().enumerate() {
+            let gap = wall_distance(grid, disc.position, 2.0) - disc.radius;
+            if gap < -1e-9 {
+                record.in_walls += 1;
+            }
+            record.worst_wall_overlap = record.worst_wall_overlap.max(-gap);
+            let mut overlap: f64 = 0.0;
+            hash.around(disc.position, 2.0 * largest, |j, _| {
+                if j != i {
+                    let other = &discs[j];
+                    let reach = disc.radius + other.radius;
+                    overlap = overlap.max(reach - disc.position.distance(other.position));
+                }
+            });
+            record.overlap_sum += overlap;
+            record.overlap_worst = record.overlap_worst.max(overlap);
+            record.disc_frames += 1;
+        }
+        if discs.iter().all(|d| d.arrived) {
+            record.all_arrived_at = Some(frame + 1);
+            break;
+        }
+    }
+    record
+}
+
+#[test]
+fn two_discs_head_on_swap_without_touching() {
+    let grid = Grid::new(20, 20).expect("a grid");
+    let goals = [DVec2::new(16.0, 10.0), DVec2::new(4.0, 10.0)];
+    let mut discs = [disc(goals[1], 0.5, 2.0), disc(goals[0], 0.5, 2.0)];
+    for (i, d) in discs.iter_mut().enumerate() {
+        d.goal = Some((i as u64, goals[i]));
+    }
+    let record = run(
+        &mut discs,
+        &grid,
+        &AvoidanceOptions::default(),
+        1200,
+        |i, d| towards(d.position, goals[i], d.max_speed),
+    );
+    assert!(record.all_arrived_at.is_some(), "{record:?}");
+    assert!(record.overlap_worst < 0.01, "{record:?}");
+    assert_eq!(record.in_walls, 0);
+}
+
+#[test]
+fn a_disc_driven_into_a_wall_stops_at_its_radius() {
+    let grid = Grid::from_ascii(
+        "..........
+         ..........
+         ....##....
+         ..........",
+    )
+    .expect("a picture");
+    let mut discs = [disc(DVec2::new(4.9, 0.6), 0.45, 3.0)];
+    let record = run(
+        &mut discs,
+        &grid,
+        &AvoidanceOptions::default(),
+        300,
+        |_, _| DVec2::new(0.0, 3.0),
+    );
+    assert_eq!(record.in_walls, 0, "{record:?}");
+    let p = discs[0].position;
+    assert!(
+        (p.y - (2.0 - 0.45)).abs() < 1e-3,
+        "it stopped against the wall: {p}"
+    );
+    let ahead = discs[0].preferred * DT;
+    let mut out = Vec::new();
+    Avoidance::new().step(&discs, &[&grid], &AvoidanceOptions::default(), DT, &mut out);
+    assert!(
+        out[0].step.y <= 1e-9,
+        "pushing on does not move it in: {:?} for {ahead}",
+        out[0]
+    );
+}
+
+/// A wall across a `side x side` grid at column `side / 2`, with a door of
+/// `door` cells in its middle.
+fn wall_with_door(side: u32, door: u32) -> Grid {
+    let mut grid = Grid::new(side, side).expect("a grid");
+    let top = (side - door) / 2;
+    for y in (0..side).filter(|y| !(top..top + door).contains(y)) {
+        grid.set_free(bevy_math::UVec2::new(side / 2, y), false)
+            .expect("inside");
+    }
+    grid
+}
+
+/// `per_side` discs on each side of the door of [`wall_with_door`], each
+/// going to the mirror of its start on the other side, in columns of 20.
+fn door_crowd(side: u32, per_side: usize, radius: f64, max_speed: f64) -> Vec<Disc> {
+    let middle = f64::from(side / 2) + 0.5;
+    let rows = 20;
+    let mut discs = Vec::with_capacity(2 * per_side);
+    for k in 0..per_side {
+        let (column, row) = ((k / rows) as f64, (k % rows) as f64);
+        let y = middle - rows as f64 / 2.0 + row + 0.5;
+        let x = middle - 4.0 - column;
+        for start in [DVec2::new(x, y), DVec2::new(2.0 * middle - x, y)] {
+            let mut d = disc(start, radius, max_speed);
+            let goal = DVec2::new(2.0 * middle - start.x, start.y);
+            d.goal = Some((discs.len() as u64, goal));
+            discs.push(d);
+        }
+    }
+    discs
+}
+
+/// The two-waypoint path of the door crowd: the door's centre, then the goal.
+fn through_door(side: u32, d: &Disc) -> DVec2 {
+    let middle = f64::from(side / 2) + 0.5;
+    let (_, goal) = d.goal.expect("every disc has a goal");
+    let door = DVec2::new(middle, f64::from(side) / 2.0);
+    let past = (d.position.x - middle) * (goal.x - middle) >= 0.0;
+    if past {
+        towards(d.position, goal, d.max_speed)
+    } else {
+        (door - d.position).normalize_or_zero() * d.max_speed
+    }
+}
+
+/// Two crowds cross a wall both ways through a door 4 cells wide, one
+/// column of 20 discs on each side (the crossing of 1,000 each way is the
+/// `avoidance` bench's).
+#[test]
+fn two_crowds_cross_a_door() {
+    let side = 48;
+    let grid = wall_with_door(side, 4);
+    let mut discs = door_crowd(side, 20, 0.4, 1.5);
+    let record = run(
+        &mut discs,
+        &grid,
+        &AvoidanceOptions::default(),
+        60 * 60,
+        |_, d| through_door(side, d),
+    );
+    let arrived = discs.iter().filter(|d| d.arrived).count();
+    assert_eq!(record.in_walls, 0, "{record:?}");
+    assert!(record.mean_overlap() < 0.05 * 0.4, "{record:?}");
+    assert!(
+        arrived * 100 >= 95 * discs.len(),
+        "{arrived} of {} arrived",
+        discs.len()
+    );
+}
+
+#[test]
+fn a_hundred_discs_sent_to_one_point_spread_around_it() {
+    let grid = Grid::new(40, 40).expect("a grid");
+    let goal = DVec2::new(28.0, 28.0);
+    let mut discs: Vec<Disc> = (0..100)
+        .map(|k| {
+            let start = DVec2::new(3.0 + f64::from(k % 10) * 1.2, 3.0 + f64::from(k / 10) * 1.2);
+            let mut d = disc(start, 0.4, 1.5);
+            d.goal = Some((7, goal));
+            d
+        })
+        .collect();
+    let record = run(
+        &mut discs,
+        &grid,
+        &AvoidanceOptions::default(),
+        90 * 60,
+        |_, d| towards(d.position, goal, d.max_speed),
+    );
+    eprintln!("blob: {record:?}, mean overlap {}", record.mean_overlap());
+    assert!(record.all_arrived_at.is_some(), "{record:?}");
+    let near = discs
+        .iter()
+        .filter(|d| d.position.distance(goal) <= 0.4)
+        .count();
+    assert!(near <= 3, "{near} discs stacked on the goal");
+    let farthest = discs
+        .iter()
+        .map(|d| d.position.distance(goal))
+        .fold(0.0, f64::max);
+    assert!(
+        farthest < 2.0 * 10.0 * 0.4 + 0.8,
+        "a compact blob: {farthest}"
+    );
+    let mut worst: f64 = 0.0;
+    for (i, a) in discs.iter().enumerate() {
+        for b in &discs[..i] {
+            worst = worst.max(0.8 - a.position.distance(b.position));
+        }
+    }
+    assert!(worst < 0.1 * 0.4, "overlap {worst}");
+    assert!(record.mean_overlap() < 0.05 * 0.4, "{record:?}");
+}
+
+#[test]
+fn bad_input_stands_still() {
+    let grid = Grid::new(10, 10).expect("a grid");
+    let mut good = disc(DVec2::new(5.0, 5.0), 0.4, 1.0);
+    good.preferred = DVec2::new(1.0, 0.0);
+    let mut bad = [good; 6];
+    bad[0].position.x = f64::NAN;
+    bad[1].velocity.y = f64::INFINITY;
+    bad[2].radius = f64::NAN;
+    bad[3].radius = -1.0;
+    bad[4].max_speed = f64::NAN;
+    bad[5].grid = 3;
+    let mut discs = bad.to_vec();
+    discs.push(good);
+    let (mut avoidance, mut out) = (Avoidance::new(), Vec::new());
+    let options = AvoidanceOptions::default();
+    avoidance.step(&discs, &[&grid], &options, DT, &mut out);
+    assert_eq!(out.len(), discs.len());
+    for motion in &out[..6] {
+        assert_eq!(motion.step, DVec2::ZERO);
+        assert_eq!(motion.velocity, DVec2::ZERO);
+    }
+    assert!(
+        out[6].step.x > 0.0,
+        "the good disc ignores the bad ones: {:?}",
+        out[6]
+    );
+    for dt in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        avoidance.step(&discs, &[&grid], &options, dt, &mut out);
+        assert!(out.iter().all(|m| m.step == DVec2::ZERO));
+    }
+    let odd = AvoidanceOptions {
+        time_horizon: f64::NAN,
+        wall_horizon: 0.0,
+        neighbour_distance: f64::NAN,
+        max_neighbours: 0,
+    };
+    avoidance.step(&discs, &[&grid], &odd, DT, &mut out);
+    assert!(out.iter().all(|m| m.step.is_finite()));
+    avoidance.step(&[], &[], &options, DT, &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn points_keep_to_free_space_and_are_not_avoided() {
+    let grid = Grid::from_ascii(
+        "....
+         .##.
+         ....",
+    )
+    .expect("a picture");
+    let mut discs = [
+        disc(DVec2::new(0.5, 1.5), 0.0, 2.0),
+        disc(DVec2::new(0.6, 1.5), 0.3, 0.0),
+    ];
+    discs[0].preferred = DVec2::new(2.0, 0.3);
+    let (mut avoidance, mut out) = (Avoidance::new(), Vec::new());
+    for _ in 0..120 {
+        avoidance.step(&discs, &[&grid], &AvoidanceOptions::default(), DT, &mut out);
+        let (p, step) = (discs[0].position, out[0].step);
+        assert!(line_of_sight(&grid, p, p + step), "{p} + {step}");
+        discs[0].position += step;
+        assert_eq!(
+            out[1].step,
+            DVec2::ZERO,
+            "the disc does not dodge the point"
+        );
+    }
+    let p = discs[0].position;
+    assert!(
+        p.x > 1.5 && p.y >= 2.0,
+        "it went round the blocked cells: {p}"
+    );
+}
+
+#[test]
+fn a_warm_step_does_not_grow_memory() {
+    let side = 32;
+    let grid = wall_with_door(side, 4);
+    let mut discs = door_crowd(side, 60, 0.4, 1.5);
+    for d in &mut discs {
+        d.preferred = through_door(side, d);
+    }
+    let (mut avoidance, mut out) = (Avoidance::new(), Vec::new());
+    let options = AvoidanceOptions::default();
+    for _ in 0..3 {
+        avoidance.step(&discs, &[&grid], &options, DT, &mut out);
+    }
+    let capacities = |a: &Avoidance| {
+        [
+            a.usable.capacity(),
+            a.neighbours.capacity(),
+            a.first.capacity(),
+            a.nearest.capacity(),
+            a.arrived.capacity(),
+            a.planes.capacity(),
+            a.relaxed.capacity(),
+            a.wall_points.capacity(),
+            a.arrived_per_goal.capacity(),
+        ]
+    };
+    let before = capacities(&avoidance);
+    avoidance.step(&discs, &[&grid], &options, DT, &mut out);
+    assert_eq!(capacities(&avoidance), before);
+}
+
+#[test]
+fn discs_meeting_head_on_in_a_corridor_keep_right() {
+    let grid = Grid::new(12, 3).expect("a grid");
+    let mut discs = [
+        disc(DVec2::new(2.0, 1.5), 0.4, 1.0),
+        disc(DVec2::new(10.0, 1.5), 0.4, 1.0),
+    ];
+    let record = run(
+        &mut discs,
+        &grid,
+        &AvoidanceOptions::default(),
+        600,
+        |i, _| DVec2::new(if i == 0 { 1.0 } else { -1.0 }, 0.0),
+    );
+    assert_eq!(record.in_walls, 0);
+    assert!(record.overlap_worst < 1e-3, "{record:?}");
+    assert!(
+        discs[0].position.x > 10.0 && discs[1].position.x < 2.0,
+        "{discs:?}"
+    );
+    assert!(
+        discs[0].position.y > 1.5 && discs[1].position.y < 1.5,
+        "each passed on its right"
+    );
+}

@@ -23,6 +23,7 @@
 //! | `apply` | turning answers into paths, failures or new requests |
 //! | `geometry` | the ECS-free path geometry the stages share: edit impact, cutting, joining, the way out of a wall |
 //! | `steer` | [`PathFollower`] steering |
+//! | `crowd` | crowd steering: followers with [`LocalAvoidance`] walk around each other and the walls, and spread out where they arrive |
 //! | `stats` | the counters and frame timer behind [`PathfindingDiagnostics`] |
 //! | `debug`, `asset`, `diagnostic` | optional features: gizmos, map assets, Bevy diagnostics |
 //!
@@ -164,6 +165,7 @@ pub mod api;
 mod apply;
 #[cfg(feature = "asset")]
 pub mod asset;
+mod crowd;
 #[cfg(feature = "debug-gizmos")]
 pub mod debug;
 mod detect;
@@ -184,6 +186,7 @@ pub use api::{
     NavPath, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
     PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
 };
+pub use crowd::{AvoidanceSettings, LocalAvoidance};
 pub use steer::{ClockMode, PathFollower, SteeringClock};
 pub use world::{GridTransform, NavGrid, NavGridError, NavPosition, ProfileId, WorldPlane};
 
@@ -336,12 +339,20 @@ impl Plugin for AnyAnglePlugin {
         .add_observer(apply::on_request_removed);
         // Steer: followers walk their paths.
         if self.steering {
-            app.init_resource::<steer::ActiveFollowers>().add_systems(
-                schedule,
-                (steer::collect_followers, steer::follow_paths)
-                    .chain()
-                    .in_set(AnyAngleSystems::Steer),
-            );
+            app.init_resource::<steer::ActiveFollowers>()
+                .init_resource::<crowd::Crowd>()
+                .init_resource::<AvoidanceSettings>()
+                .register_required_components::<LocalAvoidance, crowd::CrowdState>()
+                .add_systems(
+                    schedule,
+                    (
+                        steer::collect_followers,
+                        steer::follow_paths,
+                        crowd::steer_crowds,
+                    )
+                        .chain()
+                        .in_set(AnyAngleSystems::Steer),
+                );
         }
         // Once a frame, after the last stage: what the plugin cost it.
         app.add_systems(schedule, stats::close_frame.after(AnyAngleSystems::Steer));
@@ -362,6 +373,8 @@ impl Plugin for AnyAnglePlugin {
             .register_type::<GridTransform>()
             .register_type::<WorldPlane>()
             .register_type::<PathFollower>()
+            .register_type::<LocalAvoidance>()
+            .register_type::<AvoidanceSettings>()
             .register_type::<SteeringClock>()
             .register_type::<ClockMode>()
             .register_type::<crate::search::Algorithm>()

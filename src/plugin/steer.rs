@@ -36,6 +36,10 @@
 //! [`NavPath::next`] by hand does so through `&mut NavPath`, which marks it
 //! changed and so wakes the follower up again.
 //!
+//! Followers with [`LocalAvoidance`] are steered by the crowd stage
+//! instead: around each other and the
+//! walls, towards the same waypoints.
+//!
 //! A game that steers its own agents leaves out `PathFollower` and reads
 //! [`NavPath::next_waypoint`] in a system ordered after
 //! [`AnyAngleSystems::Apply`](crate::plugin::AnyAngleSystems::Apply); the plugin
@@ -55,6 +59,7 @@ use bevy_time::Time;
 use bevy_transform::components::{GlobalTransform, Transform};
 
 use crate::plugin::api::NavPath;
+use crate::plugin::crowd::LocalAvoidance;
 use crate::plugin::geometry::closest_on_segment;
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{NavGrid, NavPosition, WorldPlane, plane_of};
@@ -155,7 +160,7 @@ impl SteeringClock {
 /// This frame's steering step: the [`SteeringClock`] if the app has one,
 /// else the schedule's `Time` (virtual time in `Update`, fixed time in
 /// `FixedUpdate`), else none.
-fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> f32 {
+pub(crate) fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> f32 {
     match (clock, time) {
         (Some(clock), _) => clock.step(),
         (None, Some(time)) => time.delta_secs(),
@@ -268,7 +273,7 @@ pub(crate) fn follow_paths(
     time: Option<Res<Time>>,
     nav: Option<Res<NavGrid>>,
     mut active: ResMut<ActiveFollowers>,
-    mut agents: Query<FollowerData>,
+    mut agents: Query<FollowerData, Without<LocalAvoidance>>,
     #[cfg(feature = "transform")] parents: Query<&GlobalTransform>,
 ) {
     let _cost = meter.start();
@@ -302,9 +307,41 @@ pub(crate) fn follow_paths(
 /// What steering reads and writes of a follower: its path and its place.
 type FollowerData = (&'static PathFollower, &'static mut NavPath, Place);
 
+/// Where a follower is (see [`position`](crate::plugin::world::position)):
+/// the position [`move_on`] moves it from.
+#[cfg(feature = "transform")]
+pub(crate) fn place_position(
+    place: &<Place as bevy_ecs::query::QueryData>::Item<'_, '_>,
+    plane: WorldPlane,
+) -> Option<Vec2> {
+    let (transform, global, parent, nav_position) = place;
+    crate::plugin::world::position(
+        (
+            transform.as_deref(),
+            *global,
+            parent.is_some(),
+            nav_position.as_deref(),
+        ),
+        plane,
+    )
+}
+
+/// Where a follower is: its [`NavPosition`].
+#[cfg(not(feature = "transform"))]
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "the signature it has with the `transform` feature"
+)]
+pub(crate) fn place_position(
+    place: &<Place as bevy_ecs::query::QueryData>::Item<'_, '_>,
+    _plane: WorldPlane,
+) -> Option<Vec2> {
+    Some(place.0)
+}
+
 /// Where a follower is, to be moved.
 #[cfg(feature = "transform")]
-type Place = (
+pub(crate) type Place = (
     Option<&'static mut Transform>,
     Option<&'static GlobalTransform>,
     Option<&'static ChildOf>,
@@ -312,13 +349,13 @@ type Place = (
 );
 /// Where a follower is, to be moved.
 #[cfg(not(feature = "transform"))]
-type Place = &'static mut NavPosition;
+pub(crate) type Place = &'static mut NavPosition;
 
 /// Moves a follower to where `walk` takes it from its position: its
 /// `Transform` if it has one (a child in world space, through its parent),
 /// else its [`NavPosition`].
 #[cfg(feature = "transform")]
-fn move_on(
+pub(crate) fn move_on(
     place: &mut <Place as bevy_ecs::query::QueryData>::Item<'_, '_>,
     parents: &Query<&GlobalTransform>,
     plane: WorldPlane,
@@ -349,7 +386,7 @@ fn move_on(
 
 /// Moves a follower to where `walk` takes it from its [`NavPosition`].
 #[cfg(not(feature = "transform"))]
-fn move_on(
+pub(crate) fn move_on(
     place: &mut <Place as bevy_ecs::query::QueryData>::Item<'_, '_>,
     _plane: WorldPlane,
     walk: impl FnOnce(Vec2) -> Option<Vec2>,

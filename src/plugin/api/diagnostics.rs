@@ -56,6 +56,10 @@ pub struct PathfindingDiagnostics {
     /// The time those searches took, in all. The mean search time is
     /// `search_time / searches_finished`.
     pub search_time: Duration,
+    /// The time local avoidance took (agents with
+    /// [`LocalAvoidance`](crate::plugin::LocalAvoidance)) in the frame
+    /// before the last: part of that frame's `frame_cost`.
+    pub avoidance_cost: Duration,
     /// The time the plugin's systems took in the schedule's last run: its
     /// cost to the frame, apart from the searches on their own threads
     /// (without search threads, the searches run on the main thread are

@@ -27,6 +27,7 @@ use crate::plugin::agent::{AgentIndex, PlanBook, PlanState, Plans, fail};
 use crate::plugin::api::{
     NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings, PlanReason,
 };
+use crate::plugin::crowd::LocalAvoidance;
 use crate::plugin::geometry::segment_distance;
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
@@ -287,11 +288,14 @@ type ProgressData = (
     &'static mut PathStatus,
     &'static mut NavPath,
     PositionData,
+    Has<LocalAvoidance>,
 );
 
 /// For agents that moved: advances [`NavPath::next`] past waypoints they
 /// have passed (without triggering `Changed<NavPath>`), and replans those
-/// farther than [`PathfindingSettings::replan_distance`] from their path,
+/// farther than [`PathfindingSettings::replan_distance`] from their path
+/// (but not agents with [`LocalAvoidance`] pushed from the end of a path
+/// they finished),
 /// and those with no room where their search started
 /// ([`PathFailure::NoRoom`]) that now fit or see a place that does.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
@@ -305,7 +309,7 @@ pub(crate) fn track_progress(
     let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     let plane = plane_of(nav.as_deref());
-    for (entity, mut state, mut status, mut path, pos) in &mut agents {
+    for (entity, mut state, mut status, mut path, pos, in_crowd) in &mut agents {
         if *status == PathStatus::Failed(PathFailure::NoRoom) {
             // Moved (by the game) from where its search found no room: from
             // here it may fit, or see a place that does.
@@ -337,6 +341,9 @@ pub(crate) fn track_progress(
         }
         let off = if path.next < w.len() {
             segment_distance(p, w[path.next - 1], w[path.next])
+        } else if in_crowd {
+            // Arrived in a crowd, which spreads out around its goal.
+            continue;
         } else {
             p.distance(w[w.len() - 1])
         };

@@ -1,0 +1,317 @@
+//! Crowd steering: followers with [`LocalAvoidance`] walk their paths
+//! around each other and the walls, and spread out where they arrive.
+//!
+//! Each frame, in [`AnyAngleSystems::Steer`](crate::plugin::AnyAngleSystems::Steer),
+//! every agent with a [`PathFollower`], a [`PathRequest`] and
+//! [`LocalAvoidance`] becomes a disc of the core's
+//! [`avoidance`](crate::avoidance): its radius is the request's, its speed
+//! limit the follower's, and it wants to head for its next waypoint at that
+//! speed. [`Avoidance::step`](crate::avoidance::Avoidance::step) then gives
+//! every disc its move for the frame: around the others (ORCA), never
+//! closer to a wall of its profile's grid than its radius, along the whole
+//! move. The agent moves there (its `Transform` or [`NavPosition`], as
+//! [`PathFollower`] moves it) and passes the waypoints it comes close to.
+//!
+//! An agent arrives within its radius of its path's end (or its
+//! [`PathFollower::arrive_radius`], if larger), or when others hold it up
+//! within three radii of its end for half a second. Agents heading for one goal
+//! do not stack on it: one that touches an agent already arrived there
+//! counts as arrived too (see the core's
+//! [arrival rule](crate::avoidance#arrival)), and its path is finished. An
+//! arrived agent still gives way to others, and is not planned again when
+//! the crowd pushes it away from its path's end; a new request is.
+//!
+//! An agent of radius 0 takes no part: it walks its path as a plain
+//! follower would, within the walls, through the others.
+//!
+//! [`NavPosition`]: crate::plugin::NavPosition
+
+use bevy_ecs::prelude::*;
+#[cfg(feature = "reflect")]
+use bevy_ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy_math::{DVec2, Vec2};
+#[cfg(feature = "reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+use bevy_time::Time;
+#[cfg(feature = "transform")]
+use bevy_transform::components::GlobalTransform;
+
+use crate::avoidance::{Avoidance, AvoidanceOptions, Disc, Motion};
+use crate::clearance::Clearance;
+use crate::grid::Grid;
+use crate::plugin::api::{NavPath, PathRequest};
+use crate::plugin::stats::{Counters, Meter};
+use crate::plugin::steer::{
+    PathFollower, Place, SteeringClock, frame_step, move_on, place_position,
+};
+use crate::plugin::world::{NavGrid, ProfileId, plane_of};
+
+/// On an agent with a [`PathFollower`]: it steers around the other agents
+/// with `LocalAvoidance` and keeps its [`PathRequest::radius`] from every
+/// wall, instead of walking its path exactly (see the
+/// [crowd steering docs](crate::plugin#crowds-one-search-for-many-agents)).
+///
+/// ```
+/// use bevy_anyangle::plugin::{LocalAvoidance, PathFollower, PathRequest};
+/// use bevy_ecs::prelude::*;
+/// use bevy_math::Vec2;
+///
+/// let mut world = World::new();
+/// world.spawn((
+///     PathRequest::to(Vec2::new(10.0, 4.0)).with_radius(0.4),
+///     PathFollower::default(),
+///     LocalAvoidance,
+/// ));
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LocalAvoidance;
+
+/// How agents with [`LocalAvoidance`] avoid each other (a resource the
+/// plugin inserts; change it at any time).
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AvoidanceSettings {
+    /// Seconds ahead within which agents avoid touching each other: longer
+    /// horizons give way earlier and more timidly. Default 1.
+    pub time_horizon: f32,
+    /// Seconds within which an agent may close the gap to a wall. Default
+    /// 0.25.
+    pub wall_horizon: f32,
+    /// How far apart (in cells, between centres) agents still see each
+    /// other. Default 2.
+    pub neighbour_distance: f32,
+    /// How many of the nearest agents each one avoids. Default 10.
+    pub max_neighbours: usize,
+}
+
+impl Default for AvoidanceSettings {
+    fn default() -> Self {
+        let core = AvoidanceOptions::default();
+        AvoidanceSettings {
+            time_horizon: core.time_horizon as f32,
+            wall_horizon: core.wall_horizon as f32,
+            neighbour_distance: core.neighbour_distance as f32,
+            max_neighbours: core.max_neighbours,
+        }
+    }
+}
+
+impl AvoidanceSettings {
+    /// The core's options for these settings.
+    fn options(&self) -> AvoidanceOptions {
+        AvoidanceOptions {
+            time_horizon: f64::from(self.time_horizon),
+            wall_horizon: f64::from(self.wall_horizon),
+            neighbour_distance: f64::from(self.neighbour_distance),
+            max_neighbours: self.max_neighbours,
+        }
+    }
+}
+
+/// An avoiding agent's state between frames (not public).
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub(crate) struct CrowdState {
+    /// Its last velocity, cells per second.
+    velocity: DVec2,
+    /// Whether it has arrived at `end`.
+    arrived: bool,
+    /// The goal it arrived at (its path's end, as bits).
+    end: Option<(u64, u64)>,
+    /// Frames it has stood (nearly) still close to its path's end.
+    stalled: u16,
+}
+
+/// Frames an agent close to its path's end may stand still, held up by
+/// others, before it counts as arrived: half a second at 60 fps.
+const STALL_FRAMES: u16 = 30;
+
+/// The crowd stage's memory, reused every frame.
+#[derive(Resource, Default)]
+pub(crate) struct Crowd {
+    avoidance: Avoidance,
+    discs: Vec<Disc>,
+    motions: Vec<Motion>,
+    /// Each disc's agent and where it stood (grid coordinates).
+    agents: Vec<(Entity, DVec2)>,
+    profiles: Vec<ProfileId>,
+}
+
+/// What the crowd stage reads and writes of an agent.
+type CrowdData = (
+    Entity,
+    &'static PathFollower,
+    &'static PathRequest,
+    &'static mut NavPath,
+    &'static mut CrowdState,
+    Place,
+);
+
+/// Moves every follower with [`LocalAvoidance`] one frame along its path,
+/// around the others and within the walls.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
+pub(crate) fn steer_crowds(
+    meter: Res<Meter>,
+    clock: Option<Res<SteeringClock>>,
+    time: Option<Res<Time>>,
+    nav: Option<Res<NavGrid>>,
+    settings: Option<Res<AvoidanceSettings>>,
+    mut crowd: ResMut<Crowd>,
+    mut counters: ResMut<Counters>,
+    mut agents: Query<CrowdData, With<LocalAvoidance>>,
+    #[cfg(feature = "transform")] parents: Query<&GlobalTransform>,
+) {
+    let cost = meter.start();
+    let dt = f64::from(frame_step(clock.as_deref(), time.as_deref()));
+    let Some(nav) = nav.as_deref() else {
+        return;
+    };
+    if !(dt.is_finite() && dt > 0.0) || agents.is_empty() {
+        counters.0.avoidance_cost = core::time::Duration::ZERO;
+        return;
+    }
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    let plane = plane_of(Some(nav));
+    let cell = f64::from(nav.transform().cell_size());
+    let Crowd {
+        avoidance,
+        discs,
+        motions,
+        agents: order,
+        profiles,
+    } = &mut *crowd;
+    discs.clear();
+    order.clear();
+    profiles.clear();
+    for (entity, follower, request, path, mut state, place) in &mut agents {
+        let Some(world) = place_position(&place, plane) else {
+            continue;
+        };
+        let here = nav.to_grid(world);
+        // Positions are stored in `f32`: a disc keeps this much more than
+        // its radius from the walls, so that rounding its new position
+        // cannot bring it closer than its radius.
+        let rounding =
+            4.0 * f64::from(f32::EPSILON) * f64::from(world.abs().max_element().max(1.0)) / cell;
+        let end = path
+            .grid_waypoints
+            .last()
+            .map(|e| (e.x.to_bits(), e.y.to_bits()));
+        if state.end != end {
+            // A new goal: not arrived there yet.
+            *state = CrowdState {
+                end,
+                ..CrowdState::default()
+            };
+        }
+        let speed = f64::from(follower.speed.max(0.0)) / cell;
+        let preferred = match path.grid_waypoints.get(path.next) {
+            Some(&target) if !state.arrived => {
+                let to = target - here;
+                let d = to.length();
+                let last = path.next + 1 == path.grid_waypoints.len();
+                // At its end it slows down to stop there.
+                let v = if last { speed.min(d / dt) } else { speed };
+                if d > 0.0 { to * (v / d) } else { DVec2::ZERO }
+            }
+            _ => DVec2::ZERO,
+        };
+        let grid = match profiles.iter().position(|&p| p == request.profile) {
+            Some(i) => i,
+            None => {
+                profiles.push(request.profile);
+                profiles.len() - 1
+            }
+        };
+        let goal = path.grid_waypoints.last().map(|&g| {
+            let id = g.x.to_bits() ^ g.y.to_bits().rotate_left(32);
+            (id, g)
+        });
+        discs.push(Disc {
+            position: here,
+            velocity: state.velocity,
+            preferred,
+            radius: match f64::from(request.radius) / cell {
+                r if r > 0.0 => r + rounding,
+                r => r,
+            },
+            max_speed: speed,
+            grid,
+            goal,
+            arrived: state.arrived,
+        });
+        order.push((entity, here));
+    }
+    let grids: Option<Vec<&Grid>> = profiles
+        .iter()
+        .map(|&p| nav.grid_for(p, Clearance::NONE))
+        .collect();
+    match grids {
+        Some(grids) => avoidance.step(discs, &grids, &settings.options(), dt, motions),
+        // (A profile the grid does not have: its agents' requests fail, and
+        // until then nobody moves.)
+        None => {
+            motions.clear();
+            motions.resize(discs.len(), Motion::default());
+        }
+    }
+    for (&(entity, here), (motion, disc)) in order.iter().zip(motions.iter().zip(discs.iter())) {
+        let Ok((_, follower, _, mut path, mut state, mut place)) = agents.get_mut(entity) else {
+            continue;
+        };
+        state.velocity = motion.velocity;
+        state.arrived = motion.arrived;
+        let to = here + motion.step;
+        // Held up close to its end (its goal taken by agents that arrived
+        // elsewhere and were pushed there): it has arrived.
+        let end = path.grid_waypoints.last().copied();
+        let close = end.is_some_and(|e| to.distance(e) <= 3.0 * disc.radius + 0.05);
+        let still = motion.step.length() < 0.1 * disc.max_speed * dt;
+        state.stalled = if close && still && !state.arrived {
+            state.stalled.saturating_add(1)
+        } else {
+            0
+        };
+        if state.stalled >= STALL_FRAMES {
+            state.arrived = true;
+        }
+        if motion.step != DVec2::ZERO {
+            let world: Vec2 = nav.to_world(to);
+            #[cfg(feature = "transform")]
+            move_on(&mut place, &parents, plane, |_| Some(world));
+            #[cfg(not(feature = "transform"))]
+            move_on(&mut place, plane, |_| Some(world));
+        }
+        // Waypoints it came close to are passed. It arrives within its
+        // radius of its path's end (or its arrive radius), or where the
+        // crowd there stops it.
+        let path = path.bypass_change_detection();
+        let pass = (disc.max_speed * dt).max(disc.radius * 0.5).max(0.05);
+        let arrive = (f64::from(follower.arrive_radius.max(0.0)) / cell).max(disc.radius);
+        let n = path.grid_waypoints.len();
+        while path.next < n {
+            let d = to.distance(path.grid_waypoints[path.next]);
+            let last = path.next + 1 == n;
+            if last && (d <= arrive || state.arrived) {
+                path.next = n;
+                state.arrived = true;
+            } else if !last && d <= pass {
+                path.next += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    counters.0.avoidance_cost = cost.elapsed();
+}

@@ -1,0 +1,220 @@
+//! Crowds through the plugin: agents with `LocalAvoidance` crossing a door
+//! both ways, and a crowd sent to one point. Every frame, every agent keeps
+//! its radius from every wall; over the run, agents overlap little; at the
+//! end, everyone has arrived, and a crowd sent to one point stands spread
+//! around it.
+
+mod common;
+
+use bevy_anyangle::grid::Grid;
+use bevy_anyangle::plugin::{
+    AnyAnglePlugin, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition, PathFollower,
+    PathRequest, PathStatus, PathfindingDiagnostics, SteeringClock,
+};
+use bevy_anyangle::prelude::*;
+use bevy_app::App;
+use bevy_ecs::prelude::*;
+use bevy_math::Vec2;
+use common::wall_distance;
+
+const RADIUS: f32 = 0.4;
+
+/// A 48 x 32 room split by a wall at x = 24 with a door 4 cells wide.
+fn door_grid() -> Grid {
+    let rows: Vec<String> = (0..32)
+        .map(|y| {
+            (0..48)
+                .map(|x| {
+                    if x == 24 && !(14..18).contains(&y) {
+                        '#'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Grid::from_ascii(&rows.join("\n")).unwrap()
+}
+
+/// An app with `grid` and one agent per (start, goal), radius [`RADIUS`].
+fn crowd_app(grid: Grid, agents: &[(Vec2, Vec2)], avoid: bool) -> (App, Vec<Entity>) {
+    let mut app = App::new();
+    app.add_plugins(AnyAnglePlugin::default())
+        .insert_resource(NavGrid::new(grid, GridTransform::default()))
+        .insert_resource(SteeringClock::fixed(1.0 / 60.0));
+    app.finish();
+    app.cleanup();
+    let entities = agents
+        .iter()
+        .map(|&(start, goal)| {
+            let mut agent = app.world_mut().spawn((
+                NavPosition(start),
+                PathRequest::to(goal).with_radius(RADIUS),
+                PathFollower {
+                    speed: 4.0,
+                    arrive_radius: 0.05,
+                },
+            ));
+            if avoid {
+                agent.insert(LocalAvoidance);
+            }
+            agent.id()
+        })
+        .collect();
+    (app, entities)
+}
+
+/// Agents on both sides of the door, each heading for the mirror of its
+/// start on the other side (world coordinates: y up, the grid's row y at
+/// world 32 - y).
+fn door_crowd(per_side: usize) -> Vec<(Vec2, Vec2)> {
+    let mut out = Vec::new();
+    for i in 0..per_side {
+        let (col, row) = ((i % 10) as f32, (i / 10) as f32);
+        let start = Vec2::new(3.5 + col * 1.8, 4.5 + row * 1.8);
+        let mirrored = |p: Vec2| Vec2::new(48.0 - p.x, p.y);
+        out.push((start, mirrored(start)));
+        out.push((mirrored(start), start));
+    }
+    out
+}
+
+/// Runs frames until every agent has finished its path or `max_frames`;
+/// checks every frame that every agent keeps its radius from the walls;
+/// returns the frames run and the mean and worst overlap of an agent with
+/// its nearest neighbour per agent-frame (cells).
+fn run(app: &mut App, agents: &[Entity], max_frames: usize) -> (usize, f64, f64) {
+    let grid = app.world().resource::<NavGrid>().grid().clone();
+    let (mut sum, mut worst, mut samples) = (0.0, 0.0_f64, 0_usize);
+    for frame in 1..=max_frames {
+        app.update();
+        let nav = app.world().resource::<NavGrid>();
+        let at: Vec<_> = agents
+            .iter()
+            .map(|&e| nav.to_grid(app.world().get::<NavPosition>(e).unwrap().0))
+            .collect();
+        for (i, &p) in at.iter().enumerate() {
+            let gap = wall_distance(&grid, p, 3);
+            assert!(
+                gap >= f64::from(RADIUS) - 1e-6,
+                "frame {frame}: agent {i} at {p} is {gap} from a wall"
+            );
+            let overlap = at
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, &q)| (2.0 * f64::from(RADIUS) - p.distance(q)).max(0.0))
+                .fold(0.0, f64::max);
+            sum += overlap;
+            worst = worst.max(overlap);
+            samples += 1;
+        }
+        let done = agents.iter().all(|&e| {
+            let w = app.world();
+            *w.get::<PathStatus>(e).unwrap() == PathStatus::Ready
+                && w.get::<NavPath>(e).unwrap().is_finished()
+        });
+        if done {
+            return (frame, sum / samples as f64, worst);
+        }
+        if frame % 300 == 0 && std::env::var("CROWD_TRACE").is_ok() {
+            let finished: Vec<usize> = agents
+                .iter()
+                .enumerate()
+                .filter(|&(_, &e)| app.world().get::<NavPath>(e).unwrap().is_finished())
+                .map(|(i, _)| i)
+                .collect();
+            let left: Vec<String> = agents
+                .iter()
+                .enumerate()
+                .filter(|&(_, &e)| !app.world().get::<NavPath>(e).unwrap().is_finished())
+                .take(6)
+                .map(|(i, &e)| {
+                    let p = &at[i];
+                    let path = app.world().get::<NavPath>(e).unwrap();
+                    format!("{i}@{p:.2} next {} of {:?}", path.next, path.grid_waypoints)
+                })
+                .collect();
+            eprintln!("frame {frame}: {} finished; {left:?}", finished.len());
+        }
+    }
+    let stuck = agents
+        .iter()
+        .filter(|&&e| !app.world().get::<NavPath>(e).unwrap().is_finished())
+        .count();
+    panic!(
+        "{stuck} of {} agents have not arrived after {max_frames} frames",
+        agents.len()
+    );
+}
+
+#[test]
+fn a_crowd_crosses_a_door_both_ways_without_walls_and_with_little_overlap() {
+    let crowd = door_crowd(60);
+    let (mut app, agents) = crowd_app(door_grid(), &crowd, true);
+    let (frames, mean, worst) = run(&mut app, &agents, 60 * 120);
+    let r = f64::from(RADIUS);
+    assert!(
+        mean < 0.05 * r,
+        "mean overlap {mean} cells ({frames} frames)"
+    );
+    // Everyone ended on the side it was sent to.
+    for (&e, &(start, goal)) in agents.iter().zip(&crowd) {
+        let p = app.world().get::<NavPosition>(e).unwrap().0;
+        assert_eq!(
+            p.x > 24.0,
+            goal.x > 24.0,
+            "{e}: from {start} to {goal}, at {p}"
+        );
+    }
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    eprintln!(
+        "door, {} agents: {frames} frames, overlap mean {:.2} % worst {:.1} % of the radius; last avoidance {:?}",
+        agents.len(),
+        mean / r * 100.0,
+        worst / r * 100.0,
+        d.avoidance_cost
+    );
+}
+
+/// Without `LocalAvoidance` the same crowd walks through itself: the
+/// overlap the avoidance removes is real.
+#[test]
+fn without_avoidance_the_crowd_overlaps() {
+    let crowd = door_crowd(60);
+    let (mut app, agents) = crowd_app(door_grid(), &crowd, false);
+    let (_, mean, _) = run(&mut app, &agents, 60 * 120);
+    assert!(mean > 0.2 * f64::from(RADIUS), "mean overlap {mean}");
+}
+
+#[test]
+fn a_crowd_sent_to_one_point_spreads_around_it() {
+    let grid = Grid::from_ascii(&vec![".".repeat(40); 40].join("\n")).unwrap();
+    let goal = Vec2::new(20.0, 20.0);
+    let crowd: Vec<(Vec2, Vec2)> = (0..80)
+        .map(|i| {
+            let a = i as f32 / 80.0 * std::f32::consts::TAU;
+            (goal + Vec2::new(a.cos(), a.sin()) * 15.0, goal)
+        })
+        .collect();
+    let (mut app, agents) = crowd_app(grid, &crowd, true);
+    run(&mut app, &agents, 60 * 60);
+    let at: Vec<Vec2> = agents
+        .iter()
+        .map(|&e| app.world().get::<NavPosition>(e).unwrap().0)
+        .collect();
+    let r = RADIUS;
+    let mut worst = 0.0_f32;
+    for (i, p) in at.iter().enumerate() {
+        for q in &at[i + 1..] {
+            worst = worst.max(2.0 * r - p.distance(*q));
+        }
+    }
+    assert!(worst < 0.25 * r, "two agents overlap by {worst}");
+    let spread = at.iter().map(|p| p.distance(goal)).fold(0.0, f32::max);
+    assert!(
+        spread > 2.0 && spread < 8.0,
+        "the farthest stands {spread} from the goal"
+    );
+}

@@ -71,7 +71,7 @@ use bevy_anyangle::plugin::{
 use bevy_anyangle::prelude::*;
 use bevy_app::App;
 use bevy_ecs::prelude::{Entity, With};
-use bevy_math::IVec2;
+use bevy_math::{IVec2, Vec2};
 use criterion::Criterion;
 
 const FRAME: Duration = Duration::from_nanos(16_666_667);
@@ -454,6 +454,168 @@ fn one_goal(name: &str, nav: &NavGrid, n: usize) {
     );
 }
 
+/// Agents of the door scenario: radius (cells) and speed (cells a second).
+const DOOR_RADIUS: f32 = 0.4;
+const DOOR_SPEED: f32 = 4.0;
+
+/// A 136 x 72 room split by a wall at x = 68 with a door 4 cells wide.
+fn door_grid() -> Grid {
+    let mut grid = Grid::new(136, 72).expect("a room");
+    grid.set_rect_free(bevy_math::URect::new(68, 0, 69, 34), false)
+        .expect("the wall above the door");
+    grid.set_rect_free(bevy_math::URect::new(68, 38, 69, 72), false)
+        .expect("the wall below the door");
+    grid
+}
+
+/// `n` agents, half on each side of the door's wall, in rows 1.6 cells
+/// apart, each sent to the mirror of its start on the other side.
+fn door_crowd(n: usize) -> Vec<(Vec2, Vec2)> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n / 2 {
+        let (col, row) = ((i % 40) as f32, (i / 40) as f32);
+        let start = Vec2::new(2.5 + col * 1.6, 71.0 - (4.5 + row * 1.6));
+        let mirror = |p: Vec2| Vec2::new(136.0 - p.x, p.y);
+        out.push((start, mirror(start)));
+        out.push((mirror(start), start));
+    }
+    out
+}
+
+/// Distance from `p` (grid coordinates) to the nearest blocked cell of
+/// `grid` or its outside, within 2 cells.
+fn gap_to_walls(grid: &Grid, p: DVec2) -> f64 {
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
+    let mut best = p.x.min(w - p.x).min(p.y).min(h - p.y);
+    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+    for y in cy - 2..=cy + 2 {
+        for x in cx - 2..=cx + 2 {
+            if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                let q = p.clamp(
+                    DVec2::new(x as f64, y as f64),
+                    DVec2::new(x as f64 + 1.0, y as f64 + 1.0),
+                );
+                best = best.min(p.distance(q));
+            }
+        }
+    }
+    best
+}
+
+/// Per agent, the largest overlap with another agent (cells): buckets of
+/// one cell, neighbours in the 3 x 3 around.
+fn overlaps(at: &[DVec2], r: f64, out: &mut Vec<f64>) {
+    let mut buckets: std::collections::HashMap<(i64, i64), Vec<usize>> =
+        std::collections::HashMap::new();
+    for (i, p) in at.iter().enumerate() {
+        buckets
+            .entry((p.x.floor() as i64, p.y.floor() as i64))
+            .or_default()
+            .push(i);
+    }
+    out.clear();
+    for (i, p) in at.iter().enumerate() {
+        let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+        let mut worst = 0.0_f64;
+        for y in cy - 1..=cy + 1 {
+            for x in cx - 1..=cx + 1 {
+                for &j in buckets.get(&(x, y)).map_or(&[][..], Vec::as_slice) {
+                    if j != i {
+                        worst = worst.max(2.0 * r - p.distance(at[j]));
+                    }
+                }
+            }
+        }
+        out.push(worst);
+    }
+}
+
+/// The door scenario: `n` agents of radius 0.4 cross a door 4 cells wide
+/// both ways, with `LocalAvoidance` or without, frames paced at 60 fps;
+/// returns a table row's figures.
+fn door_run(n: usize, avoid: bool) -> String {
+    use bevy_anyangle::plugin::{LocalAvoidance, NavPath, PathFollower};
+    let grid = door_grid();
+    let nav = NavGrid::new(grid.clone(), GridTransform::default());
+    let crowd = door_crowd(n);
+    let mut app = App::new();
+    app.add_plugins(AnyAnglePlugin::default())
+        .insert_resource(nav.clone())
+        .insert_resource(bevy_anyangle::plugin::SteeringClock::fixed(1.0 / 60.0));
+    app.finish();
+    app.cleanup();
+    let agents: Vec<Entity> = crowd
+        .iter()
+        .map(|&(start, goal)| {
+            let mut e = app.world_mut().spawn((
+                NavPosition(start),
+                PathRequest::to(goal).with_radius(DOOR_RADIUS),
+                PathFollower {
+                    speed: DOOR_SPEED,
+                    arrive_radius: 0.05,
+                },
+            ));
+            if avoid {
+                e.insert(LocalAvoidance);
+            }
+            e.id()
+        })
+        .collect();
+    let r = f64::from(DOOR_RADIUS);
+    let (mut walled, mut sum, mut worst, mut samples) = (0_u64, 0.0, 0.0_f64, 0_u64);
+    let mut at = Vec::with_capacity(n);
+    let mut overlap = Vec::with_capacity(n);
+    let mut costs = Vec::new();
+    let mut frame_costs = Vec::new();
+    let limit = 60 * 600;
+    let frames = run_paced(&mut app, limit, |app| {
+        let world = app.world();
+        at.clear();
+        at.extend(
+            agents
+                .iter()
+                .map(|&e| nav.to_grid(world.get::<NavPosition>(e).expect("a position").0)),
+        );
+        walled += at
+            .iter()
+            .filter(|&&p| gap_to_walls(&grid, p) < r - 1e-9)
+            .count() as u64;
+        overlaps(&at, r, &mut overlap);
+        sum += overlap.iter().map(|o| o.max(0.0)).sum::<f64>();
+        worst = overlap.iter().fold(worst, |w, &o| w.max(o));
+        samples += n as u64;
+        let d = world.resource::<PathfindingDiagnostics>();
+        costs.push(d.avoidance_cost);
+        frame_costs.push(d.frame_cost);
+        agents.iter().all(|&e| {
+            world.get::<PathStatus>(e) == Some(&PathStatus::Ready)
+                && world.get::<NavPath>(e).is_some_and(NavPath::is_finished)
+        })
+    });
+    let ms = |t: Duration| t.as_secs_f64() * 1e3;
+    let mean = |v: &[Duration]| v.iter().sum::<Duration>() / v.len().max(1) as u32;
+    let max = |v: &[Duration]| v.iter().copied().max().unwrap_or_default();
+    format!(
+        "{} | {frames} | {:.1} s | {walled} | {:.2} % | {:.1} % | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms",
+        if avoid { "LocalAvoidance" } else { "none" },
+        frames as f64 / 60.0,
+        sum / samples as f64 / r * 100.0,
+        worst / r * 100.0,
+        ms(mean(&costs)),
+        ms(max(&costs)),
+        ms(mean(&frame_costs)),
+        ms(max(&frame_costs)),
+    )
+}
+
+/// The door scenario with and without avoidance, and the core's avoidance
+/// step alone on the crowd as it stands at the start; prints table rows.
+fn door(n: usize) {
+    for avoid in [true, false] {
+        println!("| {n} | {} |", door_run(n, avoid));
+    }
+}
+
 /// A free cell that about `share` of the paths cross (grid coordinates of
 /// the paths' waypoints), or a cell inside a wall block when `share` is 0.
 fn cell_crossed_by(grid: &Grid, paths: &[Vec<DVec2>], share: f64) -> UVec2 {
@@ -613,6 +775,18 @@ fn main() {
                 if wanted(&format!("one_goal/{name}/{n}")) {
                     one_goal(name, nav, n);
                 }
+            }
+        }
+        println!();
+    }
+    if wanted("door") || filter.starts_with("door") {
+        println!(
+            "| agents | steering | frames until all arrive | game time | agent-frames in a wall | overlap, mean | worst | avoidance per frame, mean | max | plugin per frame, mean | max |"
+        );
+        println!("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for n in [2_000] {
+            if wanted(&format!("door/{n}")) {
+                door(n);
             }
         }
         println!();

@@ -11,7 +11,6 @@ use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition, PathFollower,
     PathRequest, PathStatus, PathfindingDiagnostics, SteeringClock,
 };
-use bevy_anyangle::prelude::*;
 use bevy_app::App;
 use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
@@ -117,26 +116,6 @@ fn run(app: &mut App, agents: &[Entity], max_frames: usize) -> (usize, f64, f64)
         });
         if done {
             return (frame, sum / samples as f64, worst);
-        }
-        if frame % 300 == 0 && std::env::var("CROWD_TRACE").is_ok() {
-            let finished: Vec<usize> = agents
-                .iter()
-                .enumerate()
-                .filter(|&(_, &e)| app.world().get::<NavPath>(e).unwrap().is_finished())
-                .map(|(i, _)| i)
-                .collect();
-            let left: Vec<String> = agents
-                .iter()
-                .enumerate()
-                .filter(|&(_, &e)| !app.world().get::<NavPath>(e).unwrap().is_finished())
-                .take(6)
-                .map(|(i, &e)| {
-                    let p = &at[i];
-                    let path = app.world().get::<NavPath>(e).unwrap();
-                    format!("{i}@{p:.2} next {} of {:?}", path.next, path.grid_waypoints)
-                })
-                .collect();
-            eprintln!("frame {frame}: {} finished; {left:?}", finished.len());
         }
     }
     let stuck = agents

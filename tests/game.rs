@@ -18,9 +18,9 @@ mod common;
 
 use bevy_anyangle::grid::Grid;
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, NavPosition, PathFollower,
-    PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, Replanning,
-    SteeringClock,
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition,
+    PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings,
+    Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, Update};
@@ -506,18 +506,20 @@ impl Game {
         } else {
             *self.rng.pick(&self.goals)
         };
-        let e = self
-            .app
-            .world_mut()
-            .spawn((
-                NavPosition(start),
-                PathRequest::to(goal),
-                PathFollower {
-                    speed: 6.0,
-                    ..PathFollower::default()
-                },
-            ))
-            .id();
+        let avoid = !self.goals.is_empty() && self.rng.chance(0.5);
+        let mut agent = self.app.world_mut().spawn((
+            NavPosition(start),
+            PathRequest::to(goal),
+            PathFollower {
+                speed: 6.0,
+                ..PathFollower::default()
+            },
+        ));
+        // In crowds, half the agents steer with local avoidance.
+        if avoid {
+            agent.insert(LocalAvoidance);
+        }
+        let e = agent.id();
         self.agents.push(e);
     }
 
@@ -807,7 +809,7 @@ struct Run {
     threads: Option<usize>,
     /// Agents head for one of three goals, which move now and then (each
     /// time, half the agents are sent to the new ones): crowds that share
-    /// searches.
+    /// searches; half of them steer with `LocalAvoidance`.
     crowd: bool,
 }
 

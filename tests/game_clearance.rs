@@ -37,8 +37,8 @@ use bevy_anyangle::grid::Grid;
 use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, NavPosition, PathFailed,
-    PathFailure, PathFollower, PathGoal, PathReady, PathRequest, PathStatus,
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition,
+    PathFailed, PathFailure, PathFollower, PathGoal, PathReady, PathRequest, PathStatus,
     PathfindingDiagnostics, PathfindingSettings, ProfileId, Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
@@ -323,18 +323,20 @@ impl Game {
         if profile == self.profiles[2] || self.rng.chance(0.3) {
             request = request.with_algorithm(Algorithm::LazyTheta);
         }
-        let e = self
-            .app
-            .world_mut()
-            .spawn((
-                NavPosition(start),
-                request,
-                PathFollower {
-                    speed: 6.0,
-                    ..PathFollower::default()
-                },
-            ))
-            .id();
+        // A third steer with local avoidance, around each other.
+        let avoid = self.rng.chance(0.33);
+        let mut agent = self.app.world_mut().spawn((
+            NavPosition(start),
+            request,
+            PathFollower {
+                speed: 6.0,
+                ..PathFollower::default()
+            },
+        ));
+        if avoid {
+            agent.insert(LocalAvoidance);
+        }
+        let e = agent.id();
         self.agents.push(e);
         if self.gap(e) < -TOLERANCE {
             self.recovering.insert(e, frame);

@@ -22,7 +22,10 @@
 //! the crowd pushes it away from its path's end; a new request is.
 //!
 //! An agent of radius 0 takes no part: it walks its path as a plain
-//! follower would, within the walls, through the others.
+//! follower, within the walls, through the others. An agent that does
+//! not fit where it stands (it spawned there, or an edit closed in on it)
+//! walks its path's way out as a plain follower, before avoidance takes it
+//! on again.
 //!
 //! [`NavPosition`]: crate::plugin::NavPosition
 
@@ -195,6 +198,10 @@ pub(crate) fn steer_crowds(
     order.clear();
     profiles.clear();
     for (entity, follower, request, path, mut state, place) in &mut agents {
+        // (Points are steered as plain followers.)
+        if request.radius <= 0.0 || request.radius.is_nan() {
+            continue;
+        }
         let Some(world) = place_position(&place, plane) else {
             continue;
         };
@@ -220,9 +227,9 @@ pub(crate) fn steer_crowds(
             Some(&target) if !state.arrived => {
                 let to = target - here;
                 let d = to.length();
-                let last = path.next + 1 == path.grid_waypoints.len();
-                // At its end it slows down to stop there.
-                let v = if last { speed.min(d / dt) } else { speed };
+                // Within a step of its waypoint, it heads for the waypoint
+                // itself (and at its end, stops there).
+                let v = speed.min(d / dt);
                 if d > 0.0 { to * (v / d) } else { DVec2::ZERO }
             }
             _ => DVec2::ZERO,
@@ -242,10 +249,7 @@ pub(crate) fn steer_crowds(
             position: here,
             velocity: state.velocity,
             preferred,
-            radius: match f64::from(request.radius) / cell {
-                r if r > 0.0 => r + rounding,
-                r => r,
-            },
+            radius: f64::from(request.radius) / cell + rounding,
             max_speed: speed,
             grid,
             goal,
@@ -257,27 +261,35 @@ pub(crate) fn steer_crowds(
         .iter()
         .map(|&p| nav.grid_for(p, Clearance::NONE))
         .collect();
-    match grids {
-        Some(grids) => avoidance.step(discs, &grids, &settings.options(), dt, motions),
+    let Some(grids) = grids else {
         // (A profile the grid does not have: its agents' requests fail, and
         // until then nobody moves.)
-        None => {
-            motions.clear();
-            motions.resize(discs.len(), Motion::default());
-        }
-    }
+        return;
+    };
+    avoidance.step(discs, &grids, &settings.options(), dt, motions);
     for (&(entity, here), (motion, disc)) in order.iter().zip(motions.iter().zip(discs.iter())) {
         let Ok((_, follower, _, mut path, mut state, mut place)) = agents.get_mut(entity) else {
             continue;
         };
         state.velocity = motion.velocity;
         state.arrived = motion.arrived;
-        let to = here + motion.step;
+        // An agent walking the way out of where it does not fit (it spawned
+        // there, or an edit closed in on it), or standing in a wall, walks
+        // as a plain follower: the way out leads to where it fits, never
+        // closer to a wall, and there avoidance takes over.
+        let way_out = path.start_moved && path.next == 0;
+        let walled = !grids[disc.grid].is_point_traversable(here);
+        let step = if way_out || walled {
+            disc.preferred * dt
+        } else {
+            motion.step
+        };
+        let to = here + step;
         // Held up close to its end (its goal taken by agents that arrived
         // elsewhere and were pushed there): it has arrived.
         let end = path.grid_waypoints.last().copied();
         let close = end.is_some_and(|e| to.distance(e) <= 3.0 * disc.radius + 0.05);
-        let still = motion.step.length() < 0.1 * disc.max_speed * dt;
+        let still = step.length() < 0.1 * disc.max_speed * dt;
         state.stalled = if close && still && !state.arrived {
             state.stalled.saturating_add(1)
         } else {
@@ -286,7 +298,7 @@ pub(crate) fn steer_crowds(
         if state.stalled >= STALL_FRAMES {
             state.arrived = true;
         }
-        if motion.step != DVec2::ZERO {
+        if step != DVec2::ZERO {
             let world: Vec2 = nav.to_world(to);
             #[cfg(feature = "transform")]
             move_on(&mut place, &parents, plane, |_| Some(world));
@@ -297,13 +309,20 @@ pub(crate) fn steer_crowds(
         // radius of its path's end (or its arrive radius), or where the
         // crowd there stops it.
         let path = path.bypass_change_detection();
-        let pass = (disc.max_speed * dt).max(disc.radius * 0.5).max(0.05);
+        // It passes a waypoint it comes within half its radius of (its
+        // waypoints keep its radius from the walls, and the step to the
+        // next one is made safe).
+        let pass = (disc.radius * 0.5).max(0.05);
         let arrive = (f64::from(follower.arrive_radius.max(0.0)) / cell).max(disc.radius);
         let n = path.grid_waypoints.len();
         while path.next < n {
             let d = to.distance(path.grid_waypoints[path.next]);
             let last = path.next + 1 == n;
-            if last && (d <= arrive || state.arrived) {
+            // A cut path's end and the way out of a wall are walked to the
+            // point, as a plain follower walks them.
+            let exact = path.cut || (path.start_moved && path.next == 0);
+            let arrive = if exact { 1e-9 } else { arrive };
+            if last && (d <= arrive || (state.arrived && !exact)) {
                 path.next = n;
                 state.arrived = true;
             } else if !last && d <= pass {

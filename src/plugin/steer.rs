@@ -36,9 +36,9 @@
 //! [`NavPath::next`] by hand does so through `&mut NavPath`, which marks it
 //! changed and so wakes the follower up again.
 //!
-//! Followers with [`LocalAvoidance`] are steered by the crowd stage
-//! instead: around each other and the
-//! walls, towards the same waypoints.
+//! Followers with [`LocalAvoidance`] and a radius are steered by the crowd
+//! stage instead: around each other and the walls, towards the same
+//! waypoints.
 //!
 //! A game that steers its own agents leaves out `PathFollower` and reads
 //! [`NavPath::next_waypoint`] in a system ordered after
@@ -58,7 +58,7 @@ use bevy_time::Time;
 #[cfg(feature = "transform")]
 use bevy_transform::components::{GlobalTransform, Transform};
 
-use crate::plugin::api::NavPath;
+use crate::plugin::api::{NavPath, PathRequest};
 use crate::plugin::crowd::LocalAvoidance;
 use crate::plugin::geometry::closest_on_segment;
 use crate::plugin::stats::Meter;
@@ -273,7 +273,7 @@ pub(crate) fn follow_paths(
     time: Option<Res<Time>>,
     nav: Option<Res<NavGrid>>,
     mut active: ResMut<ActiveFollowers>,
-    mut agents: Query<FollowerData, Without<LocalAvoidance>>,
+    mut agents: Query<FollowerData>,
     #[cfg(feature = "transform")] parents: Query<&GlobalTransform>,
 ) {
     let _cost = meter.start();
@@ -284,9 +284,12 @@ pub(crate) fn follow_paths(
     let plane = plane_of(nav.as_deref());
     let snap = snap_distance(nav.as_deref());
     active.0.retain(|&entity| {
-        let Ok((follower, mut path, mut place)) = agents.get_mut(entity) else {
+        let Ok((follower, mut path, mut place, crowd)) = agents.get_mut(entity) else {
             return false; // despawned, or no longer a follower
         };
+        if crowd.is_some_and(in_crowd) {
+            return false; // steered by the crowd stage
+        }
         if path.is_finished() {
             return false;
         }
@@ -304,8 +307,20 @@ pub(crate) fn follow_paths(
     });
 }
 
-/// What steering reads and writes of a follower: its path and its place.
-type FollowerData = (&'static PathFollower, &'static mut NavPath, Place);
+/// What steering reads and writes of a follower: its path and its place
+/// (and its request, if it has [`LocalAvoidance`]).
+type FollowerData = (
+    &'static PathFollower,
+    &'static mut NavPath,
+    Place,
+    Option<(&'static PathRequest, &'static LocalAvoidance)>,
+);
+
+/// Whether a follower with [`LocalAvoidance`] and `request` is steered by
+/// the crowd stage: if it has a radius.
+pub(crate) fn in_crowd(request: (&PathRequest, &LocalAvoidance)) -> bool {
+    request.0.radius > 0.0
+}
 
 /// Where a follower is (see [`position`](crate::plugin::world::position)):
 /// the position [`move_on`] moves it from.

@@ -556,7 +556,7 @@ impl Avoidance {
                 // Expect the other to go where it wants, and make way.
                 Some(false) => (
                     Body {
-                        velocity: other.preferred,
+                        velocity: other.preferred.clamp_length_max(other.max_speed),
                         ..them
                     },
                     1.0,

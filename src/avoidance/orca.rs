@@ -1,4 +1,4 @@
-//! The half-plane of velocities one disc may take so as not to hit another, taking half the effort.
+//! The half-plane of velocities one disc may take so as not to hit another, taking its share of the effort.
 //!
 //! This is the optimal reciprocal collision avoidance (ORCA) of van den
 //! Berg, Guy, Lin and Manocha, "Reciprocal n-body collision avoidance"
@@ -11,6 +11,8 @@
 //! takes half of `u`: it keeps to the velocities `v` with
 //! `(v - (vA + u / 2)) · n >= 0`, and B, doing the same from its side, keeps
 //! to the mirror half-plane, so that together they avoid the collision.
+//! Uneven pairs split `u` otherwise: one takes a share `s` of it, keeping
+//! to `(v - (vA + s u)) · n >= 0`.
 //!
 //! Discs already overlapping aim to be apart after one step: the obstacle
 //! is then the circle of radius `(rA + rB) / dt` around `(pB - pA) / dt`.
@@ -31,9 +33,10 @@ pub(crate) struct Body {
 }
 
 /// The ORCA half-plane of `me` with respect to `other` (see the
-/// [module docs](self)). `horizon` and `dt` are positive; `first` breaks
-/// the tie of two discs at one point (the two sides of a pair must pass
-/// opposite values).
+/// [module docs](self)), `me` taking `share` of the effort (half for an
+/// even pair). `horizon` and `dt` are positive; `first` breaks the tie of
+/// two discs at one point (the two sides of a pair must pass opposite
+/// values).
 pub(crate) fn orca(
     me: Body,
     other: Body,

@@ -413,3 +413,139 @@ fn discs_meeting_head_on_in_a_corridor_keep_right() {
         "each passed on its right"
     );
 }
+
+#[test]
+fn a_disc_passes_through_a_crowd_that_has_arrived() {
+    let grid = Grid::new(30, 12).expect("a grid");
+    let mut discs: Vec<Disc> = (0..60)
+        .map(|k| {
+            let mut d = disc(
+                DVec2::new(12.0 + f64::from(k % 6), 3.0 + f64::from(k / 6) * 0.85),
+                0.4,
+                1.5,
+            );
+            d.goal = Some((1, d.position));
+            d.arrived = true;
+            d
+        })
+        .collect();
+    let goal = DVec2::new(26.0, 6.5);
+    let mut walker = disc(DVec2::new(4.0, 6.5), 0.4, 1.5);
+    walker.goal = Some((2, goal));
+    discs.push(walker);
+    let record = run(
+        &mut discs,
+        &grid,
+        &AvoidanceOptions::default(),
+        40 * 60,
+        |_, d| {
+            if d.arrived {
+                DVec2::ZERO
+            } else {
+                towards(d.position, goal, d.max_speed)
+            }
+        },
+    );
+    assert!(
+        record.all_arrived_at.is_some(),
+        "it got through: {record:?}"
+    );
+    assert!(record.overlap_worst < 0.1 * 0.4, "{record:?}");
+    assert_eq!(record.in_walls, 0);
+}
+
+/// Random discs (some with unusable numbers) on random grids: every step is
+/// finite, unusable discs stand still, and a disc clear of the walls stays
+/// clear all along its step.
+#[test]
+fn random_crowds_keep_clear_of_the_walls() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    let number = |low: f64, high: f64| {
+        prop_oneof![
+            8 => low..high,
+            1 => Just(f64::NAN),
+            1 => Just(f64::INFINITY),
+            1 => Just(-1.0),
+        ]
+    };
+    let discs = prop::collection::vec(
+        (
+            (0.0..12.0, 0.0..12.0),
+            (-2.0..2.0, -2.0..2.0),
+            (-3.0..3.0, -3.0..3.0),
+            number(0.0, 0.9),
+            number(0.0, 3.0),
+            any::<bool>(),
+        ),
+        1..40,
+    );
+    let cells = prop::collection::vec((0..12_u32, 0..12_u32), 0..30);
+    let config = Config {
+        cases: 200,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]));
+    let result = runner.run(&(discs, cells), |(discs, cells)| {
+        let mut grid = Grid::new(12, 12).expect("a grid");
+        for (x, y) in cells {
+            grid.set_free(bevy_math::UVec2::new(x, y), false)
+                .expect("inside");
+        }
+        let discs: Vec<Disc> = discs
+            .into_iter()
+            .map(
+                |((x, y), (vx, vy), (px, py), radius, max_speed, odd)| Disc {
+                    position: DVec2::new(x, if odd && radius < 0.1 { f64::NAN } else { y }),
+                    velocity: DVec2::new(vx, vy),
+                    preferred: DVec2::new(px, py),
+                    radius,
+                    max_speed,
+                    grid: usize::from(odd && max_speed > 2.5),
+                    goal: odd.then_some((3, DVec2::new(6.0, 6.0))),
+                    arrived: false,
+                },
+            )
+            .collect();
+        let mut out = Vec::new();
+        Avoidance::new().step(&discs, &[&grid], &AvoidanceOptions::default(), DT, &mut out);
+        prop_assert_eq!(out.len(), discs.len());
+        for (disc, motion) in discs.iter().zip(&out) {
+            prop_assert!(motion.step.is_finite() && motion.velocity.is_finite());
+            let usable = disc.position.is_finite()
+                && disc.radius.is_finite()
+                && disc.radius >= 0.0
+                && disc.max_speed.is_finite()
+                && disc.max_speed >= 0.0
+                && disc.grid == 0;
+            if !usable {
+                prop_assert_eq!(motion.step, DVec2::ZERO);
+                continue;
+            }
+            prop_assert!(motion.step.length() <= disc.max_speed * DT * (1.0 + 1e-12));
+            if disc.radius > 0.0 && wall_distance(&grid, disc.position, 2.0) >= disc.radius {
+                for i in 0..=200 {
+                    let q = disc.position + motion.step * (f64::from(i) / 200.0);
+                    let d = wall_distance(&grid, q, 2.0);
+                    prop_assert!(d >= disc.radius, "{:?} {:?}: {} at {}", disc, motion, d, q);
+                }
+            }
+            if disc.radius == 0.0 && grid.is_point_traversable(disc.position) {
+                let end = disc.position + motion.step;
+                prop_assert!(
+                    line_of_sight(&grid, disc.position, end),
+                    "{:?} {:?}",
+                    disc,
+                    motion
+                );
+            }
+        }
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
+    }
+}

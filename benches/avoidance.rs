@@ -1,19 +1,21 @@
 //! Local avoidance of a crowd: 2,000 discs of radius 0.4 cells, 1,000 each
-//! way, crossing a wall through a door 4 cells wide on a 64 x 64 grid, at
+//! way, crossing a wall through a door 4 cells wide on a 128 x 128 grid, at
 //! 60 steps a second.
 //!
-//! Each disc heads for the door's centre until it has passed the wall, then
-//! for its goal (the mirror of its start across the wall). One run first
-//! steps the crowd until all have arrived (or 300 simulated seconds) and
+//! Each side's discs start in a block of 40 rows and 25 columns, one cell
+//! apart, from 2.5 cells off the wall, and share one goal 40 cells past the
+//! wall (so they end in a blob around it). Each heads for the door's
+//! centre until it has passed the wall, then for its goal. One run first
+//! steps the crowd until all have arrived (or 900 simulated seconds) and
 //! prints a summary: when they all arrived, disc-frames inside a wall
 //! (closer than the radius to a blocked cell), the mean and worst overlap
 //! with another disc per disc-frame, discs stuck at the end, and the wall
-//! time of `Avoidance::step`. Then one step of the crowd mid-crossing (10
+//! time of `Avoidance::step`. Then one step of the crowd mid-crossing (60
 //! simulated seconds in) is timed.
 //!
 //! ```text
 //! cargo bench --bench avoidance
-//! CROSSING_SECONDS=20 cargo bench --bench avoidance   # a shorter run first
+//! CROSSING_SECONDS=61 cargo bench --bench avoidance   # a shorter run first
 //! ```
 
 use std::hint::black_box;
@@ -23,7 +25,7 @@ use bevy_anyangle::avoidance::{Avoidance, AvoidanceOptions, Disc, Motion};
 use bevy_anyangle::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-const SIDE: u32 = 64;
+const SIDE: u32 = 128;
 const DOOR: u32 = 4;
 const RADIUS: f64 = 0.4;
 const SPEED: f64 = 1.5;
@@ -31,6 +33,8 @@ const PER_SIDE: usize = 1000;
 /// Rows of each group (its columns follow).
 const ROWS: usize = 40;
 const DT: f64 = 1.0 / 60.0;
+/// How far past the wall each side's goal lies.
+const BEYOND: f64 = 40.0;
 
 /// The x of the wall's middle.
 fn middle() -> f64 {
@@ -53,16 +57,18 @@ fn grid() -> Grid {
     grid
 }
 
-/// Both groups, one cell apart, from 2 cells off the wall; each disc's goal
-/// is the mirror of its start.
+/// Both groups, one cell apart, from 2.5 cells off the wall; each group's
+/// goal is `BEYOND` cells past the wall, level with the door.
 fn crowd() -> Vec<Disc> {
     let mut discs = Vec::with_capacity(2 * PER_SIDE);
     for k in 0..PER_SIDE {
         let (column, row) = ((k / ROWS) as f64, (k % ROWS) as f64);
         let y = door().y - ROWS as f64 / 2.0 + row + 0.5;
         let x = middle() - 2.5 - column;
-        for start in [DVec2::new(x, y), DVec2::new(2.0 * middle() - x, y)] {
-            let goal = DVec2::new(2.0 * middle() - start.x, start.y);
+        for (start, id, goal) in [
+            (DVec2::new(x, y), 0, middle() + BEYOND),
+            (DVec2::new(2.0 * middle() - x, y), 1, middle() - BEYOND),
+        ] {
             discs.push(Disc {
                 position: start,
                 velocity: DVec2::ZERO,
@@ -70,7 +76,7 @@ fn crowd() -> Vec<Disc> {
                 radius: RADIUS,
                 max_speed: SPEED,
                 grid: 0,
-                goal: Some((discs.len() as u64, goal)),
+                goal: Some((id, DVec2::new(goal, door().y))),
                 arrived: false,
             });
         }
@@ -150,7 +156,7 @@ fn overlaps(discs: &[Disc], buckets: &mut Vec<Vec<usize>>, out: &mut Vec<f64>) {
 }
 
 /// Steps the whole crossing once and prints its summary; returns the crowd
-/// as it was 10 simulated seconds in.
+/// as it was 60 simulated seconds in.
 fn crossing(grid: &Grid, options: &AvoidanceOptions) -> Vec<Disc> {
     let mut discs = crowd();
     let (mut avoidance, mut out) = (Avoidance::new(), Vec::new());
@@ -163,9 +169,9 @@ fn crossing(grid: &Grid, options: &AvoidanceOptions) -> Vec<Disc> {
     let seconds: usize = std::env::var("CROSSING_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(900);
     while frames < seconds * 60 {
-        if frames == 600 {
+        if frames == 60 * 60 {
             mid = Some(discs.clone());
         }
         steer(&mut discs);

@@ -17,18 +17,19 @@
 //!    [Arrival](#arrival)); an arrived disc wants to stand still.
 //!    **Keeping right.** A disc that has another disc ahead in its way
 //!    wanting to go the opposite way turns its preferred velocity by about
-//!    80° to its right (towards +y when it heads towards +x). Two
-//!    discs meeting exactly head-on would otherwise only slow down: the
-//!    velocities avoidance allows go round each other, but the ones
-//!    closest to what they want point straight ahead.
+//!    80° to its right (towards +y when it heads towards +x). Two discs
+//!    meeting exactly head-on would otherwise only slow down: the
+//!    velocities avoidance allows go round each other, but the ones closest
+//!    to what they want point straight ahead.
 //! 3. **Velocity.** Chooses the velocity closest to the preferred one among
 //!    the velocities allowed by
 //!    - one half-plane per neighbour, from optimal reciprocal collision
 //!      avoidance (ORCA: van den Berg, Guy, Lin, Manocha, "Reciprocal n-body
 //!      collision avoidance", ISRR 2011): the velocities that keep the pair
 //!      apart for [`time_horizon`](AvoidanceOptions::time_horizon) seconds
-//!      if the other does its half of the work. Discs already overlapping
-//!      aim to be apart after one step;
+//!      if the other does its half of the work (or, between a disc with
+//!      the [right of way](#right-of-way) and one without, a tenth and all
+//!      of it). Discs already overlapping aim to be apart after one step;
 //!    - one half-plane per nearby wall (up to 8, from the nearest points of
 //!      blocked cells that border free ones): with `d` the gap between the
 //!      disc and the wall and `n` the direction from the wall to the disc,
@@ -89,6 +90,25 @@
 //! a disc held up far from its goal by a stranger does not stop. Arrived
 //! discs prefer to stand still, but still give way to others. A disc stays
 //! arrived; the caller clears [`Disc::arrived`] when its goal changes.
+//!
+//! # Right of way
+//!
+//! Reciprocity alone can leave two crowds pressed against each other in a
+//! door, each waiting for the other to give way. So some pairs are not
+//! even:
+//!
+//! - a disc that has not arrived has the right of way over one that has;
+//! - of two discs that have not arrived, whose preferred velocities point
+//!   away from each other (`a · b < 0`) and that both have a goal, the one
+//!   closer to its goal point (straight-line distance, by more than its
+//!   radius) has it.
+//!
+//! The disc without the right of way takes all of the pair's avoidance
+//! effort, reckoning that the other will move at its preferred velocity;
+//! the one with it takes a tenth (so that it still slows down for a disc
+//! that cannot make way). So arrived discs are pushed aside by the ones
+//! passing through them, and in a door the stream that has got further
+//! comes out before the other goes in.
 //!
 //! # Cost
 //!
@@ -207,6 +227,35 @@ fn keep_right<'a>(
         DVec2::from_angle(KEEP_RIGHT).rotate(preferred)
     } else {
         preferred
+    }
+}
+
+/// The share of the avoidance effort a disc with the right of way takes
+/// (the other takes all of it).
+const HOLDER_SHARE: f64 = 0.1;
+
+/// Whether disc `a` has the right of way over disc `b` (`Some(true)`), `b`
+/// over `a` (`Some(false)`), or neither (see [Right of way](self#right-of-way)).
+fn right_of_way(a: &Disc, b: &Disc) -> Option<bool> {
+    match (a.arrived, b.arrived) {
+        (false, true) => return Some(true),
+        (true, false) => return Some(false),
+        (true, true) => return None,
+        (false, false) => {}
+    }
+    if a.preferred.dot(b.preferred) >= 0.0 {
+        return None;
+    }
+    let (Some((_, ga)), Some((_, gb))) = (a.goal, b.goal) else {
+        return None;
+    };
+    let (da, db) = (a.position.distance(ga), b.position.distance(gb));
+    if da < db - a.radius {
+        Some(true)
+    } else if db < da - b.radius {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -501,7 +550,19 @@ impl Avoidance {
                 velocity: other.velocity,
                 radius: other.radius,
             };
-            planes.push(orca(me, them, time_horizon, dt, i < j as usize));
+            let (them, share) = match right_of_way(disc, other) {
+                None => (them, 0.5),
+                Some(true) => (them, HOLDER_SHARE),
+                // Expect the other to go where it wants, and make way.
+                Some(false) => (
+                    Body {
+                        velocity: other.preferred.clamp_length_max(other.max_speed),
+                        ..them
+                    },
+                    1.0,
+                ),
+            };
+            planes.push(orca(me, them, time_horizon, dt, i < j as usize, share));
         }
         let mut velocity = DVec2::ZERO;
         let mut kept = solve(&planes, max_speed, Goal::Closest(preferred), &mut velocity);

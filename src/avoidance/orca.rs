@@ -1,4 +1,4 @@
-//! The half-plane of velocities one disc may take so as not to hit another, taking half the effort.
+//! The half-plane of velocities one disc may take so as not to hit another, taking its share of the effort.
 //!
 //! This is the optimal reciprocal collision avoidance (ORCA) of van den
 //! Berg, Guy, Lin and Manocha, "Reciprocal n-body collision avoidance"
@@ -11,6 +11,8 @@
 //! takes half of `u`: it keeps to the velocities `v` with
 //! `(v - (vA + u / 2)) · n >= 0`, and B, doing the same from its side, keeps
 //! to the mirror half-plane, so that together they avoid the collision.
+//! Uneven pairs split `u` otherwise: one takes a share `s` of it, keeping
+//! to `(v - (vA + s u)) · n >= 0`.
 //!
 //! Discs already overlapping aim to be apart after one step: the obstacle
 //! is then the circle of radius `(rA + rB) / dt` around `(pB - pA) / dt`.
@@ -31,10 +33,18 @@ pub(crate) struct Body {
 }
 
 /// The ORCA half-plane of `me` with respect to `other` (see the
-/// [module docs](self)). `horizon` and `dt` are positive; `first` breaks
-/// the tie of two discs at one point (the two sides of a pair must pass
-/// opposite values).
-pub(crate) fn orca(me: Body, other: Body, horizon: f64, dt: f64, first: bool) -> HalfPlane {
+/// [module docs](self)), `me` taking `share` of the effort (half for an
+/// even pair). `horizon` and `dt` are positive; `first` breaks the tie of
+/// two discs at one point (the two sides of a pair must pass opposite
+/// values).
+pub(crate) fn orca(
+    me: Body,
+    other: Body,
+    horizon: f64,
+    dt: f64,
+    first: bool,
+    share: f64,
+) -> HalfPlane {
     let position = other.position - me.position;
     let velocity = me.velocity - other.velocity;
     let distance_squared = position.length_squared();
@@ -83,7 +93,7 @@ pub(crate) fn orca(me: Body, other: Body, horizon: f64, dt: f64, first: bool) ->
     };
     HalfPlane {
         normal,
-        offset: normal.dot(me.velocity + 0.5 * change),
+        offset: normal.dot(me.velocity + share * change),
     }
 }
 
@@ -110,14 +120,17 @@ mod tests {
     #[test]
     fn far_apart_discs_are_not_constrained() {
         let (a, b) = (body(0.0, 0.0, 1.0, 0.0), body(10.0, 0.0, -1.0, 0.0));
-        let plane = orca(a, b, 1.0, 0.1, true);
+        let plane = orca(a, b, 1.0, 0.1, true, 0.5);
         assert!(plane.violation(a.velocity) < 0.0);
     }
 
     #[test]
     fn head_on_discs_give_way_to_opposite_sides_and_clear_each_other() {
         let (a, b) = (body(0.0, 0.0, 1.0, 0.0), body(3.0, 0.0, -1.0, 0.0));
-        let (pa, pb) = (orca(a, b, 2.0, 0.1, true), orca(b, a, 2.0, 0.1, false));
+        let (pa, pb) = (
+            orca(a, b, 2.0, 0.1, true, 0.5),
+            orca(b, a, 2.0, 0.1, false, 0.5),
+        );
         assert!(pa.violation(a.velocity) > 0.0 && pb.violation(b.velocity) > 0.0);
         // The closest allowed velocities to the current ones.
         let va = a.velocity + pa.normal * pa.violation(a.velocity);
@@ -129,11 +142,11 @@ mod tests {
     #[test]
     fn overlapping_discs_push_apart() {
         let (a, b) = (body(0.0, 0.0, 0.0, 0.0), body(0.5, 0.0, 0.0, 0.0));
-        let plane = orca(a, b, 2.0, 0.1, true);
+        let plane = orca(a, b, 2.0, 0.1, true, 0.5);
         assert!(plane.normal.x < -0.99, "A is pushed away from B: {plane:?}");
         assert!(plane.offset > 0.0);
-        let same = orca(a, body(0.0, 0.0, 0.0, 0.0), 2.0, 0.1, true);
-        let mirror = orca(body(0.0, 0.0, 0.0, 0.0), a, 2.0, 0.1, false);
+        let same = orca(a, body(0.0, 0.0, 0.0, 0.0), 2.0, 0.1, true, 0.5);
+        let mirror = orca(body(0.0, 0.0, 0.0, 0.0), a, 2.0, 0.1, false, 0.5);
         assert_eq!(same.normal, -mirror.normal);
     }
 }

@@ -144,7 +144,9 @@ fn a_crowd_crosses_a_door_both_ways_without_walls_and_with_little_overlap() {
         assert_eq!(
             p.x > 24.0,
             goal.x > 24.0,
-            "{e}: from {start} to {goal}, at {p}"
+            "{e}: from {start} to {goal}, at {p}: {:?} {:?}",
+            app.world().get::<NavPath>(e),
+            app.world().get::<PathStatus>(e)
         );
     }
     let d = *app.world().resource::<PathfindingDiagnostics>();

@@ -18,8 +18,9 @@
 //! do not stack on it: one that touches an agent already arrived there
 //! counts as arrived too (see the core's
 //! [arrival rule](crate::avoidance#arrival)), and its path is finished. An
-//! arrived agent still gives way to others, and is not planned again when
-//! the crowd pushes it away from its path's end; a new request is.
+//! arrived agent still gives way to others; pushed farther than
+//! [`PathfindingSettings::replan_distance`](crate::plugin::PathfindingSettings::replan_distance)
+//! from where it came to rest, it plans again and walks back.
 //!
 //! An agent of radius 0 takes no part: it walks its path as a plain
 //! follower, within the walls, through the others. An agent that does
@@ -133,6 +134,16 @@ pub(crate) struct CrowdState {
     end: Option<(u64, u64)>,
     /// Frames it has stood (nearly) still close to its path's end.
     stalled: u16,
+    /// Where it arrived (world coordinates), while it stays arrived.
+    rest: Option<Vec2>,
+}
+
+impl CrowdState {
+    /// Where the agent arrived, if it has: the crowd may push it from
+    /// there; pushed farther than the replan distance, it plans again.
+    pub(crate) fn rest(&self) -> Option<Vec2> {
+        self.rest
+    }
 }
 
 /// Frames an agent close to its path's end may stand still, held up by
@@ -215,10 +226,12 @@ pub(crate) fn steer_crowds(
             .grid_waypoints
             .last()
             .map(|e| (e.x.to_bits(), e.y.to_bits()));
-        if state.end != end {
-            // A new goal: not arrived there yet.
+        if state.end != end || path.is_changed() {
+            // A new path (a new goal, or planned again after a push): not
+            // arrived yet.
             *state = CrowdState {
                 end,
+                velocity: state.velocity,
                 ..CrowdState::default()
             };
         }
@@ -273,6 +286,7 @@ pub(crate) fn steer_crowds(
         };
         state.velocity = motion.velocity;
         state.arrived = motion.arrived;
+        let was_arrived = disc.arrived;
         // An agent walking the way out of where it does not fit (it spawned
         // there, or an edit closed in on it), or standing in a wall, walks
         // as a plain follower: the way out leads to where it fits, never
@@ -331,6 +345,12 @@ pub(crate) fn steer_crowds(
                 break;
             }
         }
+        // Where it came to rest, kept while it stays arrived.
+        state.rest = match (state.arrived, state.rest) {
+            (false, _) => None,
+            (true, Some(rest)) if was_arrived => Some(rest),
+            (true, _) => Some(nav.to_world(to)),
+        };
     }
     counters.0.avoidance_cost = cost.elapsed();
 }

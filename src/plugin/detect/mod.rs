@@ -27,7 +27,7 @@ use crate::plugin::agent::{AgentIndex, PlanBook, PlanState, Plans, fail};
 use crate::plugin::api::{
     NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings, PlanReason,
 };
-use crate::plugin::crowd::LocalAvoidance;
+use crate::plugin::crowd::CrowdState;
 use crate::plugin::geometry::segment_distance;
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
@@ -288,14 +288,14 @@ type ProgressData = (
     &'static mut PathStatus,
     &'static mut NavPath,
     PositionData,
-    Has<LocalAvoidance>,
+    Option<&'static CrowdState>,
 );
 
 /// For agents that moved: advances [`NavPath::next`] past waypoints they
 /// have passed (without triggering `Changed<NavPath>`), and replans those
 /// farther than [`PathfindingSettings::replan_distance`] from their path
-/// (but not agents with [`LocalAvoidance`] pushed from the end of a path
-/// they finished),
+/// (for an agent with [`LocalAvoidance`](crate::plugin::LocalAvoidance)
+/// that arrived, from where it came to rest),
 /// and those with no room where their search started
 /// ([`PathFailure::NoRoom`]) that now fit or see a place that does.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
@@ -341,9 +341,10 @@ pub(crate) fn track_progress(
         }
         let off = if path.next < w.len() {
             segment_distance(p, w[path.next - 1], w[path.next])
-        } else if in_crowd {
-            // Arrived in a crowd, which spreads out around its goal.
-            continue;
+        } else if let Some(rest) = in_crowd.and_then(CrowdState::rest) {
+            // Arrived in a crowd, which spreads out around its goal: off
+            // where it came to rest.
+            p.distance(rest)
         } else {
             p.distance(w[w.len() - 1])
         };

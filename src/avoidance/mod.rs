@@ -40,9 +40,11 @@
 //!
 //!    Wall half-planes are hard, neighbour half-planes soft: when they
 //!    have no common velocity, the disc keeps the wall half-planes and
-//!    minimises the largest violation of the others. A disc already closer
-//!    to a wall than its radius asks to move away from it only as fast as
-//!    its speed allows; when even that cannot be met, it stands still.
+//!    minimises the largest violation of the others. When the wall
+//!    half-planes alone leave no velocity within the speed limit (a disc
+//!    already closer to walls than its radius, that cannot back off as
+//!    fast as they ask), they only ask it to come no closer to any of
+//!    them; should even that fail, it stands still.
 //! 4. **The safe step.** Turns the velocity into this frame's displacement
 //!    ([`Motion::step`]) and makes it safe: the disc's centre keeps at
 //!    least its radius from every blocked cell (and from the outside of the

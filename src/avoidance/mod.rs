@@ -40,9 +40,11 @@
 //!
 //!    Wall half-planes are hard, neighbour half-planes soft: when they
 //!    have no common velocity, the disc keeps the wall half-planes and
-//!    minimises the largest violation of the others. A disc already closer
-//!    to a wall than its radius asks to move away from it only as fast as
-//!    its speed allows; when even that cannot be met, it stands still.
+//!    minimises the largest violation of the others. When the wall
+//!    half-planes alone leave no velocity within the speed limit (a disc
+//!    already closer to walls than its radius, that cannot back off as
+//!    fast as they ask), they only ask it to come no closer to any of
+//!    them; should even that fail, it stands still.
 //! 4. **The safe step.** Turns the velocity into this frame's displacement
 //!    ([`Motion::step`]) and makes it safe: the disc's centre keeps at
 //!    least its radius from every blocked cell (and from the outside of the
@@ -275,8 +277,9 @@ pub struct Avoidance {
     neighbours: Vec<u32>,
     /// Where each disc's neighbours start in `neighbours`.
     first: Vec<u32>,
-    /// The nearest candidates of one disc, by squared distance.
-    nearest: Vec<(f64, u32)>,
+    /// The nearest candidates of one disc: squared distance (as `f32`
+    /// bits) and index.
+    nearest: Vec<u64>,
     /// Arrived discs per goal id.
     arrived_per_goal: FastMap<u64, u32>,
     /// Per disc: arrived after this step.
@@ -465,14 +468,14 @@ impl Avoidance {
                             return;
                         }
                     }
-                    nearest.push((squared, j as u32));
+                    // Non-negative floats order as their bits do: the
+                    // distance (to single precision) above, the index below.
+                    nearest.push(u64::from((squared as f32).to_bits()) << 32 | j as u64);
                 });
-                if nearest.len() > wanted {
-                    nearest.select_nth_unstable_by(wanted - 1, |a, b| a.0.total_cmp(&b.0));
-                    nearest.truncate(wanted);
-                }
-                nearest.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                self.neighbours.extend(nearest.iter().map(|&(_, j)| j));
+                nearest.sort_unstable();
+                nearest.truncate(wanted);
+                self.neighbours
+                    .extend(nearest.iter().map(|&key| key as u32));
             }
             self.first.push(self.neighbours.len() as u32);
         }

@@ -1,10 +1,13 @@
 //! A spatial hash of disc centres, rebuilt each step in memory kept from the last.
 //!
 //! Space is cut into square buckets of side `cell`; each disc goes into the
-//! bucket of its centre. The buckets are counted and filled by a counting
-//! sort into one array, so a rebuild allocates nothing once the arrays have
-//! grown, and a query visits the buckets that come within its range of its
-//! point.
+//! bucket of its centre. Buckets are numbered row by row across the
+//! bounding box of the discs (a row as wide as a power of two), and the
+//! numbers wrap around the table: a dense grid when the box is small
+//! enough, a hash of rows when it is not. The buckets are counted and
+//! filled by a counting sort into one array, so a rebuild allocates nothing
+//! once the arrays have grown, and a query reads each row of buckets it
+//! needs as one run of that array.
 
 use bevy_math::DVec2;
 
@@ -16,38 +19,50 @@ struct Entry {
     index: u32,
 }
 
-/// Discs sorted by the hashed bucket of their centre.
+/// Discs sorted by the bucket of their centre.
 #[derive(Debug, Default)]
 pub(crate) struct SpatialHash {
     /// The side of a bucket.
     cell: f64,
-    /// Number of hash slots minus one (a power of two minus one).
-    mask: usize,
+    /// One over the side of a bucket.
+    per_cell: f64,
+    /// The bucket at the low corner of the discs' bounding box.
+    origin: (i64, i64),
+    /// How many slots a row of buckets spans (a power of two).
+    row: u64,
+    /// Number of slots minus one (a power of two minus one).
+    mask: u64,
     /// Per disc: its bucket's coordinates (meaningful for inserted discs).
     keys: Vec<(i64, i64)>,
     /// Per slot: where its discs start in `order`; one more entry at the end.
     starts: Vec<u32>,
-    /// The inserted discs, grouped by slot (so that a query reads them in
-    /// runs).
+    /// The inserted discs, grouped by slot.
     order: Vec<Entry>,
 }
 
-/// The hash slot of a bucket.
+/// `v.floor() as i64` (saturating), without a call to the C library.
 #[inline]
-fn slot(key: (i64, i64), mask: usize) -> usize {
-    let h = (key.0 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (key.1 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (h ^ (h >> 29)) as usize & mask
+fn floor(v: f64) -> i64 {
+    let t = v as i64;
+    if (t as f64) > v { t - 1 } else { t }
 }
+
+/// Slots per disc up to which the table may hold the whole bounding box.
+const DENSE_SLOTS_PER_DISC: u64 = 16;
 
 impl SpatialHash {
     /// The bucket of point `p` (saturating for far points).
     #[inline]
     fn key(&self, p: DVec2) -> (i64, i64) {
-        (
-            (p.x / self.cell).floor() as i64,
-            (p.y / self.cell).floor() as i64,
-        )
+        (floor(p.x * self.per_cell), floor(p.y * self.per_cell))
+    }
+
+    /// The slot of bucket `(x, y)`.
+    #[inline]
+    fn slot(&self, x: i64, y: i64) -> usize {
+        let dx = x.wrapping_sub(self.origin.0) as u64;
+        let dy = y.wrapping_sub(self.origin.1) as u64;
+        (dy.wrapping_mul(self.row).wrapping_add(dx) & self.mask) as usize
     }
 
     /// Refills the hash with the discs whose `position` is `Some`, in
@@ -58,26 +73,50 @@ impl SpatialHash {
         positions: impl Iterator<Item = Option<DVec2>> + Clone,
     ) {
         self.cell = cell;
-        let count = positions.clone().count();
-        let slots = (2 * count).next_power_of_two().max(16);
-        self.mask = slots - 1;
+        self.per_cell = 1.0 / cell;
         self.keys.clear();
-        self.starts.clear();
-        self.starts.resize(slots + 1, 0);
+        let (mut low, mut high) = ((i64::MAX, i64::MAX), (i64::MIN, i64::MIN));
+        let mut inserted = 0_u64;
         for p in positions.clone() {
             let key = p.map_or((0, 0), |p| self.key(p));
             self.keys.push(key);
             if p.is_some() {
-                self.starts[slot(key, self.mask) + 1] += 1;
+                inserted += 1;
+                low = (low.0.min(key.0), low.1.min(key.1));
+                high = (high.0.max(key.0), high.1.max(key.1));
+            }
+        }
+        if inserted == 0 {
+            (low, high) = ((0, 0), (0, 0));
+        }
+        self.origin = low;
+        let span = |a: i64, b: i64| (b.abs_diff(a)).saturating_add(1).min(1 << 24);
+        let (width, height) = (span(low.0, high.0), span(low.1, high.1));
+        self.row = width.next_power_of_two();
+        let dense = self.row.saturating_mul(height);
+        let budget = (DENSE_SLOTS_PER_DISC * inserted).max(1024);
+        let slots = if dense <= budget {
+            dense.next_power_of_two()
+        } else {
+            (2 * inserted).next_power_of_two().max(16)
+        };
+        self.mask = slots - 1;
+        let slots = slots as usize;
+        self.starts.clear();
+        self.starts.resize(slots + 1, 0);
+        for (i, p) in positions.clone().enumerate() {
+            if p.is_some() {
+                let (x, y) = self.keys[i];
+                let s = self.slot(x, y);
+                self.starts[s + 1] += 1;
             }
         }
         for i in 0..slots {
             self.starts[i + 1] += self.starts[i];
         }
-        let inserted = self.starts[slots] as usize;
         self.order.clear();
         self.order.resize(
-            inserted,
+            self.starts[slots] as usize,
             Entry {
                 position: DVec2::ZERO,
                 key: (0, 0),
@@ -88,7 +127,7 @@ impl SpatialHash {
         for (i, p) in positions.enumerate() {
             if let Some(position) = p {
                 let key = self.keys[i];
-                let s = slot(key, self.mask);
+                let s = self.slot(key.0, key.1);
                 self.order[self.starts[s] as usize] = Entry {
                     position,
                     key,
@@ -109,21 +148,29 @@ impl SpatialHash {
     /// buckets.
     #[inline]
     pub(crate) fn around(&self, p: DVec2, reach: f64, mut visit: impl FnMut(usize, DVec2)) {
-        let (x0, y0) = self.key(p - reach);
-        let (x1, y1) = self.key(p + reach);
-        let reach_squared = reach * reach;
-        for ky in y0..=y1 {
-            for kx in x0..=x1 {
-                let low = DVec2::new(kx as f64, ky as f64) * self.cell;
-                let nearest = p.clamp(low, low + self.cell);
-                if p.distance_squared(nearest) > reach_squared {
+        let (_, y0) = self.key(p - reach);
+        let (_, y1) = self.key(p + reach);
+        for y in y0..=y1 {
+            // The part of the row within `reach` of `p`.
+            let (top, bottom) = (y as f64 * self.cell, (y + 1) as f64 * self.cell);
+            let dy = (top - p.y).max(p.y - bottom).max(0.0);
+            let half = (reach * reach - dy * dy).max(0.0).sqrt();
+            let (x0, _) = self.key(DVec2::new(p.x - half, p.y));
+            let (x1, _) = self.key(DVec2::new(p.x + half, p.y));
+            let (s0, s1) = (self.slot(x0, y), self.slot(x1, y));
+            let runs = if s1 >= s0 && (s1 - s0) as u64 == x1.abs_diff(x0) {
+                [(s0, s1), (1, 0)]
+            } else {
+                // The row wraps round the table: its two ends.
+                [(s0, self.mask as usize), (0, s1)]
+            };
+            for (first, last) in runs {
+                if first > last {
                     continue;
                 }
-                let key = (kx, ky);
-                let s = slot(key, self.mask);
-                let (begin, end) = (self.starts[s] as usize, self.starts[s + 1] as usize);
+                let (begin, end) = (self.starts[first] as usize, self.starts[last + 1] as usize);
                 for entry in &self.order[begin..end] {
-                    if entry.key == key {
+                    if entry.key.1 == y && (x0..=x1).contains(&entry.key.0) {
                         visit(entry.index as usize, entry.position);
                     }
                 }

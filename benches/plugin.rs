@@ -469,15 +469,17 @@ fn door_grid() -> Grid {
 }
 
 /// `n` agents, half on each side of the door's wall, in rows 1.6 cells
-/// apart, each sent to the mirror of its start on the other side.
+/// apart; each crowd takes the other's place, in the same order (the
+/// first through the door goes farthest).
 fn door_crowd(n: usize) -> Vec<(Vec2, Vec2)> {
     let mut out = Vec::with_capacity(n);
+    let across = Vec2::new(136.0 - 2.0 * 2.5 - 39.0 * 1.6, 0.0);
     for i in 0..n / 2 {
         let (col, row) = ((i % 40) as f32, (i / 40) as f32);
         let start = Vec2::new(2.5 + col * 1.6, 71.0 - (4.5 + row * 1.6));
-        let mirror = |p: Vec2| Vec2::new(136.0 - p.x, p.y);
-        out.push((start, mirror(start)));
-        out.push((mirror(start), start));
+        let mirrored = Vec2::new(136.0 - start.x, start.y);
+        out.push((start, start + across));
+        out.push((mirrored, mirrored - across));
     }
     out
 }

@@ -53,7 +53,7 @@ use crate::plugin::world::{NavGrid, ProfileId, plane_of};
 /// On an agent with a [`PathFollower`]: it steers around the other agents
 /// with `LocalAvoidance` and keeps its [`PathRequest::radius`] from every
 /// wall, instead of walking its path exactly (see the
-/// [crowd steering docs](crate::plugin#crowds-one-search-for-many-agents)).
+/// [crowd steering docs](crate::plugin#crowds-one-search-for-many-agents-and-local-avoidance)).
 ///
 /// ```
 /// use bevy_anyangle::plugin::{LocalAvoidance, PathFollower, PathRequest};

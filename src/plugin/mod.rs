@@ -110,7 +110,7 @@
 //! sent to the threads at once; a thread always takes the most urgent
 //! search waiting.
 //!
-//! # Crowds: one search for many agents
+//! # Crowds: one search for many agents, and local avoidance
 //!
 //! Agents waiting to plan towards the same goal (the same point, or the
 //! same entity), at least 8 of them, of one profile without costs and one
@@ -129,6 +129,14 @@
 //! searches of their own, or a new shared one.
 //! [`PathfindingSettings::shared_searches`] turns it off, and
 //! [`PathfindingDiagnostics::shared_searches`] counts them.
+//!
+//! Followers with a radius and [`LocalAvoidance`] walk their paths around
+//! each other and never closer to a wall than their radius (ORCA, from the
+//! core's [`avoidance`](crate::avoidance), with the walls as obstacles too);
+//! those sent to one goal spread around it instead of stacking on it, and
+//! one pushed away from where it came to rest walks back.
+//! [`AvoidanceSettings`] holds the horizons;
+//! [`PathfindingDiagnostics::avoidance_cost`] is what it costs a frame.
 //!
 #![cfg_attr(feature = "transform", doc = include_str!("in_a_game.md"))]
 //! # Paths while the world changes

@@ -11,7 +11,10 @@
 //! closer than `r + SKIN` to a blocked square (computed exactly, up to
 //! rounding that `SKIN` absorbs, and checked again with the exact distance
 //! between the swept segment and each square), then slides the rest along
-//! the wall it met.
+//! the wall it met, and keeps the straight way to the end of the slide
+//! when that way is clear too. A disc touching a wall (within `2 SKIN` of
+//! its radius) may move where it keeps its radius plus `SKIN / 8`, or
+//! away from the wall.
 
 use bevy_math::DVec2;
 

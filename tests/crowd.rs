@@ -64,17 +64,16 @@ fn crowd_app(grid: Grid, agents: &[(Vec2, Vec2)], avoid: bool) -> (App, Vec<Enti
     (app, entities)
 }
 
-/// Agents in rows on both sides of the door; each crowd takes the other's
-/// place, in the same order (the first through the door goes farthest).
+/// Agents in rows on both sides of the door; each side's crowd is sent to
+/// one point 12 cells past the wall, level with the door.
 fn door_crowd(per_side: usize) -> Vec<(Vec2, Vec2)> {
     let mut out = Vec::new();
-    let across = Vec2::new(48.0 - 2.0 * 3.5 - 9.0 * 1.8, 0.0);
+    let (east, west) = (Vec2::new(36.0, 16.0), Vec2::new(12.0, 16.0));
     for i in 0..per_side {
         let (col, row) = ((i % 10) as f32, (i / 10) as f32);
         let start = Vec2::new(3.5 + col * 1.8, 4.5 + row * 1.8);
-        let mirrored = Vec2::new(48.0 - start.x, start.y);
-        out.push((start, start + across));
-        out.push((mirrored, mirrored - across));
+        out.push((start, east));
+        out.push((Vec2::new(48.0 - start.x, start.y), west));
     }
     out
 }

@@ -32,7 +32,7 @@
 
 use bevy_ecs::prelude::*;
 #[cfg(feature = "reflect")]
-use bevy_ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy_ecs::reflect::ReflectResource;
 use bevy_math::{DVec2, Vec2};
 #[cfg(feature = "reflect")]
 use bevy_reflect::std_traits::ReflectDefault;
@@ -46,35 +46,9 @@ use crate::grid::Grid;
 use crate::plugin::api::{NavPath, PathRequest};
 use crate::plugin::stats::{Counters, Meter};
 use crate::plugin::steer::{
-    PathFollower, Place, SteeringClock, frame_step, move_on, place_position,
+    LocalAvoidance, PathFollower, Place, SteeringClock, frame_step, move_on, place_position,
 };
 use crate::plugin::world::{NavGrid, ProfileId, plane_of};
-
-/// On an agent with a [`PathFollower`]: it steers around the other agents
-/// with `LocalAvoidance` and keeps its [`PathRequest::radius`] from every
-/// wall, instead of walking its path exactly (see the
-/// [crowd steering docs](crate::plugin#crowds-one-search-for-many-agents-and-local-avoidance)).
-///
-/// ```
-/// use bevy_anyangle::plugin::{LocalAvoidance, PathFollower, PathRequest};
-/// use bevy_ecs::prelude::*;
-/// use bevy_math::Vec2;
-///
-/// let mut world = World::new();
-/// world.spawn((
-///     PathRequest::to(Vec2::new(10.0, 4.0)).with_radius(0.4),
-///     PathFollower::default(),
-///     LocalAvoidance,
-/// ));
-/// ```
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Component, Debug, PartialEq, Default, Clone)
-)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct LocalAvoidance;
 
 /// How agents with [`LocalAvoidance`] avoid each other (a resource the
 /// plugin inserts; change it at any time).

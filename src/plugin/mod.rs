@@ -194,8 +194,8 @@ pub use api::{
     NavPath, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
     PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
 };
-pub use crowd::{AvoidanceSettings, LocalAvoidance};
-pub use steer::{ClockMode, PathFollower, SteeringClock};
+pub use crowd::AvoidanceSettings;
+pub use steer::{ClockMode, LocalAvoidance, PathFollower, SteeringClock};
 pub use world::{GridTransform, NavGrid, NavGridError, NavPosition, ProfileId, WorldPlane};
 
 /// The plugin's system sets, chained in this order in

@@ -1,6 +1,6 @@
 //! Built-in steering: [`PathFollower`] walks an agent along its [`NavPath`].
 //!
-//! Add a `PathFollower` next to the [`PathRequest`](crate::plugin::PathRequest) and
+//! Add a `PathFollower` next to the [`PathRequest`] and
 //! the agent moves at `speed` world units per second along the waypoints,
 //! in [`AnyAngleSystems::Steer`](crate::plugin::AnyAngleSystems::Steer). It moves the
 //! agent's `Transform` (feature `transform`) when it has one, otherwise its
@@ -59,7 +59,6 @@ use bevy_time::Time;
 use bevy_transform::components::{GlobalTransform, Transform};
 
 use crate::plugin::api::{NavPath, PathRequest};
-use crate::plugin::crowd::LocalAvoidance;
 use crate::plugin::geometry::closest_on_segment;
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{NavGrid, NavPosition, WorldPlane, plane_of};
@@ -90,6 +89,32 @@ impl Default for PathFollower {
         }
     }
 }
+
+/// On an agent with a [`PathFollower`]: it steers around the other agents
+/// with `LocalAvoidance` and keeps its [`PathRequest::radius`] from every
+/// wall, instead of walking its path exactly (see the
+/// [crowd steering docs](crate::plugin#crowds-one-search-for-many-agents-and-local-avoidance)).
+///
+/// ```
+/// use bevy_anyangle::plugin::{LocalAvoidance, PathFollower, PathRequest};
+/// use bevy_ecs::prelude::*;
+/// use bevy_math::Vec2;
+///
+/// let mut world = World::new();
+/// world.spawn((
+///     PathRequest::to(Vec2::new(10.0, 4.0)).with_radius(0.4),
+///     PathFollower::default(),
+///     LocalAvoidance,
+/// ));
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LocalAvoidance;
 
 /// How [`SteeringClock`] advances.
 #[cfg_attr(

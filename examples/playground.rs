@@ -146,10 +146,11 @@ const AGENT_COLORS: [Color; 2] = [Color::srgb(1.0, 0.93, 0.7), Color::srgb(1.0, 
 const DISC_LAYER: usize = 1;
 
 /// `door`: the map's size, the door's width (cells), the agents, and the
-/// frame of the screenshot.
+/// frame of the screenshot (not in the browser).
 const DOOR_MAP: UVec2 = UVec2::new(120, 70);
 const DOOR_WIDTH: u32 = 4;
 const DOOR_AGENTS: usize = 600;
+#[cfg(not(target_arch = "wasm32"))]
 const DOOR_FRAMES: u32 = 270;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

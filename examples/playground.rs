@@ -1,12 +1,13 @@
 //! Interactive playground: hundreds of agents on a bundled map, their paths
-//! drawn by the crate's debug gizmos; paint walls, set goals, switch
-//! planners, and watch who replans.
+//! drawn by the crate's debug gizmos and the agents as discs of their
+//! radius; paint walls, set goals, switch planners, watch who replans, and
+//! turn the agents into a crowd that steers around itself.
 //!
 //! ```text
 //! cargo run --release --example playground --features visual --ignore-rust-version -- \
-//!     [--map NAME|FILE] [--agents N] [--algorithm anya|lazy-theta|astar|astar-ps] [--tile N] [--seed N]
+//!     [--map NAME|FILE] [--agents N] [--algorithm anya|lazy-theta|astar|astar-ps] [--tile N] [--seed N] [--crowd]
 //! cargo run --release --example playground --features visual --ignore-rust-version -- \
-//!     --script compare|replan|intervals --out FILE.png
+//!     --script compare|replan|intervals|door --out FILE.png
 //! ```
 //!
 //! (`--ignore-rust-version`: the `bevy` crate asks for a newer Rust than this
@@ -16,12 +17,19 @@
 //! `target/web/`, `scripts/web.sh serve` serves that page. There the bundled
 //! maps are built into the program, the searches share the page's one
 //! thread, and the options come from the page's address, e.g.
-//! `index.html?agents=100&map=arena&algorithm=lazy-theta`.
+//! `index.html?agents=100&map=arena&algorithm=lazy-theta` (`&crowd` for
+//! `--crowd`).
+//!
+//! `--crowd` starts in crowd mode (`V`): every agent has a radius of 0.4
+//! cells and [`LocalAvoidance`], so it steers around the others and keeps
+//! its radius from the walls.
 //!
 //! | input | what it does |
 //! |---|---|
 //! | left drag | paint walls (starting on a free cell) or erase them (starting on a wall) |
 //! | right click | goal of the selected agent, or of every agent |
+//! | `C` | goal of every agent: the point under the cursor |
+//! | `V` | crowd mode (on / off): radius 0.4 cells and [`LocalAvoidance`] for every agent |
 //! | `S` / middle click | select the agent nearest the cursor: its last search is drawn; `Esc` clears |
 //! | `1` `2` `3` `4` | Anya, Lazy Theta*, A*, A* smoothed |
 //! | `Space` | 1,000 more agents (250 in the browser) |
@@ -39,7 +47,11 @@
 //!   Theta* and A*;
 //! - `replan`: 400 agents on their way when a wall appears across the
 //!   busiest cell, just after the agents it cut off replanned;
-//! - `intervals`: the intervals Anya expanded for one search.
+//! - `intervals`: the intervals Anya expanded for one search;
+//! - `door`: 600 agents of radius 0.4 with [`LocalAvoidance`], half on
+//!   each side of a wall with a door 4 cells wide, each sent to the mirror
+//!   of its place on the other side, 270 frames on: the two crowds press
+//!   against the door and cross it both ways.
 
 #![expect(
     clippy::needless_pass_by_value,
@@ -53,9 +65,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bevy::asset::RenderAssetUsages;
-use bevy::camera::ScalingMode;
+use bevy::camera::visibility::RenderLayers;
+use bevy::camera::{CameraUpdateSystems, ClearColorConfig, ScalingMode};
 use bevy::image::ImageSampler;
 use bevy::input::mouse::MouseWheel;
+use bevy::mesh::{Indices, PrimitiveTopology};
 // std's `Instant` panics in the browser; this one reads the page's clock there.
 use bevy::platform::time::Instant;
 use bevy::prelude::*;
@@ -68,8 +82,8 @@ use bevy_anyangle::plugin::debug::{
     AnyAngleDebugPlugin, DrawNavGizmos, LastSearch, NavGizmos, NavGizmosSystems, TraceSearch,
 };
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, AnyAngleSystems, GridTransform, NavGrid, NavPath, PathFollower, PathRequest,
-    PathStatus, PathfindingDiagnostics, PathfindingSettings, SteeringClock,
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, NavGrid, NavPath, PathFollower,
+    PathGoal, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, SteeringClock,
 };
 use bevy_anyangle::search::Algorithm;
 
@@ -117,11 +131,34 @@ const WALL: [u8; 4] = [92, 96, 110, 255];
 /// Agents' walking speed, cells per second.
 const SPEED: f32 = 8.0;
 
+/// Agents' radius in crowd mode, cells.
+const CROWD_RADIUS: f32 = 0.4;
+
+/// The discs of point agents: at least this radius, in cells, and this
+/// many pixels on the screen.
+const POINT_DISC: (f32, f32) = (0.3, 2.5);
+
+/// The discs' colours: every agent, and the second crowd of `door`.
+const AGENT_COLORS: [Color; 2] = [Color::srgb(1.0, 0.93, 0.7), Color::srgb(1.0, 0.45, 0.35)];
+
+/// The render layer of the agents' discs, drawn by a camera of its own
+/// above the map and the gizmos.
+const DISC_LAYER: usize = 1;
+
+/// `door`: the map's size, the door's width (cells), the agents, and the
+/// frame of the screenshot (not in the browser).
+const DOOR_MAP: UVec2 = UVec2::new(120, 70);
+const DOOR_WIDTH: u32 = 4;
+const DOOR_AGENTS: usize = 600;
+#[cfg(not(target_arch = "wasm32"))]
+const DOOR_FRAMES: u32 = 270;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Script {
     Compare,
     Replan,
     Intervals,
+    Door,
 }
 
 #[derive(Resource, Clone, Debug)]
@@ -131,6 +168,8 @@ struct Args {
     algorithm: Algorithm,
     tile: u32,
     seed: u64,
+    /// Start in crowd mode.
+    crowd: bool,
     script: Option<Script>,
     /// Where a script saves its screenshot (not in the browser).
     #[cfg(not(target_arch = "wasm32"))]
@@ -138,7 +177,7 @@ struct Args {
 }
 
 const USAGE: &str = "usage: playground [--map NAME|FILE] [--agents N] [--algorithm NAME] [--tile N] \
-[--seed N] [--script compare|replan|intervals --out FILE.png]";
+[--seed N] [--crowd] [--script compare|replan|intervals|door --out FILE.png]";
 
 fn parse_args(given: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut args = Args {
@@ -147,6 +186,7 @@ fn parse_args(given: impl IntoIterator<Item = String>) -> Result<Args, String> {
         algorithm: Algorithm::Anya,
         tile: 1,
         seed: 7,
+        crowd: false,
         script: None,
         #[cfg(not(target_arch = "wasm32"))]
         out: PathBuf::from("playground.png"),
@@ -165,11 +205,13 @@ fn parse_args(given: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 }
             }
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--crowd" => args.crowd = true,
             "--script" => {
                 args.script = Some(match value()?.as_str() {
                     "compare" => Script::Compare,
                     "replan" => Script::Replan,
                     "intervals" => Script::Intervals,
+                    "door" => Script::Door,
                     other => return Err(format!("unknown script {other:?}")),
                 });
             }
@@ -204,13 +246,14 @@ fn main() {
     let query = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
+    // `key=value` is `--key value`; a bare `key` (or `key=`) is `--key`.
     let flags = query
         .trim_start_matches('?')
         .split('&')
         .filter(|pair| !pair.is_empty())
         .flat_map(|pair| {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            [format!("--{key}"), value.to_owned()]
+            std::iter::once(format!("--{key}")).chain((!value.is_empty()).then(|| value.to_owned()))
         });
     let args = match parse_args(flags) {
         Ok(args) if MAPS.contains(&args.map.as_str()) => args,
@@ -260,6 +303,9 @@ fn run(args: Args) {
         (
             plugin_began.before(AnyAngleSystems::Detect),
             plugin_ended.after(AnyAngleSystems::Steer),
+            (dress_agents, size_agents)
+                .chain()
+                .after(AnyAngleSystems::Steer),
             update_map_picture,
             overlay,
         ),
@@ -269,6 +315,7 @@ fn run(args: Args) {
         (
             gizmos_began.before(NavGizmosSystems),
             gizmos_ended.after(NavGizmosSystems),
+            follow_camera.before(CameraUpdateSystems),
         ),
     );
     if args.script.is_some() {
@@ -314,6 +361,8 @@ struct Playground {
     /// erases them, and the last cell painted.
     painting: Option<(bool, UVec2)>,
     wander: bool,
+    /// Crowd mode: agents of radius [`CROWD_RADIUS`] with [`LocalAvoidance`].
+    crowd: bool,
     /// The grid layout and version the map picture shows.
     picture: (u64, u64),
     /// Which cells the map picture shows blocked (row by row).
@@ -336,6 +385,7 @@ impl Playground {
             selected: None,
             painting: None,
             wander: true,
+            crowd: args.crowd,
             picture: (0, 0),
             shown: Vec::new(),
             patches: HashMap::new(),
@@ -349,6 +399,28 @@ impl Playground {
 /// An agent of the playground.
 #[derive(Component)]
 struct Agent;
+
+/// The colour of an agent's disc, an index into [`AGENT_COLORS`] (0
+/// without it).
+#[derive(Component, Clone, Copy)]
+struct Team(usize);
+
+/// The main camera (the map, the gizmos, the cursor's world point).
+#[derive(Component)]
+struct MainCamera;
+
+/// The camera of the agents' discs: a child of the main camera, with its
+/// projection, drawn after it.
+#[derive(Component)]
+struct DiscCamera;
+
+/// What agents' discs are made of: one mesh, a disc of radius 1 scaled by
+/// each agent's `Transform`, and a material per colour.
+#[derive(Resource)]
+struct Discs {
+    mesh: Handle<Mesh>,
+    materials: Vec<Handle<ColorMaterial>>,
+}
 
 /// The map picture's sprite.
 #[derive(Component)]
@@ -505,22 +577,46 @@ fn nearest_free(grid: &Grid, c: UVec2) -> Option<UVec2> {
     None
 }
 
-fn spawn_agents(commands: &mut Commands, nav: &NavGrid, rng: &mut Rng, n: usize) {
+/// `n` agents on random free cells, each sent to a random goal; in crowd
+/// mode of radius [`CROWD_RADIUS`], with [`LocalAvoidance`].
+fn spawn_agents(commands: &mut Commands, nav: &NavGrid, rng: &mut Rng, n: usize, crowd: bool) {
     for _ in 0..n {
         let Some(at) = random_free_point(nav, rng) else {
             return;
         };
         let goal = random_goal(nav, rng, at).unwrap_or(at);
-        commands.spawn((
-            Agent,
-            Transform::from_translation(at.extend(1.0)),
-            PathRequest::to(goal),
-            PathFollower {
-                speed: SPEED,
-                arrive_radius: 0.2,
-            },
-        ));
+        spawn_agent(commands, nav, at, goal, crowd);
     }
+}
+
+/// An agent at `at` sent to `goal` (world points); in crowd mode of radius
+/// [`CROWD_RADIUS`], with [`LocalAvoidance`].
+fn spawn_agent(
+    commands: &mut Commands,
+    nav: &NavGrid,
+    at: Vec2,
+    goal: Vec2,
+    crowd: bool,
+) -> Entity {
+    let radius = if crowd { crowd_radius(nav) } else { 0.0 };
+    let mut agent = commands.spawn((
+        Agent,
+        Transform::from_translation(at.extend(1.0)),
+        PathRequest::to(goal).with_radius(radius),
+        PathFollower {
+            speed: SPEED,
+            arrive_radius: 0.2,
+        },
+    ));
+    if crowd {
+        agent.insert(LocalAvoidance);
+    }
+    agent.id()
+}
+
+/// The agents' radius in crowd mode, world units.
+fn crowd_radius(nav: &NavGrid) -> f32 {
+    CROWD_RADIUS * nav.transform().cell_size()
 }
 
 fn setup(
@@ -528,8 +624,29 @@ fn setup(
     args: Res<Args>,
     mut playground: ResMut<Playground>,
     mut gizmo_store: ResMut<GizmoConfigStore>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
 ) {
-    commands.spawn(Camera2d);
+    // Gizmos are drawn after everything else a camera draws: the discs,
+    // above them, have a camera of their own, drawn next (the text overlay
+    // goes to it too, as the last camera).
+    commands.spawn((Camera2d, MainCamera)).with_child((
+        Camera2d,
+        Camera {
+            order: 1,
+            clear_color: ClearColorConfig::None,
+            ..default()
+        },
+        RenderLayers::layer(DISC_LAYER),
+        DiscCamera,
+    ));
+    commands.insert_resource(Discs {
+        mesh: meshes.add(disc_mesh()),
+        materials: AGENT_COLORS
+            .iter()
+            .map(|&color| materials.add(color))
+            .collect(),
+    });
     commands.spawn((
         Overlay,
         Text::new(""),
@@ -560,10 +677,112 @@ fn setup(
                 std::process::exit(1);
             });
             let nav = NavGrid::new(grid.clone(), placement(&grid));
-            spawn_agents(&mut commands, &nav, &mut playground.rng, args.agents);
+            let crowd = playground.crowd;
+            spawn_agents(&mut commands, &nav, &mut playground.rng, args.agents, crowd);
             commands.insert_resource(nav);
         }
         Some(script) => setup_script(&mut commands, script, playground, nav_gizmos),
+    }
+}
+
+/// A disc of radius 1 around the origin, in the colour of its material
+/// with a dark rim, so that discs side by side stay apart.
+fn disc_mesh() -> Mesh {
+    const SIDES: u32 = 24;
+    // Where the rim begins, as a fraction of the radius, and its shade.
+    const RIM: f32 = 0.75;
+    const FILL: [f32; 4] = [1.0, 1.0, 1.0, 1.0];
+    const SHADE: [f32; 4] = [0.12, 0.12, 0.12, 1.0];
+    let ring = |r: f32| {
+        (0..SIDES).map(move |i| {
+            let (sin, cos) = (i as f32 / SIDES as f32 * std::f32::consts::TAU).sin_cos();
+            [r * cos, r * sin, 0.0]
+        })
+    };
+    // The centre, the fill's edge, then the rim's inner and outer edges.
+    let positions: Vec<[f32; 3]> = std::iter::once([0.0; 3])
+        .chain(ring(RIM))
+        .chain(ring(RIM))
+        .chain(ring(1.0))
+        .collect();
+    let colors: Vec<[f32; 4]> = (0..positions.len())
+        .map(|i| if i <= SIDES as usize { FILL } else { SHADE })
+        .collect();
+    let uvs: Vec<[f32; 2]> = positions
+        .iter()
+        .map(|p| [0.5 + p[0] / 2.0, 0.5 - p[1] / 2.0])
+        .collect();
+    let normals = vec![[0.0, 0.0, 1.0]; positions.len()];
+    let mut indices = Vec::new();
+    for i in 0..SIDES {
+        let j = (i + 1) % SIDES;
+        indices.extend([0, 1 + i, 1 + j]);
+        let (inner, outer) = (1 + SIDES, 1 + 2 * SIDES);
+        indices.extend([inner + i, outer + i, outer + j]);
+        indices.extend([inner + i, outer + j, inner + j]);
+    }
+    Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::RENDER_WORLD,
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
+    .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, normals)
+    .with_inserted_attribute(Mesh::ATTRIBUTE_UV_0, uvs)
+    .with_inserted_attribute(Mesh::ATTRIBUTE_COLOR, colors)
+    .with_inserted_indices(Indices::U32(indices))
+}
+
+/// New agents get their disc: the shared mesh, their team's material, the
+/// discs' render layer.
+fn dress_agents(
+    mut commands: Commands,
+    discs: Res<Discs>,
+    agents: Query<(Entity, Option<&Team>), Added<Agent>>,
+) {
+    for (entity, team) in &agents {
+        let i = team.map_or(0, |t| t.0).min(discs.materials.len() - 1);
+        commands.entity(entity).insert((
+            Mesh2d(discs.mesh.clone()),
+            MeshMaterial2d(discs.materials[i].clone()),
+            RenderLayers::layer(DISC_LAYER),
+        ));
+    }
+}
+
+/// Scales every agent's disc to its radius, or for a point agent to
+/// [`POINT_DISC`] (so many cells, and so many pixels at the current zoom).
+/// Only agents whose disc changes are touched.
+fn size_agents(
+    nav: Option<Res<NavGrid>>,
+    camera: Single<&Projection, With<MainCamera>>,
+    mut agents: Query<(&PathRequest, &mut Transform), With<Agent>>,
+) {
+    let Some(nav) = nav else { return };
+    let pixel = match *camera {
+        Projection::Orthographic(o) => o.scale,
+        _ => 0.0,
+    };
+    let point = (POINT_DISC.0 * nav.transform().cell_size()).max(POINT_DISC.1 * pixel);
+    for (request, mut transform) in &mut agents {
+        let r = if request.radius > 0.0 {
+            request.radius
+        } else {
+            point
+        };
+        let scale = Vec3::new(r, r, 1.0);
+        if transform.scale != scale {
+            transform.scale = scale;
+        }
+    }
+}
+
+/// The discs' camera sees what the main camera sees.
+fn follow_camera(
+    main: Query<&Projection, (With<MainCamera>, Changed<Projection>)>,
+    mut discs: Query<&mut Projection, (With<DiscCamera>, Without<MainCamera>)>,
+) {
+    if let (Ok(main), Ok(mut discs)) = (main.single(), discs.single_mut()) {
+        *discs = main.clone();
     }
 }
 
@@ -604,7 +823,7 @@ fn setup_script(
             gizmos.marker_radius = 0.8;
             let grid = load_map("den520d", 1).expect("a bundled map");
             let nav = NavGrid::new(grid.clone(), placement(&grid));
-            spawn_agents(commands, &nav, &mut playground.rng, 300);
+            spawn_agents(commands, &nav, &mut playground.rng, 300, false);
             playground.custom_map = Some("den520d".into());
             commands.insert_resource(nav);
         }
@@ -626,7 +845,58 @@ fn setup_script(
             playground.custom_map = Some("lt_backalley_n".into());
             commands.insert_resource(nav);
         }
+        Script::Door => {
+            // The discs alone: 600 paths would hide them.
+            gizmos.all_agents = false;
+            let grid = door_map();
+            let nav = NavGrid::new(grid.clone(), placement(&grid));
+            // Half the agents on each side of the wall (world x = 0), apart
+            // from each other and the walls, each sent to the mirror of
+            // its place on the other side: those on the left above the
+            // door's middle (world y = 0), those on the right below it, so
+            // that the two streams come to the door side by side rather
+            // than head-on.
+            let min = 1.0 + CROWD_RADIUS;
+            let max = DOOR_MAP.as_vec2() / 2.0 - Vec2::splat(min);
+            let mut placed: Vec<Vec2> = Vec::new();
+            let unit = |rng: &mut Rng| rng.below(1 << 20) as f32 / (1 << 20) as f32;
+            for _ in 0..DOOR_AGENTS * 100 {
+                if placed.len() == DOOR_AGENTS {
+                    break;
+                }
+                let side = if placed.len().is_multiple_of(2) {
+                    -1.0
+                } else {
+                    1.0
+                };
+                let x = side * (min + unit(&mut playground.rng) * (max.x - min));
+                let y = -side * unit(&mut playground.rng) * max.y;
+                let at = Vec2::new(x, y);
+                if placed.iter().any(|p| p.distance(at) < 3.0 * CROWD_RADIUS) {
+                    continue;
+                }
+                placed.push(at);
+                let agent = spawn_agent(commands, &nav, at, Vec2::new(-x, y), true);
+                commands.entity(agent).insert(Team(usize::from(x > 0.0)));
+            }
+            playground.custom_map = Some("a wall with a door".into());
+            playground.crowd = true;
+            commands.insert_resource(nav);
+        }
     }
+}
+
+/// `door`'s map: [`DOOR_MAP`] cells, a wall two cells thick down the
+/// middle, and in it a door [`DOOR_WIDTH`] cells wide.
+fn door_map() -> Grid {
+    let (w, h) = (DOOR_MAP.x, DOOR_MAP.y);
+    let mut grid = Grid::new(w, h).expect("a valid size");
+    let wall = |y0, y1| URect::new(w / 2 - 1, y0, w / 2 + 1, y1);
+    let door = (h - DOOR_WIDTH) / 2;
+    for rect in [wall(0, door), wall(door + DOOR_WIDTH, h)] {
+        grid.set_rect_free(rect, false).expect("inside the grid");
+    }
+    grid
 }
 
 /// Which planner a `compare` agent shows.
@@ -653,7 +923,7 @@ fn update_map_picture(
     mut playground: ResMut<Playground>,
     mut images: ResMut<Assets<Image>>,
     pictures: Query<Entity, With<MapPicture>>,
-    camera: Single<(&mut Projection, &mut Transform), With<Camera2d>>,
+    camera: Single<(&mut Projection, &mut Transform), With<MainCamera>>,
     window: Single<&Window, With<PrimaryWindow>>,
 ) {
     let Some(nav) = nav else { return };
@@ -768,7 +1038,7 @@ fn keys(
     mut settings: ResMut<PathfindingSettings>,
     mut gizmo_store: ResMut<GizmoConfigStore>,
     nav: Option<Res<NavGrid>>,
-    agents: Query<Entity, With<Agent>>,
+    mut agents: Query<(Entity, &mut PathRequest), With<Agent>>,
 ) {
     for (key, algorithm) in [
         (KeyCode::Digit1, Algorithm::Anya),
@@ -787,6 +1057,24 @@ fn keys(
     if input.just_pressed(KeyCode::KeyW) {
         playground.wander = !playground.wander;
     }
+    if input.just_pressed(KeyCode::KeyV)
+        && let Some(nav) = nav.as_deref()
+    {
+        playground.crowd = !playground.crowd;
+        let radius = if playground.crowd {
+            crowd_radius(nav)
+        } else {
+            0.0
+        };
+        for (e, mut request) in &mut agents {
+            request.radius = radius;
+            if playground.crowd {
+                commands.entity(e).insert(LocalAvoidance);
+            } else {
+                commands.entity(e).remove::<LocalAvoidance>();
+            }
+        }
+    }
     if input.just_pressed(KeyCode::KeyG) {
         let cfg = gizmo_store.config_mut::<NavGizmos>().1;
         cfg.blocked = match cfg.blocked {
@@ -797,7 +1085,8 @@ fn keys(
     if input.just_pressed(KeyCode::Space)
         && let Some(nav) = nav.as_deref()
     {
-        spawn_agents(&mut commands, nav, &mut playground.rng, AGENTS.1);
+        let crowd = playground.crowd;
+        spawn_agents(&mut commands, nav, &mut playground.rng, AGENTS.1, crowd);
     }
     let step = if input.just_pressed(KeyCode::KeyM) {
         1
@@ -812,12 +1101,13 @@ fn keys(
         match load_map(MAPS[playground.map], args.tile) {
             Ok(grid) => {
                 let count = agents.iter().count().max(args.agents);
-                for e in &agents {
+                for (e, _) in &agents {
                     commands.entity(e).despawn();
                 }
                 playground.selected = None;
                 let nav = NavGrid::new(grid.clone(), placement(&grid));
-                spawn_agents(&mut commands, &nav, &mut playground.rng, count);
+                let crowd = playground.crowd;
+                spawn_agents(&mut commands, &nav, &mut playground.rng, count, crowd);
                 commands.insert_resource(nav);
             }
             Err(e) => eprintln!("{e}"),
@@ -829,7 +1119,7 @@ fn keys(
 fn paint(
     buttons: Res<ButtonInput<MouseButton>>,
     window: Single<&Window, With<PrimaryWindow>>,
-    camera: Single<(&Camera, &GlobalTransform)>,
+    camera: Single<(&Camera, &GlobalTransform), With<MainCamera>>,
     nav: Option<ResMut<NavGrid>>,
     mut playground: ResMut<Playground>,
 ) {
@@ -866,23 +1156,26 @@ fn paint(
     playground.painting = Some((wall, cell));
 }
 
-/// Right click: a new goal for the selected agent, or for every agent.
+/// Right click: a new goal for the selected agent, or for every agent;
+/// `C`: for every agent. Each keeps its radius.
 fn set_goals(
     buttons: Res<ButtonInput<MouseButton>>,
+    keys: Res<ButtonInput<KeyCode>>,
     window: Single<&Window, With<PrimaryWindow>>,
-    camera: Single<(&Camera, &GlobalTransform)>,
+    camera: Single<(&Camera, &GlobalTransform), With<MainCamera>>,
     playground: Res<Playground>,
     mut agents: Query<(Entity, &mut PathRequest), With<Agent>>,
 ) {
-    if !buttons.just_pressed(MouseButton::Right) {
+    let everyone = keys.just_pressed(KeyCode::KeyC);
+    if !(everyone || buttons.just_pressed(MouseButton::Right)) {
         return;
     }
     let Some(goal) = cursor_world(&window, *camera) else {
         return;
     };
     for (e, mut request) in &mut agents {
-        if playground.selected.is_none_or(|s| s == e) {
-            *request = PathRequest::to(goal);
+        if everyone || playground.selected.is_none_or(|s| s == e) {
+            request.goal = PathGoal::Point(goal);
         }
     }
 }
@@ -894,7 +1187,7 @@ fn select(
     keys: Res<ButtonInput<KeyCode>>,
     buttons: Res<ButtonInput<MouseButton>>,
     window: Single<&Window, With<PrimaryWindow>>,
-    camera: Single<(&Camera, &GlobalTransform)>,
+    camera: Single<(&Camera, &GlobalTransform), With<MainCamera>>,
     mut playground: ResMut<Playground>,
     agents: Query<(Entity, &Transform), With<Agent>>,
 ) {
@@ -935,7 +1228,7 @@ fn camera_control(
     keys: Res<ButtonInput<KeyCode>>,
     time: Res<Time>,
     window: Single<&Window, With<PrimaryWindow>>,
-    camera: Single<(&Camera, &GlobalTransform, &mut Projection, &mut Transform)>,
+    camera: Single<(&Camera, &GlobalTransform, &mut Projection, &mut Transform), With<MainCamera>>,
     mut playground: ResMut<Playground>,
 ) {
     let (cam, global, mut projection, mut transform) = camera.into_inner();
@@ -992,7 +1285,7 @@ fn wander(
             && let Some(goal) =
                 random_goal(&nav, &mut playground.rng, transform.translation.truncate())
         {
-            *request = PathRequest::to(goal);
+            request.goal = PathGoal::Point(goal);
         }
     }
 }
@@ -1014,7 +1307,7 @@ fn run_script(
     agents: Query<(&NavPath, &PathStatus), With<Agent>>,
     labels: Query<(&NavPath, &CompareLabel)>,
     traced: Query<(&NavPath, &LastSearch)>,
-    mut camera: Single<(&mut Projection, &mut Transform), With<Camera2d>>,
+    mut camera: Single<(&mut Projection, &mut Transform), With<MainCamera>>,
     #[cfg(not(target_arch = "wasm32"))] mut exit: MessageWriter<AppExit>,
     mut labelled: Local<bool>,
 ) {
@@ -1095,6 +1388,7 @@ fn run_script(
         let shoot = match script {
             Script::Compare | Script::Intervals => frame >= 60 && ready && *labelled,
             Script::Replan => frame == 96,
+            Script::Door => frame == DOOR_FRAMES,
         };
         shoot_and_exit(&mut commands, &args, &mut playground, shoot, &mut exit);
     }
@@ -1225,6 +1519,10 @@ fn overlay(
                 ("  new wall", cfg.edit_blocked),
                 ("  fallback goal", cfg.fallback),
             ],
+            Some(Script::Door) => &[
+                ("\nfrom the left", AGENT_COLORS[0]),
+                ("  from the right", AGENT_COLORS[1]),
+            ],
             None => &[
                 ("\nAnya", cfg.anya),
                 ("  Lazy Theta*", cfg.lazy_theta),
@@ -1259,15 +1557,19 @@ fn overlay(
         Some(Script::Compare) => "The same query, three planners\n".to_owned(),
         Some(Script::Replan) => "A wall appears: agents whose paths it cut replan\n".to_owned(),
         Some(Script::Intervals) => "Anya's intervals for one search\n".to_owned(),
+        Some(Script::Door) => format!(
+            "A crowd crosses a door {DOOR_WIDTH} cells wide both ways (radius {CROWD_RADIUS}, LocalAvoidance)\n"
+        ),
         None => String::new(),
     };
     if args.script != Some(Script::Compare) {
         let n = agents.iter().count();
         let _ = writeln!(
             s,
-            "{} | {n} agent{} | {map} ({} x {})",
+            "{} | {n} agent{}{} | {map} ({} x {})",
             algorithm_name(settings.algorithm),
             if n == 1 { "" } else { "s" },
+            if playground.crowd { " (crowd)" } else { "" },
             size.x,
             size.y
         );
@@ -1302,7 +1604,8 @@ fn overlay(
     if args.script.is_none() {
         let _ = write!(
             s,
-            "\nleft drag: walls | right click: goal | S: select | 1-5: planner | space: +{} | M/N: map",
+            "\nleft drag: walls | right click: goal | C: all to the cursor | V: crowd | S: select \
+             | 1-5: planner | space: +{} | M/N: map",
             AGENTS.1
         );
     }

@@ -49,9 +49,9 @@
 //!   busiest cell, just after the agents it cut off replanned;
 //! - `intervals`: the intervals Anya expanded for one search;
 //! - `door`: 600 agents of radius 0.4 with [`LocalAvoidance`], half on
-//!   each side of a wall with a door 4 cells wide, each sent to the mirror
-//!   of its place on the other side, 270 frames on: the two crowds press
-//!   against the door and cross it both ways.
+//!   each side of a wall with a door 4 cells wide, each side's crowd sent to
+//!   one point on the other side, 600 frames on: the two crowds pour
+//!   through the door both ways.
 
 #![expect(
     clippy::needless_pass_by_value,
@@ -151,7 +151,7 @@ const DOOR_MAP: UVec2 = UVec2::new(120, 70);
 const DOOR_WIDTH: u32 = 4;
 const DOOR_AGENTS: usize = 600;
 #[cfg(not(target_arch = "wasm32"))]
-const DOOR_FRAMES: u32 = 270;
+const DOOR_FRAMES: u32 = 600;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Script {
@@ -851,11 +851,9 @@ fn setup_script(
             let grid = door_map();
             let nav = NavGrid::new(grid.clone(), placement(&grid));
             // Half the agents on each side of the wall (world x = 0), apart
-            // from each other and the walls, each sent to the mirror of
-            // its place on the other side: those on the left above the
-            // door's middle (world y = 0), those on the right below it, so
-            // that the two streams come to the door side by side rather
-            // than head-on.
+            // from each other and the walls; each side's crowd is sent to
+            // one point halfway to the far wall on the other side, level
+            // with the door's middle (world y = 0).
             let min = 1.0 + CROWD_RADIUS;
             let max = DOOR_MAP.as_vec2() / 2.0 - Vec2::splat(min);
             let mut placed: Vec<Vec2> = Vec::new();
@@ -870,13 +868,14 @@ fn setup_script(
                     1.0
                 };
                 let x = side * (min + unit(&mut playground.rng) * (max.x - min));
-                let y = -side * unit(&mut playground.rng) * max.y;
+                let y = (2.0 * unit(&mut playground.rng) - 1.0) * max.y;
                 let at = Vec2::new(x, y);
                 if placed.iter().any(|p| p.distance(at) < 3.0 * CROWD_RADIUS) {
                     continue;
                 }
                 placed.push(at);
-                let agent = spawn_agent(commands, &nav, at, Vec2::new(-x, y), true);
+                let goal = Vec2::new(-side * DOOR_MAP.x as f32 / 4.0, 0.0);
+                let agent = spawn_agent(commands, &nav, at, goal, true);
                 commands.entity(agent).insert(Team(usize::from(x > 0.0)));
             }
             playground.custom_map = Some("a wall with a door".into());

@@ -28,6 +28,7 @@ use crate::plugin::api::{
     NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings, PlanReason,
 };
 use crate::plugin::crowd::CrowdState;
+use crate::plugin::steer::LocalAvoidance;
 use crate::plugin::geometry::segment_distance;
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
@@ -288,7 +289,7 @@ type ProgressData = (
     &'static mut PathStatus,
     &'static mut NavPath,
     PositionData,
-    Option<&'static CrowdState>,
+    Option<(&'static CrowdState, &'static LocalAvoidance)>,
 );
 
 /// For agents that moved: advances [`NavPath::next`] past waypoints they
@@ -341,7 +342,7 @@ pub(crate) fn track_progress(
         }
         let off = if path.next < w.len() {
             segment_distance(p, w[path.next - 1], w[path.next])
-        } else if let Some(rest) = in_crowd.and_then(CrowdState::rest) {
+        } else if let Some(rest) = in_crowd.and_then(|(crowd, _)| crowd.rest()) {
             // Arrived in a crowd, which spreads out around its goal: off
             // where it came to rest.
             p.distance(rest)

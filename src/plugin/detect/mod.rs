@@ -28,9 +28,9 @@ use crate::plugin::api::{
     NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings, PlanReason,
 };
 use crate::plugin::crowd::CrowdState;
-use crate::plugin::steer::LocalAvoidance;
 use crate::plugin::geometry::segment_distance;
 use crate::plugin::stats::Meter;
+use crate::plugin::steer::LocalAvoidance;
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
 
 /// Marker: the agent's goal is an entity, so its position is watched.

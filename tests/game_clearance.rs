@@ -590,11 +590,20 @@ fn play(agents: usize, seed: u64, meshes: bool) {
         .paused = false;
     let mut settled = false;
     for frame in frames..frames + 1200 {
+        let before: Vec<DVec2> = game.agents.iter().map(|&e| game.position(e)).collect();
         game.frame(frame, 0);
         let d = *game.app.world().resource::<PathfindingDiagnostics>();
         let world = game.app.world();
+        // Settled: nothing planned or waiting, and no agent told there is
+        // no room for it moved this frame (a crowd may push one, which then
+        // plans again from where it was pushed, in the next frame).
+        let still = game.agents.iter().zip(&before).all(|(&e, &p)| {
+            game.position(e) == p
+                || *world.get::<PathStatus>(e).unwrap() != PathStatus::Failed(PathFailure::NoRoom)
+        });
         if d.in_flight == 0
             && d.queued == 0
+            && still
             && game.agents.iter().all(|&e| {
                 !world.get::<PathStatus>(e).unwrap().is_busy()
                     && world.get::<Replanning>(e).is_none()

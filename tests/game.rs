@@ -809,7 +809,8 @@ struct Run {
     threads: Option<usize>,
     /// Agents head for one of three goals, which move now and then (each
     /// time, half the agents are sent to the new ones): crowds that share
-    /// searches; half of them steer with `LocalAvoidance`.
+    /// searches; half of them carry `LocalAvoidance` (as points, they walk
+    /// as plain followers: the invariants hold for them too).
     crowd: bool,
 }
 

@@ -46,7 +46,8 @@ use crate::grid::Grid;
 use crate::plugin::api::{NavPath, PathRequest};
 use crate::plugin::stats::{Counters, Meter};
 use crate::plugin::steer::{
-    LocalAvoidance, PathFollower, Place, SteeringClock, frame_step, move_on, place_position,
+    LocalAvoidance, PathFollower, Place, SteeringClock, frame_step, in_crowd, move_on,
+    place_position,
 };
 use crate::plugin::world::{NavGrid, ProfileId, plane_of};
 
@@ -184,7 +185,7 @@ pub(crate) fn steer_crowds(
     profiles.clear();
     for (entity, follower, request, path, mut state, place) in &mut agents {
         // (Points are steered as plain followers.)
-        if request.radius <= 0.0 || request.radius.is_nan() {
+        if !in_crowd(request.radius) {
             continue;
         }
         let Some(world) = place_position(&place, plane) else {

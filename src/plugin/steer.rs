@@ -312,7 +312,7 @@ pub(crate) fn follow_paths(
         let Ok((follower, mut path, mut place, crowd)) = agents.get_mut(entity) else {
             return false; // despawned, or no longer a follower
         };
-        if crowd.is_some_and(in_crowd) {
+        if crowd.is_some_and(|(request, _)| in_crowd(request.radius)) {
             return false; // steered by the crowd stage
         }
         if path.is_finished() {
@@ -341,10 +341,12 @@ type FollowerData = (
     Option<(&'static PathRequest, &'static LocalAvoidance)>,
 );
 
-/// Whether a follower with [`LocalAvoidance`] and `request` is steered by
-/// the crowd stage: if it has a radius.
-pub(crate) fn in_crowd(request: (&PathRequest, &LocalAvoidance)) -> bool {
-    request.0.radius > 0.0
+/// Whether a follower with [`LocalAvoidance`] and this
+/// [`PathRequest::radius`] is steered by the crowd stage: if it has a
+/// radius (a point, or a radius that is not a number, walks as a plain
+/// follower).
+pub(crate) fn in_crowd(radius: f32) -> bool {
+    radius > 0.0
 }
 
 /// Where a follower is (see [`position`](crate::plugin::world::position)):

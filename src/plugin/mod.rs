@@ -305,6 +305,7 @@ impl Plugin for AnyAnglePlugin {
         app.init_resource::<agent::PlanBook>()
             .init_resource::<agent::AgentIndex>()
             .init_resource::<detect::EditWatch>()
+            .init_resource::<steer::Unseen>()
             .insert_resource(dispatch::Searches::new(self.threads()))
             .init_resource::<stats::Meter>()
             .init_resource::<stats::Counters>();
@@ -328,6 +329,7 @@ impl Plugin for AnyAnglePlugin {
                 detect::replan_on_grid_edits.run_if(resource_exists_and_changed::<NavGrid>),
                 detect::replan_moved_targets,
                 detect::track_progress,
+                detect::replan_unseen,
             )
                 .chain()
                 .in_set(AnyAngleSystems::Detect),

@@ -58,10 +58,11 @@ use bevy_time::Time;
 #[cfg(feature = "transform")]
 use bevy_transform::components::{GlobalTransform, Transform};
 
+use crate::plugin::agent::PlanState;
 use crate::plugin::api::{NavPath, PathRequest};
-use crate::plugin::geometry::closest_on_segment;
+use crate::plugin::geometry::{closest_on_segment, sees};
 use crate::plugin::stats::Meter;
-use crate::plugin::world::{NavGrid, NavPosition, WorldPlane, plane_of};
+use crate::plugin::world::{Fit, NavGrid, NavPosition, ProfileId, WorldPlane, plane_of};
 
 /// Walks the agent along its [`NavPath`].
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
@@ -200,8 +201,11 @@ pub(crate) fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> 
 /// put back on it, so that it walks the planned segment and not a line a
 /// rounding error away, which could graze an obstacle corner the segment
 /// passes close by. An agent farther off (pushed by the game) walks straight
-/// to its next waypoint, and replans if it is off by more than the
-/// `replan_distance`.
+/// to its next waypoint if `sees(from, next)` says it can see it, and
+/// otherwise stays where it is until it has a new path (it replans from
+/// there, see `track_progress`). The way out of a wall
+/// ([`NavPath::start_moved`]) is walked without that test: it crosses
+/// blocked cells by design.
 ///
 /// Works in `f64`, so that the difference of two far-apart `f32` points
 /// cannot overflow: each new position lies between two finite points, so it
@@ -212,6 +216,7 @@ fn advance(
     from: Vec2,
     step: f32,
     snap: f64,
+    sees: impl FnOnce(&NavPath, Vec2) -> bool,
 ) -> Option<Vec2> {
     let last = path.waypoints.len().checked_sub(1)?;
     if !from.is_finite() {
@@ -220,6 +225,8 @@ fn advance(
     let arrive = f64::from(follower.arrive_radius.max(0.0));
     let mut step = f64::from(step);
     let mut p = from.as_dvec2();
+    // Whether it walks a segment of its path (or the way out of a wall).
+    let mut on_path = path.start_moved && path.next == 0 || path.next > last;
     if (1..=last).contains(&path.next) {
         let (a, b) = (
             path.waypoints[path.next - 1].as_dvec2(),
@@ -228,7 +235,11 @@ fn advance(
         let on = closest_on_segment(p, a, b);
         if on.is_finite() && p.distance(on) <= snap {
             p = on;
+            on_path = true;
         }
+    }
+    if !on_path && !sees(path, from) {
+        return None;
     }
     while step > 0.0 && path.next <= last {
         let target = path.waypoints[path.next];
@@ -264,6 +275,13 @@ fn snap_distance(nav: Option<&NavGrid>) -> f64 {
     nav.map_or(0.0, |nav| f64::from(nav.transform().cell_size()) * 1e-3)
 }
 
+/// Followers that steering found unable to see the waypoint they head for
+/// (the game moved them, or a crowd pushed them, to where it is hidden):
+/// they stay where they are, and the next frame's `Detect` plans them again
+/// from there.
+#[derive(Resource, Default)]
+pub(crate) struct Unseen(pub(crate) Vec<Entity>);
+
 /// The followers that may still have somewhere to go, so that steering does
 /// not visit agents that have arrived.
 #[derive(Resource, Default)]
@@ -292,12 +310,14 @@ pub(crate) fn collect_followers(
 
 /// Moves every active [`PathFollower`] along its path.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
 pub(crate) fn follow_paths(
     meter: Res<Meter>,
     clock: Option<Res<SteeringClock>>,
     time: Option<Res<Time>>,
     nav: Option<Res<NavGrid>>,
     mut active: ResMut<ActiveFollowers>,
+    mut unseen: ResMut<Unseen>,
     mut agents: Query<FollowerData>,
     #[cfg(feature = "transform")] parents: Query<&GlobalTransform>,
 ) {
@@ -308,8 +328,9 @@ pub(crate) fn follow_paths(
     }
     let plane = plane_of(nav.as_deref());
     let snap = snap_distance(nav.as_deref());
+    let nav = nav.as_deref();
     active.0.retain(|&entity| {
-        let Ok((follower, mut path, mut place, crowd)) = agents.get_mut(entity) else {
+        let Ok((follower, mut path, mut place, crowd, state)) = agents.get_mut(entity) else {
             return false; // despawned, or no longer a follower
         };
         if crowd.is_some_and(|(request, _)| in_crowd(request.radius)) {
@@ -323,23 +344,58 @@ pub(crate) fn follow_paths(
         }
         let path = path.bypass_change_detection();
         let step = follower.speed * dt;
-        let walk = |from: Vec2| advance(path, *follower, from, step, snap);
+        let mut hidden = false;
+        let sees = |path: &NavPath, from: Vec2| {
+            hidden = !sees_waypoint(nav, state, path, from);
+            !hidden
+        };
+        let walk = |from: Vec2| advance(path, *follower, from, step, snap, sees);
         #[cfg(feature = "transform")]
         move_on(&mut place, &parents, plane, walk);
         #[cfg(not(feature = "transform"))]
         move_on(&mut place, plane, walk);
+        if hidden {
+            unseen.0.push(entity);
+        }
         !path.is_finished()
     });
 }
 
 /// What steering reads and writes of a follower: its path and its place
-/// (and its request, if it has [`LocalAvoidance`]).
+/// (and its request, if it has [`LocalAvoidance`]), and its planning state
+/// (the grid it plans on).
 type FollowerData = (
     &'static PathFollower,
     &'static mut NavPath,
     Place,
     Option<(&'static PathRequest, &'static LocalAvoidance)>,
+    Option<&'static PlanState>,
 );
+
+/// Whether a follower at `from` (world) may walk straight to the waypoint
+/// of `path` it heads for: it sees it on the grid it plans on (keeping its
+/// radius from the walls, for a disc on a mesh). Without a grid there is
+/// nothing to test against, and it may.
+fn sees_waypoint(
+    nav: Option<&NavGrid>,
+    state: Option<&PlanState>,
+    path: &NavPath,
+    from: Vec2,
+) -> bool {
+    let next = path.next;
+    let Some(nav) = nav else {
+        return true;
+    };
+    let key = state.map_or((ProfileId::DEFAULT, Fit::POINT), PlanState::key);
+    let Some(view) = nav.view(key) else {
+        return false;
+    };
+    let to = match path.grid_waypoints.get(next) {
+        Some(&to) if path.grid_waypoints.len() == path.waypoints.len() => to,
+        _ => nav.to_grid(path.waypoints[next]),
+    };
+    sees(view.grid, view.disc, nav.to_grid(from), to)
+}
 
 /// Whether a follower with [`LocalAvoidance`] and this
 /// [`PathRequest::radius`] is steered by the crowd stage: if it has a
@@ -453,13 +509,13 @@ mod tests {
             speed: 1.0,
             arrive_radius: 0.01,
         };
-        let p = advance(&mut path, f, Vec2::ZERO, 1.5, 0.0).unwrap();
+        let p = advance(&mut path, f, Vec2::ZERO, 1.5, 0.0, |_, _| true).unwrap();
         assert_eq!(p, Vec2::new(1.0, 0.5));
         assert_eq!(path.next, 2);
-        let p = advance(&mut path, f, p, 10.0, 0.0).unwrap();
+        let p = advance(&mut path, f, p, 10.0, 0.0, |_, _| true).unwrap();
         assert_eq!(p, Vec2::new(1.0, 1.0));
         assert!(path.is_finished());
-        assert_eq!(advance(&mut path, f, p, 1.0, 0.0), None);
+        assert_eq!(advance(&mut path, f, p, 1.0, 0.0, |_, _| true), None);
     }
 
     #[test]
@@ -471,10 +527,24 @@ mod tests {
         };
         let f = PathFollower::default();
         // Put back on the segment, then moved along it.
-        let p = advance(&mut path(), f, Vec2::new(2.0, 0.0005), 1.0, 1e-3).unwrap();
+        let p = advance(&mut path(), f, Vec2::new(2.0, 0.0005), 1.0, 1e-3, |_, _| {
+            false
+        })
+        .unwrap();
         assert_eq!(p, Vec2::new(3.0, 0.0));
         // Pushed farther off: it heads straight for the waypoint.
-        let p = advance(&mut path(), f, Vec2::new(2.0, 0.5), 1.0, 1e-3).unwrap();
+        let p = advance(&mut path(), f, Vec2::new(2.0, 0.5), 1.0, 1e-3, |_, _| true).unwrap();
         assert!(p.y > 0.4 && p.y < 0.5, "{p}");
+        // Pushed off to where it cannot see its waypoint: it stays.
+        let mut hidden = path();
+        let sees = |path: &NavPath, from: Vec2| {
+            assert_eq!((from, path.next), (Vec2::new(2.0, 0.5), 1));
+            false
+        };
+        assert_eq!(
+            advance(&mut hidden, f, Vec2::new(2.0, 0.5), 1.0, 1e-3, sees),
+            None
+        );
+        assert_eq!(hidden.next, 1);
     }
 }

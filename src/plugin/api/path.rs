@@ -176,7 +176,10 @@ pub enum PlanReason {
     #[default]
     NewRequest,
     /// The agent was farther off its path than
-    /// [`PathfindingSettings::replan_distance`](crate::plugin::PathfindingSettings::replan_distance).
+    /// [`PathfindingSettings::replan_distance`](crate::plugin::PathfindingSettings::replan_distance),
+    /// or a [`PathFollower`](crate::plugin::PathFollower) was moved (by the
+    /// game, or by a crowd) to where it cannot see the waypoint it heads
+    /// for.
     OffPath,
     /// The followed entity moved away from the path's end.
     TargetMoved,

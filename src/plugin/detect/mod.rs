@@ -13,6 +13,7 @@
 //! | `NavGrid` version or layout changed | `replan_on_grid_edits` | agents whose remaining path the edits affect |
 //! | a followed entity moved | `replan_moved_targets` | agents following it |
 //! | an agent moved | `track_progress` | that agent, if off its path, or if it had no room and now fits or sees a place that does |
+//! | a follower cannot see the waypoint it heads for | `replan_unseen` | that agent, from where it stands (it waits there) |
 //!
 //! How an edit's effect on each agent is judged is written in
 //! [`geometry::impact`](crate::plugin::geometry::impact).
@@ -30,7 +31,7 @@ use crate::plugin::api::{
 use crate::plugin::crowd::CrowdState;
 use crate::plugin::geometry::segment_distance;
 use crate::plugin::stats::Meter;
-use crate::plugin::steer::LocalAvoidance;
+use crate::plugin::steer::{LocalAvoidance, Unseen};
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
 
 /// Marker: the agent's goal is an entity, so its position is watched.
@@ -279,6 +280,28 @@ pub(crate) fn replan_moved_targets(
                     book.request(entity, &mut state, &mut status, PlanReason::TargetMoved);
                 }
             }
+        }
+    }
+}
+
+/// Plans again, from where they are, the followers steering found unable
+/// to see the waypoint they head for ([`Unseen`]): the game moved them, or a
+/// crowd pushed them, to where it is hidden, and they wait there for the
+/// new path ([`PlanReason::OffPath`]).
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn replan_unseen(
+    meter: Res<Meter>,
+    mut unseen: ResMut<Unseen>,
+    mut book: ResMut<PlanBook>,
+    mut agents: Query<(&mut PlanState, &mut PathStatus)>,
+) {
+    let _cost = meter.start();
+    for entity in unseen.0.drain(..) {
+        if let Ok((mut state, mut status)) = agents.get_mut(entity)
+            && status.has_path()
+            && !state.plan_pending()
+        {
+            book.request(entity, &mut state, &mut status, PlanReason::OffPath);
         }
     }
 }

@@ -156,6 +156,14 @@ pub(crate) fn fits(grid: &Grid, radius: f64, p: DVec2) -> bool {
     crate::clearance::wall_distance(grid, p, radius.ceil() as u32) >= radius - FIT_SLACK
 }
 
+/// Whether an agent at `a` may walk straight to `b` (grid): `a-b` is
+/// visible on `grid`, and for an agent of `radius` > 0 planning on a mesh
+/// (`grid` its profile's), keeps `radius` from every wall.
+pub(crate) fn sees(grid: &Grid, radius: f64, a: DVec2, b: DVec2) -> bool {
+    line_of_sight(grid, a, b)
+        && (radius == 0.0 || crate::clearance::keeps_distance(grid, a, b, radius))
+}
+
 /// The point of segment `a-b` closest to `p` (`a` if `p` is not finite, or
 /// the segment is a point): exactly `a` or `b` past either end. A
 /// sub-segment of a visible segment is visible, so the remaining path can
@@ -216,10 +224,7 @@ pub(crate) fn join(
     here: Option<DVec2>,
     start: DVec2,
 ) -> Option<Followed> {
-    let sees = |a: DVec2, b: DVec2| {
-        line_of_sight(grid, a, b)
-            && (radius == 0.0 || crate::clearance::keeps_distance(grid, a, b, radius))
-    };
+    let sees = |a: DVec2, b: DVec2| sees(grid, radius, a, b);
     let moved = found.start_moved_from.is_some();
     let planned = || Followed {
         waypoints: found.waypoints.clone(),

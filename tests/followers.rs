@@ -1,0 +1,151 @@
+//! Followers the game moves: knocked back, teleported or pushed by physics
+//! to a free spot from which the next waypoint of their path is hidden. A
+//! follower never walks a segment it cannot see (points stay in free space,
+//! discs at least their radius from every wall), and it never waits forever
+//! against a wall: it plans again from where it was put and reaches its
+//! goal.
+
+mod common;
+
+use bevy_anyangle::grid::Grid;
+use bevy_anyangle::plugin::{
+    AnyAnglePlugin, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition, PathFollower,
+    PathRequest, PathStatus, PathfindingSettings, SteeringClock,
+};
+use bevy_app::App;
+use bevy_ecs::prelude::*;
+use bevy_math::Vec2;
+use common::wall_distance;
+
+/// A 24 x 8 room with a one-cell ledge along row 3 from x = 2 to x = 21:
+/// the rows above and below it meet only at the two ends.
+fn ledge_grid() -> Grid {
+    let rows: Vec<String> = (0..8)
+        .map(|y| {
+            (0..24)
+                .map(|x| {
+                    if y == 3 && (2..22).contains(&x) {
+                        '#'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Grid::from_ascii(&rows.join("\n")).unwrap()
+}
+
+/// How an agent is set up.
+#[derive(Clone, Copy, Debug)]
+struct Kind {
+    radius: f32,
+    avoid: bool,
+}
+
+const POINT: Kind = Kind {
+    radius: 0.0,
+    avoid: false,
+};
+const POINT_AVOIDING: Kind = Kind {
+    radius: 0.0,
+    avoid: true,
+};
+const DISC: Kind = Kind {
+    radius: 0.4,
+    avoid: false,
+};
+
+/// An app on [`ledge_grid`] (one world unit a cell) whose agents replan
+/// only when pushed farther than 4 cells off their path, with one agent of
+/// `kind` at `start` sent to `goal` (world points).
+fn ledge_app(kind: Kind, start: Vec2, goal: Vec2) -> (App, Entity) {
+    let nav = NavGrid::new(ledge_grid(), GridTransform::default());
+    let mut app = App::new();
+    app.add_plugins(AnyAnglePlugin::default())
+        .insert_resource(nav)
+        .insert_resource(SteeringClock::fixed(1.0 / 60.0));
+    app.finish();
+    app.cleanup();
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .replan_distance = 4.0;
+    let mut agent = app.world_mut().spawn((
+        NavPosition(start),
+        PathRequest::to(goal).with_radius(kind.radius),
+        PathFollower {
+            speed: 3.0,
+            arrive_radius: 0.05,
+        },
+    ));
+    if kind.avoid {
+        agent.insert(LocalAvoidance);
+    }
+    let agent = agent.id();
+    (app, agent)
+}
+
+/// Asserts that the agent stands where it may: in free space, and a disc
+/// at least its radius from every wall.
+fn assert_in_free_space(app: &App, agent: Entity, kind: Kind, frame: usize) {
+    let nav = app.world().resource::<NavGrid>();
+    let p = nav.to_grid(app.world().get::<NavPosition>(agent).unwrap().0);
+    assert!(
+        nav.grid().is_point_traversable(p),
+        "frame {frame}: {kind:?} at {p} stands in a wall"
+    );
+    let gap = wall_distance(nav.grid(), p, 3);
+    assert!(
+        gap >= f64::from(kind.radius) - 1e-5,
+        "frame {frame}: {kind:?} at {p} is {gap} from a wall"
+    );
+}
+
+/// Runs the agent from `start` to `goal` until it is at least `x` along its
+/// way, then moves it to `to` as a game would; then runs it until it has
+/// finished its path at `goal`, checking every frame that it stands in free
+/// space. Points are in grid coordinates (y down). Returns the frame it
+/// finished in.
+fn push_behind_the_ledge(kind: Kind, start: Vec2, goal: Vec2, x: f32, to: Vec2) -> usize {
+    let world = |p: Vec2| Vec2::new(p.x, 8.0 - p.y);
+    let (start, goal, to) = (world(start), world(goal), world(to));
+    let (mut app, agent) = ledge_app(kind, start, goal);
+    let mut pushed = false;
+    for frame in 1..=3_000 {
+        app.update();
+        assert_in_free_space(&app, agent, kind, frame);
+        let here = app.world().get::<NavPosition>(agent).unwrap().0;
+        if !pushed && here.x >= x {
+            app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = to;
+            pushed = true;
+            continue;
+        }
+        let path = app.world().get::<NavPath>(agent).unwrap();
+        let status = app.world().get::<PathStatus>(agent).unwrap();
+        if pushed && *status == PathStatus::Ready && path.is_finished() {
+            let end = app.world().get::<NavPosition>(agent).unwrap().0;
+            let reach = 0.05 + kind.radius + 1e-4;
+            assert!(
+                end.distance(goal) <= reach,
+                "{kind:?} finished at {end}, {} from its goal",
+                end.distance(goal)
+            );
+            return frame;
+        }
+    }
+    let here = app.world().get::<NavPosition>(agent).unwrap().0;
+    let status = app.world().get::<PathStatus>(agent).unwrap().clone();
+    panic!("{kind:?} never reached {goal}: at {here}, {status:?}, pushed {pushed}");
+}
+
+#[test]
+fn a_follower_moved_behind_a_ledge_never_walks_through_it() {
+    // On its path along the top of the ledge, the agent is put 2 cells
+    // below its path, under the ledge: its next waypoint (the goal) lies
+    // beyond the ledge, within the replan distance. It must not walk
+    // straight there.
+    let (start, goal) = (Vec2::new(4.5, 2.5), Vec2::new(20.5, 2.5));
+    for kind in [POINT, POINT_AVOIDING, DISC] {
+        push_behind_the_ledge(kind, start, goal, 6.0, Vec2::new(12.5, 4.5));
+    }
+}

@@ -55,6 +55,10 @@ const DISC: Kind = Kind {
     radius: 0.4,
     avoid: false,
 };
+const DISC_AVOIDING: Kind = Kind {
+    radius: 0.4,
+    avoid: true,
+};
 
 /// An app on [`ledge_grid`] (one world unit a cell) whose agents replan
 /// only when pushed farther than 4 cells off their path, with one agent of
@@ -148,4 +152,12 @@ fn a_follower_moved_behind_a_ledge_never_walks_through_it() {
     for kind in [POINT, POINT_AVOIDING, DISC] {
         push_behind_the_ledge(kind, start, goal, 6.0, Vec2::new(12.5, 4.5));
     }
+}
+
+#[test]
+fn an_avoiding_disc_moved_behind_a_ledge_does_not_press_against_it_forever() {
+    // Its goal lies straight across the ledge from where it is put: the
+    // wall leaves it no slide. It plans again and walks round the ledge.
+    let (start, goal) = (Vec2::new(4.5, 1.5), Vec2::new(12.5, 1.5));
+    push_behind_the_ledge(DISC_AVOIDING, start, goal, 6.0, Vec2::new(12.5, 4.5));
 }

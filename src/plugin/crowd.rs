@@ -22,6 +22,10 @@
 //! [`PathfindingSettings::replan_distance`](crate::plugin::PathfindingSettings::replan_distance)
 //! from where it came to rest, it plans again and walks back.
 //!
+//! An agent held up on its way looks, every quarter of a second, whether it
+//! still sees the waypoint it heads for; one pushed to where a wall hides
+//! it (the wall leaves it no way forward) plans again from where it stands.
+//!
 //! An agent of radius 0 takes no part: it walks its path as a plain
 //! follower, within the walls, through the others. An agent that does
 //! not fit where it stands (it spawned there, or an edit closed in on it)
@@ -44,9 +48,10 @@ use crate::avoidance::{Avoidance, AvoidanceOptions, Disc, Motion};
 use crate::clearance::Clearance;
 use crate::grid::Grid;
 use crate::plugin::api::{NavPath, PathRequest};
+use crate::plugin::geometry::sees;
 use crate::plugin::stats::{Counters, Meter};
 use crate::plugin::steer::{
-    LocalAvoidance, PathFollower, Place, SteeringClock, frame_step, in_crowd, move_on,
+    LocalAvoidance, PathFollower, Place, SteeringClock, Unseen, frame_step, in_crowd, move_on,
     place_position,
 };
 use crate::plugin::world::{NavGrid, ProfileId, plane_of};
@@ -109,6 +114,9 @@ pub(crate) struct CrowdState {
     end: Option<(u64, u64)>,
     /// Frames it has stood (nearly) still close to its path's end.
     stalled: u16,
+    /// Frames it has stood (nearly) still on its way, since it last looked
+    /// whether it still sees the waypoint it heads for.
+    held: u16,
     /// Where it arrived (world coordinates), while it stays arrived.
     rest: Option<Vec2>,
 }
@@ -124,6 +132,11 @@ impl CrowdState {
 /// Frames an agent close to its path's end may stand still, held up by
 /// others, before it counts as arrived: half a second at 60 fps.
 const STALL_FRAMES: u16 = 30;
+
+/// Frames an agent on its way may stand still before it looks whether it
+/// still sees the waypoint it heads for (a quarter of a second at 60 fps):
+/// one pushed behind a wall plans again instead of pressing against it.
+const HELD_FRAMES: u16 = 15;
 
 /// The crowd stage's memory, reused every frame.
 #[derive(Resource, Default)]
@@ -158,6 +171,7 @@ pub(crate) fn steer_crowds(
     settings: Option<Res<AvoidanceSettings>>,
     mut crowd: ResMut<Crowd>,
     mut counters: ResMut<Counters>,
+    mut unseen: ResMut<Unseen>,
     mut agents: Query<CrowdData, With<LocalAvoidance>>,
     #[cfg(feature = "transform")] parents: Query<&GlobalTransform>,
 ) {
@@ -256,7 +270,8 @@ pub(crate) fn steer_crowds(
     };
     avoidance.step(discs, &grids, &settings.options(), dt, motions);
     for (&(entity, here), (motion, disc)) in order.iter().zip(motions.iter().zip(discs.iter())) {
-        let Ok((_, follower, _, mut path, mut state, mut place)) = agents.get_mut(entity) else {
+        let Ok((_, follower, request, mut path, mut state, mut place)) = agents.get_mut(entity)
+        else {
             continue;
         };
         state.velocity = motion.velocity;
@@ -286,6 +301,24 @@ pub(crate) fn steer_crowds(
         };
         if state.stalled >= STALL_FRAMES {
             state.arrived = true;
+        }
+        // Held up on its way: pushed to where a wall hides its waypoint
+        // (the wall then leaves it no way forward), it plans again from
+        // there.
+        let on_way = !state.arrived && !way_out && !walled;
+        state.held = if on_way && still {
+            state.held.saturating_add(1)
+        } else {
+            0
+        };
+        if state.held >= HELD_FRAMES {
+            state.held = 0;
+            let radius = f64::from(request.radius) / cell;
+            if let Some(&target) = path.grid_waypoints.get(path.next)
+                && !sees(grids[disc.grid], radius, to, target)
+            {
+                unseen.0.push(entity);
+            }
         }
         if step != DVec2::ZERO {
             let world: Vec2 = nav.to_world(to);

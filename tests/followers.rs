@@ -14,7 +14,8 @@ use bevy_anyangle::plugin::{
 };
 use bevy_app::App;
 use bevy_ecs::prelude::*;
-use bevy_math::Vec2;
+use bevy_math::{DVec2, Vec2};
+use common::generate::Rng;
 use common::wall_distance;
 
 /// A 24 x 8 room with a one-cell ledge along row 3 from x = 2 to x = 21:
@@ -160,4 +161,159 @@ fn an_avoiding_disc_moved_behind_a_ledge_does_not_press_against_it_forever() {
     // wall leaves it no slide. It plans again and walks round the ledge.
     let (start, goal) = (Vec2::new(4.5, 1.5), Vec2::new(12.5, 1.5));
     push_behind_the_ledge(DISC_AVOIDING, start, goal, 6.0, Vec2::new(12.5, 4.5));
+}
+
+/// A 48 x 48 room of 8 x 8 blocks, each holding one obstacle well inside
+/// it (a ledge 5 cells long one way or the other, or a 2 x 2 pillar), so
+/// that obstacles stand at least 2 cells apart and every place a disc of
+/// radius 0.4 fits is connected to every other.
+fn ledges_and_pillars(rng: &mut Rng) -> Grid {
+    let mut cells = vec![vec!['.'; 48]; 48];
+    for by in 0..6 {
+        for bx in 0..6 {
+            let (ox, oy) = (bx * 8, by * 8);
+            let shape: &[(usize, usize)] = match rng.below(3) {
+                0 => &[(1, 3), (2, 3), (3, 3), (4, 3), (5, 3)],
+                1 => &[(3, 1), (3, 2), (3, 3), (3, 4), (3, 5)],
+                _ => &[(3, 3), (4, 3), (3, 4), (4, 4)],
+            };
+            let shift = rng.below(2) as usize;
+            for &(x, y) in shape {
+                cells[oy + y + shift][ox + x + shift] = '#';
+            }
+        }
+    }
+    let rows: Vec<String> = cells.iter().map(|r| r.iter().collect()).collect();
+    Grid::from_ascii(&rows.join("\n")).unwrap()
+}
+
+/// A random grid point of `grid` where an agent of `radius` stands at least
+/// `room` more than its radius from every wall, and (when `apart` > 0) at
+/// least `apart` from every point of `taken`.
+fn spot(rng: &mut Rng, grid: &Grid, radius: f64, room: f64, taken: &[DVec2], apart: f64) -> DVec2 {
+    loop {
+        let p = DVec2::new(rng.unit() * 48.0, rng.unit() * 48.0);
+        if grid.is_point_traversable(p)
+            && wall_distance(grid, p, 3) >= radius + room
+            && taken.iter().all(|q| q.distance(p) >= apart)
+        {
+            return p;
+        }
+    }
+}
+
+#[test]
+fn followers_the_game_moves_at_random_stay_in_free_space_and_reach_their_goals() {
+    for seed in [0x5eed_f011, 0x5eed_f012, 0x5eed_f013, 0x5eed_f014] {
+        pushed_at_random(seed);
+    }
+}
+
+/// One run of [`followers_the_game_moves_at_random_stay_in_free_space_and_reach_their_goals`].
+fn pushed_at_random(seed: u64) {
+    // 30 agents of each kind (points, points with `LocalAvoidance`, discs,
+    // discs with `LocalAvoidance`) cross a room of ledges and pillars.
+    // During the first 20 seconds the game moves agents at random moments
+    // (each at most four times) to free spots up to 3 cells away where they
+    // fit, often behind a ledge or a pillar from their next waypoint. Every
+    // frame every agent stands in free space (discs at least their radius
+    // from every wall); in the end every agent has finished its path at its
+    // own goal.
+    let mut rng = Rng::new(seed);
+    let grid = ledges_and_pillars(&mut rng);
+    let nav = NavGrid::new(grid.clone(), GridTransform::default());
+    let mut app = App::new();
+    app.add_plugins(AnyAnglePlugin::default())
+        .insert_resource(nav)
+        .insert_resource(SteeringClock::fixed(1.0 / 60.0));
+    app.finish();
+    app.cleanup();
+    let kinds = [POINT, POINT_AVOIDING, DISC, DISC_AVOIDING];
+    let (mut starts, mut goals) = (Vec::new(), Vec::new());
+    let mut agents = Vec::new();
+    for i in 0..120 {
+        let kind = kinds[i % 4];
+        let r = f64::from(kind.radius);
+        // Goals 2r + 0.1 apart, so that every agent can end at its own.
+        let start = spot(&mut rng, &grid, r, 0.1, &starts, 0.9);
+        let goal = spot(&mut rng, &grid, r, 0.1, &goals, 0.9);
+        starts.push(start);
+        goals.push(goal);
+        let nav = app.world().resource::<NavGrid>();
+        let (s, g) = (nav.to_world(start), nav.to_world(goal));
+        let mut agent = app.world_mut().spawn((
+            NavPosition(s),
+            PathRequest::to(g).with_radius(kind.radius),
+            PathFollower {
+                speed: 3.0,
+                arrive_radius: 0.05,
+            },
+        ));
+        if kind.avoid {
+            agent.insert(LocalAvoidance);
+        }
+        agents.push((agent.id(), kind, goal, 0_u32));
+    }
+    let mut pushes = 0;
+    for frame in 1..=6_000 {
+        app.update();
+        for &(e, kind, ..) in &agents {
+            assert_in_free_space(&app, e, kind, frame);
+        }
+        let done = agents.iter().all(|&(e, ..)| {
+            let w = app.world();
+            w.get::<PathStatus>(e).unwrap().has_path() && w.get::<NavPath>(e).unwrap().is_finished()
+        });
+        if done && frame > 1_200 {
+            break;
+        }
+        if frame > 1_200 {
+            continue;
+        }
+        for (e, kind, _, pushed) in &mut agents {
+            if *pushed >= 4 || !rng.chance(1.0 / 150.0) {
+                continue;
+            }
+            let nav = app.world().resource::<NavGrid>();
+            let here = nav.to_grid(app.world().get::<NavPosition>(*e).unwrap().0);
+            let r = f64::from(kind.radius);
+            let to = loop {
+                let angle = rng.unit() * std::f64::consts::TAU;
+                let d = rng.unit() * 3.0;
+                let p = here + DVec2::new(angle.cos(), angle.sin()) * d;
+                if grid.contains_point(p)
+                    && grid.is_point_traversable(p)
+                    && wall_distance(&grid, p, 3) >= r + 0.02
+                {
+                    break p;
+                }
+            };
+            let to = nav.to_world(to);
+            app.world_mut().get_mut::<NavPosition>(*e).unwrap().0 = to;
+            *pushed += 1;
+            pushes += 1;
+        }
+    }
+    assert!(pushes > 200, "seed {seed:x}: only {pushes} pushes");
+    let nav = app.world().resource::<NavGrid>();
+    for (i, &(e, kind, goal, pushed)) in agents.iter().enumerate() {
+        let w = app.world();
+        let status = w.get::<PathStatus>(e).unwrap();
+        let path = w.get::<NavPath>(e).unwrap();
+        let at = nav.to_grid(w.get::<NavPosition>(e).unwrap().0);
+        // A plain follower ends within its arrive radius; an avoiding disc
+        // within its radius.
+        let reach = if kind.avoid && kind.radius > 0.0 {
+            f64::from(kind.radius)
+        } else {
+            0.05
+        } + 1e-4;
+        assert!(
+            *status == PathStatus::Ready && path.is_finished() && at.distance(goal) <= reach,
+            "seed {seed:x}: agent {i} ({kind:?}, pushed {pushed} times) is at {at}, {} from its goal {goal}: \
+             {status:?}, finished {}",
+            at.distance(goal),
+            path.is_finished()
+        );
+    }
 }

@@ -22,8 +22,8 @@
 //! [`PathfindingSettings::replan_distance`](crate::plugin::PathfindingSettings::replan_distance)
 //! from where it came to rest, it plans again and walks back.
 //!
-//! An agent held up on its way looks, every quarter of a second, whether it
-//! still sees the waypoint it heads for; one pushed to where a wall hides
+//! An agent that comes no closer to the waypoint it heads for looks, every
+//! quarter of a second, whether it still sees that waypoint; one pushed to where a wall hides
 //! it (the wall leaves it no way forward) plans again from where it stands.
 //!
 //! An agent of radius 0 takes no part: it walks its path as a plain
@@ -114,11 +114,18 @@ pub(crate) struct CrowdState {
     end: Option<(u64, u64)>,
     /// Frames it has stood (nearly) still close to its path's end.
     stalled: u16,
-    /// Frames it has stood (nearly) still on its way, since it last looked
-    /// whether it still sees the waypoint it heads for.
+    /// Frames it has come no closer to the waypoint it heads for (by
+    /// [`PROGRESS`]), since it last did or last looked whether it still
+    /// sees that waypoint.
     held: u16,
+    /// The waypoint it heads for ([`NavPath::next`]) and the closest it has
+    /// come to it (cells).
+    aim: (usize, f64),
     /// Where it arrived (world coordinates), while it stays arrived.
     rest: Option<Vec2>,
+    /// Whether it arrived at its path's end itself (within its radius or
+    /// arrive radius), not beside agents that took the end first.
+    at_end: bool,
 }
 
 impl CrowdState {
@@ -127,16 +134,27 @@ impl CrowdState {
     pub(crate) fn rest(&self) -> Option<Vec2> {
         self.rest
     }
+
+    /// Whether it arrived at its path's end itself, rather than beside
+    /// the agents that reached the end first (a crowd sent to one point).
+    pub(crate) fn arrived_at_end(&self) -> bool {
+        self.arrived && self.at_end
+    }
 }
 
 /// Frames an agent close to its path's end may stand still, held up by
 /// others, before it counts as arrived: half a second at 60 fps.
 const STALL_FRAMES: u16 = 30;
 
-/// Frames an agent on its way may stand still before it looks whether it
-/// still sees the waypoint it heads for (a quarter of a second at 60 fps):
-/// one pushed behind a wall plans again instead of pressing against it.
+/// Frames an agent on its way may come no closer to the waypoint it heads
+/// for before it looks whether it still sees it (a quarter of a second at
+/// 60 fps): one pushed behind a wall plans again instead of pressing or
+/// sliding to and fro against it.
 const HELD_FRAMES: u16 = 15;
+
+/// How much closer to its waypoint (cells) an agent must come to count as
+/// making progress.
+const PROGRESS: f64 = 0.05;
 
 /// The crowd stage's memory, reused every frame.
 #[derive(Resource, Default)]
@@ -303,22 +321,29 @@ pub(crate) fn steer_crowds(
             state.arrived = true;
         }
         // Held up on its way: pushed to where a wall hides its waypoint
-        // (the wall then leaves it no way forward), it plans again from
-        // there.
-        let on_way = !state.arrived && !way_out && !walled;
-        state.held = if on_way && still {
-            state.held.saturating_add(1)
-        } else {
-            0
-        };
-        if state.held >= HELD_FRAMES {
-            state.held = 0;
-            let radius = f64::from(request.radius) / cell;
-            if let Some(&target) = path.grid_waypoints.get(path.next)
-                && !sees(grids[disc.grid], radius, to, target)
-            {
-                unseen.0.push(entity);
+        // (the wall then leaves it no way forward, or only a slide to and
+        // fro along it), it plans again from there.
+        let target = path.grid_waypoints.get(path.next).copied();
+        match target {
+            Some(target) if !state.arrived && !way_out && !walled => {
+                let d = to.distance(target);
+                // (A new state's aim is (0, 0): taken as unset.)
+                let fresh = state.aim.0 != path.next || state.aim.1 == 0.0;
+                if fresh || d < state.aim.1 - PROGRESS {
+                    state.aim = (path.next, d);
+                    state.held = 0;
+                } else {
+                    state.held += 1;
+                }
+                if state.held >= HELD_FRAMES {
+                    state.held = 0;
+                    let radius = f64::from(request.radius) / cell;
+                    if !sees(grids[disc.grid], radius, to, target) {
+                        unseen.0.push(entity);
+                    }
+                }
             }
+            _ => state.held = 0,
         }
         if step != DVec2::ZERO {
             let world: Vec2 = nav.to_world(to);
@@ -346,6 +371,9 @@ pub(crate) fn steer_crowds(
             let arrive = if exact { 1e-9 } else { arrive };
             if last && (d <= arrive || (state.arrived && !exact)) {
                 path.next = n;
+                if !state.arrived || d <= arrive {
+                    state.at_end = d <= arrive;
+                }
                 state.arrived = true;
             } else if !last && d <= pass {
                 path.next += 1;

@@ -31,7 +31,7 @@ use crate::plugin::api::{
 use crate::plugin::crowd::CrowdState;
 use crate::plugin::geometry::segment_distance;
 use crate::plugin::stats::Meter;
-use crate::plugin::steer::{LocalAvoidance, Unseen};
+use crate::plugin::steer::{self, LocalAvoidance, PathFollower, Unseen};
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
 
 /// Marker: the agent's goal is an entity, so its position is watched.
@@ -313,6 +313,8 @@ type ProgressData = (
     &'static mut NavPath,
     PositionData,
     Option<(&'static CrowdState, &'static LocalAvoidance)>,
+    Option<&'static PathFollower>,
+    &'static PathRequest,
 );
 
 /// For agents that moved: advances [`NavPath::next`] past waypoints they
@@ -322,18 +324,24 @@ type ProgressData = (
 /// that arrived, from where it came to rest),
 /// and those with no room where their search started
 /// ([`PathFailure::NoRoom`]) that now fit or see a place that does.
+/// A [`PathFollower`] that had arrived and was moved (less than that) off
+/// its path's end (an agent with `LocalAvoidance` and a radius that reached
+/// the end itself: more than its radius) walks back to it: its
+/// [`NavPath::next`] is the end again.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 pub(crate) fn track_progress(
     meter: Res<Meter>,
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut book: ResMut<PlanBook>,
-    mut agents: Query<ProgressData, (With<PathRequest>, PositionChanged)>,
+    mut agents: Query<ProgressData, PositionChanged>,
 ) {
     let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     let plane = plane_of(nav.as_deref());
-    for (entity, mut state, mut status, mut path, pos, in_crowd) in &mut agents {
+    for (entity, mut state, mut status, mut nav_path, pos, in_crowd, follower, request) in
+        &mut agents
+    {
         if *status == PathStatus::Failed(PathFailure::NoRoom) {
             // Moved (by the game) from where its search found no room: from
             // here it may fit, or see a place that does.
@@ -352,7 +360,7 @@ pub(crate) fn track_progress(
         let Some(p) = position(pos, plane) else {
             continue;
         };
-        let path = path.bypass_change_detection();
+        let path = nav_path.bypass_change_detection();
         let w = &path.waypoints;
         if path.next == 0 || w.is_empty() {
             continue; // walking to the path's start: no reference segment yet
@@ -372,8 +380,29 @@ pub(crate) fn track_progress(
         } else {
             p.distance(w[w.len() - 1])
         };
-        if off > settings.replan_threshold() + OFF_PATH_TOLERANCE && !state.plan_pending() {
-            book.request(entity, &mut state, &mut status, PlanReason::OffPath);
+        if off > settings.replan_threshold() + OFF_PATH_TOLERANCE {
+            if !state.plan_pending() {
+                book.request(entity, &mut state, &mut status, PlanReason::OffPath);
+            }
+        } else if let Some(follower) = follower
+            && path.next >= w.len()
+        {
+            // Moved off the end it had reached: a plain follower farther
+            // than its arrive radius, an agent in a crowd that reached its
+            // end itself farther than its radius (one that came to rest
+            // beside others at a shared end keeps the rule above). It walks
+            // back, and plans again from where it is if it cannot see the end
+            // from there. Marked changed, so that steering takes it up again.
+            let end = p.distance(w[w.len() - 1]);
+            let back = match in_crowd {
+                Some((crowd, _)) if steer::in_crowd(request.radius) => {
+                    crowd.arrived_at_end() && end > request.radius + OFF_PATH_TOLERANCE
+                }
+                _ => end > follower.arrive_radius.max(0.0) + OFF_PATH_TOLERANCE,
+            };
+            if back {
+                nav_path.next = nav_path.waypoints.len() - 1;
+            }
         }
     }
 }

@@ -123,9 +123,21 @@ pub(crate) struct CrowdState {
     aim: (usize, f64),
     /// Where it arrived (world coordinates), while it stays arrived.
     rest: Option<Vec2>,
-    /// Whether it arrived at its path's end itself (within its radius or
-    /// arrive radius), not beside agents that took the end first.
-    at_end: bool,
+    /// How it arrived, while it stays arrived.
+    arrival: Arrival,
+}
+
+/// How an agent in a crowd arrived.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// It has not (or it arrived beside the agents that took its end first:
+    /// a crowd sent to one point).
+    #[default]
+    Beside,
+    /// At its path's end itself, within its radius (or arrive radius).
+    AtEnd,
+    /// Held up by others close to its end.
+    HeldUp,
 }
 
 impl CrowdState {
@@ -135,10 +147,9 @@ impl CrowdState {
         self.rest
     }
 
-    /// Whether it arrived at its path's end itself, rather than beside
-    /// the agents that reached the end first (a crowd sent to one point).
-    pub(crate) fn arrived_at_end(&self) -> bool {
-        self.arrived && self.at_end
+    /// How it arrived, if it has.
+    pub(crate) fn arrival(&self) -> Option<Arrival> {
+        self.arrived.then_some(self.arrival)
     }
 }
 
@@ -372,7 +383,13 @@ pub(crate) fn steer_crowds(
             if last && (d <= arrive || (state.arrived && !exact)) {
                 path.next = n;
                 if !state.arrived || d <= arrive {
-                    state.at_end = d <= arrive;
+                    state.arrival = if d <= arrive {
+                        Arrival::AtEnd
+                    } else if state.stalled >= STALL_FRAMES {
+                        Arrival::HeldUp
+                    } else {
+                        Arrival::Beside
+                    };
                 }
                 state.arrived = true;
             } else if !last && d <= pass {

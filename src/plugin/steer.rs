@@ -60,7 +60,7 @@ use bevy_transform::components::{GlobalTransform, Transform};
 
 use crate::plugin::agent::PlanState;
 use crate::plugin::api::{NavPath, PathRequest};
-use crate::plugin::geometry::{closest_on_segment, sees};
+use crate::plugin::geometry::{closest_on_segment, sees_waypoint};
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{Fit, NavGrid, NavPosition, ProfileId, WorldPlane, plane_of};
 
@@ -346,7 +346,7 @@ pub(crate) fn follow_paths(
         let step = follower.speed * dt;
         let mut hidden = false;
         let sees = |path: &NavPath, from: Vec2| {
-            hidden = !sees_waypoint(nav, state, path, from);
+            hidden = !may_walk(nav, state, path, from);
             !hidden
         };
         let walk = |from: Vec2| advance(path, *follower, from, step, snap, sees);
@@ -373,28 +373,14 @@ type FollowerData = (
 );
 
 /// Whether a follower at `from` (world) may walk straight to the waypoint
-/// of `path` it heads for: it sees it on the grid it plans on (keeping its
-/// radius from the walls, for a disc on a mesh). Without a grid there is
+/// of `path` it heads for (see [`sees_waypoint`]). Without a grid there is
 /// nothing to test against, and it may.
-fn sees_waypoint(
-    nav: Option<&NavGrid>,
-    state: Option<&PlanState>,
-    path: &NavPath,
-    from: Vec2,
-) -> bool {
-    let next = path.next;
+fn may_walk(nav: Option<&NavGrid>, state: Option<&PlanState>, path: &NavPath, from: Vec2) -> bool {
     let Some(nav) = nav else {
         return true;
     };
     let key = state.map_or((ProfileId::DEFAULT, Fit::POINT), PlanState::key);
-    let Some(view) = nav.view(key) else {
-        return false;
-    };
-    let to = match path.grid_waypoints.get(next) {
-        Some(&to) if path.grid_waypoints.len() == path.waypoints.len() => to,
-        _ => nav.to_grid(path.waypoints[next]),
-    };
-    sees(view.grid, view.disc, nav.to_grid(from), to)
+    sees_waypoint(nav, key, path, from, path.next)
 }
 
 /// Whether a follower with [`LocalAvoidance`] and this

@@ -28,8 +28,8 @@ use crate::plugin::agent::{AgentIndex, PlanBook, PlanState, Plans, fail};
 use crate::plugin::api::{
     NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings, PlanReason,
 };
-use crate::plugin::crowd::CrowdState;
-use crate::plugin::geometry::segment_distance;
+use crate::plugin::crowd::{Arrival, CrowdState};
+use crate::plugin::geometry::{sees_waypoint, segment_distance};
 use crate::plugin::stats::Meter;
 use crate::plugin::steer::{self, LocalAvoidance, PathFollower, Unseen};
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
@@ -388,20 +388,36 @@ pub(crate) fn track_progress(
             && path.next >= w.len()
         {
             // Moved off the end it had reached: a plain follower farther
-            // than its arrive radius, an agent in a crowd that reached its
-            // end itself farther than its radius (one that came to rest
-            // beside others at a shared end keeps the rule above). It walks
-            // back, and plans again from where it is if it cannot see the end
-            // from there. Marked changed, so that steering takes it up again.
+            // than its arrive radius; an agent in a crowd that reached its
+            // end itself farther than its radius from it, one held up by
+            // others close to its end farther than its radius from where it
+            // came to rest (one that came to rest beside others at a shared
+            // end keeps the rule above). It walks
+            // back (marked changed, so that steering takes it up again), or
+            // plans again from where it is if it cannot see the end from
+            // there.
             let end = p.distance(w[w.len() - 1]);
+            let r = request.radius + OFF_PATH_TOLERANCE;
             let back = match in_crowd {
-                Some((crowd, _)) if steer::in_crowd(request.radius) => {
-                    crowd.arrived_at_end() && end > request.radius + OFF_PATH_TOLERANCE
-                }
+                Some((crowd, _)) if steer::in_crowd(request.radius) => match crowd.arrival() {
+                    Some(Arrival::AtEnd) => end > r,
+                    Some(Arrival::HeldUp) => end > r && off > r,
+                    Some(Arrival::Beside) | None => false,
+                },
                 _ => end > follower.arrive_radius.max(0.0) + OFF_PATH_TOLERANCE,
             };
+            // Only a visible end is handed back to steering: games that
+            // steer themselves read it too.
+            let last = w.len() - 1;
             if back {
-                nav_path.next = nav_path.waypoints.len() - 1;
+                if nav
+                    .as_deref()
+                    .is_some_and(|nav| sees_waypoint(nav, state.key(), path, p, last))
+                {
+                    nav_path.next = last;
+                } else if !state.plan_pending() {
+                    book.request(entity, &mut state, &mut status, PlanReason::OffPath);
+                }
             }
         }
     }

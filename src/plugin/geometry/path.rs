@@ -164,6 +164,27 @@ pub(crate) fn sees(grid: &Grid, radius: f64, a: DVec2, b: DVec2) -> bool {
         && (radius == 0.0 || crate::clearance::keeps_distance(grid, a, b, radius))
 }
 
+/// Whether an agent at `from` (world) that plans on the grid of `key` sees
+/// waypoint `next` of `path` ([`sees`], on that grid); `false` where there
+/// is no such grid or waypoint.
+pub(crate) fn sees_waypoint(
+    nav: &NavGrid,
+    key: ViewKey,
+    path: &NavPath,
+    from: Vec2,
+    next: usize,
+) -> bool {
+    let Some(view) = nav.view(key) else {
+        return false;
+    };
+    let to = match (path.grid_waypoints.get(next), path.waypoints.get(next)) {
+        (Some(&to), _) if path.grid_waypoints.len() == path.waypoints.len() => to,
+        (_, Some(&to)) => nav.to_grid(to),
+        _ => return false,
+    };
+    sees(view.grid, view.disc, nav.to_grid(from), to)
+}
+
 /// The point of segment `a-b` closest to `p` (`a` if `p` is not finite, or
 /// the segment is a point): exactly `a` or `b` past either end. A
 /// sub-segment of a visible segment is visible, so the remaining path can

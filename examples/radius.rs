@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use bevy_anyangle::clearance::{Clearance, erode, plan_with_clearance};
+use bevy_anyangle::clearance::{Clearance, erode};
 use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::prelude::*;
 
@@ -171,8 +171,7 @@ fn main() {
                 point_seconds += clock.elapsed().as_secs_f64();
                 point_expanded += path.map_or(0, |p| p.stats.expanded);
                 let clock = Instant::now();
-                let path =
-                    plan_with_clearance(&mut planner, &grid, &eroded, clearance, s, t, &options);
+                let path = planner.plan_with_clearance(&grid, &eroded, clearance, s, t, &options);
                 by_grid.add(
                     &grid,
                     t,

@@ -81,11 +81,9 @@
 
 use std::sync::Arc;
 
+use crate::endpoint::{Endpoint, nearest_valid_point, owned_point};
 use crate::grid::{Grid, GridEdit};
 use crate::los::line_of_sight;
-use crate::search::{
-    Endpoint, Path, PlanError, PlanOptions, Planner, nearest_valid_point, owned_point,
-};
 use bevy_math::{DVec2, URect};
 use thiserror::Error;
 
@@ -278,7 +276,7 @@ pub const MAX_EXIT_DISTANCE: u32 = 64;
 ///   sight (a corridor narrower than the agent, closed at both ends for it).
 ///
 /// An `eroded` grid without a free cell gives `Some(p)`: the planner reports
-/// [`PlanError::NoFreeCell`].
+/// [`PlanError::NoFreeCell`](crate::search::PlanError::NoFreeCell).
 #[must_use]
 pub fn start_point(base: &Grid, eroded: &Grid, clearance: Clearance, p: DVec2) -> Option<DVec2> {
     if !p.is_finite() || Endpoint::resolve(eroded, p).is_some() || eroded.free_count() == 0 {
@@ -419,86 +417,6 @@ pub(crate) fn keeps_distance(grid: &Grid, a: DVec2, b: DVec2, keep: f64) -> bool
         }
     }
     true
-}
-
-/// Plans for an agent of a clearance: on `eroded`, the eroded grid of `base`
-/// for `clearance`, from [`start_point`] (the path then records the
-/// requested start in [`Path::start_moved_from`], as for a start moved out
-/// of a wall).
-///
-/// # Errors
-///
-/// As [`Planner::plan`], plus [`PlanError::NoRoom`] when [`start_point`]
-/// finds no place where the agent fits.
-///
-/// ```
-/// use bevy_anyangle::clearance::{Clearance, erode, plan_with_clearance};
-/// use bevy_anyangle::prelude::*;
-///
-/// let base = Grid::from_ascii(
-///     "@@@@@@@@@@
-///      @........@
-///      @........@
-///      @........@
-///      @........@
-///      @@@@@@@@@@",
-/// )
-/// .unwrap();
-/// let eroded = erode(&base, Clearance::from_radius(0.5).unwrap());
-/// let start = DVec2::new(1.5, 1.5); // too close to the wall
-/// let path = plan_with_clearance(
-///     &mut Planner::new(),
-///     &base,
-///     &eroded,
-///     Clearance::from_radius(0.5).unwrap(),
-///     start,
-///     DVec2::new(7.0, 3.5),
-///     &PlanOptions::default(),
-/// )
-/// .unwrap();
-/// assert_eq!(path.start_moved_from, Some(start));
-/// assert_eq!(path.start(), DVec2::new(2.0, 2.0));
-/// ```
-pub fn plan_with_clearance(
-    planner: &mut Planner,
-    base: &Grid,
-    eroded: &Grid,
-    clearance: Clearance,
-    start: DVec2,
-    goal: DVec2,
-    options: &PlanOptions,
-) -> Result<Path, PlanError> {
-    plan_inner(
-        planner,
-        (base, eroded, clearance),
-        start,
-        goal,
-        options,
-        None,
-        None,
-        None,
-    )
-}
-
-/// [`plan_with_clearance`] with an optional cancel flag and trace (for the
-/// plugin's search threads).
-#[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
-pub(crate) fn plan_inner(
-    planner: &mut Planner,
-    (base, eroded, clearance): (&Grid, &Grid, Clearance),
-    start: DVec2,
-    goal: DVec2,
-    options: &PlanOptions,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-    trace: Option<&mut crate::search::SearchTrace>,
-    costs: Option<crate::search::Costs<'_>>,
-) -> Result<Path, PlanError> {
-    let from = start_point(base, eroded, clearance, start).ok_or(PlanError::NoRoom)?;
-    let mut path = planner.plan_core(eroded, from, goal, options, cancel, trace, costs)?;
-    if from != start {
-        path.start_moved_from = Some(start);
-    }
-    Ok(path)
 }
 
 /// Computes eroded bit rows, reusing its buffers.

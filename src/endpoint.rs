@@ -1,11 +1,9 @@
-//! Start and goal points: which cells they may use, their region, and the
-//! nearest valid point to an invalid one.
+//! Start and goal points on a grid: which cells they may use, their region,
+//! and the nearest valid point to an invalid one.
 
 use bevy_math::DVec2;
 
-use super::SearchContext;
 use crate::grid::{Grid, RegionId, cell_span, next_bit, prev_bit};
-use crate::los::line_of_sight;
 
 /// A valid start or goal point.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,14 +89,6 @@ impl Endpoint {
     pub(crate) fn has_cell(&self, cell: [i64; 2]) -> bool {
         self.cells().contains(&cell)
     }
-}
-
-/// Whether the segment between two endpoints is usable as one path leg:
-/// visible, and allowed by both points' double-corner restrictions. Counts a
-/// line-of-sight check.
-pub(crate) fn visible(ctx: &mut SearchContext<'_>, a: &Endpoint, b: &Endpoint) -> bool {
-    ctx.stats.los_checks += 1;
-    a.allows_towards(b.p) && b.allows_towards(a.p) && line_of_sight(ctx.grid, a.p, b.p)
 }
 
 /// The nearest valid endpoint to `p` (Euclidean), among the free cells of

@@ -32,6 +32,7 @@
 
 pub mod avoidance;
 pub mod clearance;
+mod endpoint;
 mod fast_hash;
 pub mod geom;
 pub mod grid;

@@ -1,0 +1,93 @@
+//! What a search engine gets besides its scratch memory, and how it ends.
+
+use core::sync::atomic::AtomicBool;
+
+use super::{PlanOptions, SearchStats, SearchTrace};
+use crate::endpoint::Endpoint;
+use crate::grid::Grid;
+use crate::los::line_of_sight;
+
+/// How a search core ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The waypoints are in the output vector, start first.
+    Found,
+    /// The open list ran dry.
+    Exhausted,
+    /// The node budget ran out.
+    Budget,
+    /// The cancel flag was raised.
+    Cancelled,
+    /// The slice of expansions asked for is done; the search can go on
+    /// from its scratch memory.
+    Paused,
+}
+
+/// What a search core gets besides its scratch memory.
+pub(crate) struct SearchContext<'a> {
+    pub grid: &'a Grid,
+    pub start: &'a Endpoint,
+    pub goal: &'a Endpoint,
+    pub options: &'a PlanOptions,
+    pub cancel: Option<&'a AtomicBool>,
+    pub stats: SearchStats,
+    /// Where to record what the search expands, if anywhere.
+    pub trace: Option<&'a mut SearchTrace>,
+    /// Stop (out of budget, or paused) once this many nodes are expanded.
+    pub stop_at: u64,
+}
+
+impl<'a> SearchContext<'a> {
+    /// A whole search (no cancel flag, no trace) on `grid` from `start` to
+    /// `goal`, within `options`' node budget.
+    pub(crate) fn whole(
+        grid: &'a Grid,
+        start: &'a Endpoint,
+        goal: &'a Endpoint,
+        options: &'a PlanOptions,
+    ) -> Self {
+        SearchContext {
+            grid,
+            start,
+            goal,
+            options,
+            cancel: None,
+            stats: SearchStats::default(),
+            trace: None,
+            stop_at: options.node_budget.unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Checked between expansions: whether to stop, and why. The node
+    /// budget and the end of a slice are checked each time, the cancel flag
+    /// every 1024 expansions.
+    #[inline]
+    pub(crate) fn should_stop(&self) -> Option<Outcome> {
+        if self.stats.expanded >= self.stop_at {
+            let spent = self
+                .options
+                .node_budget
+                .is_some_and(|budget| self.stats.expanded >= budget);
+            return Some(if spent {
+                Outcome::Budget
+            } else {
+                Outcome::Paused
+            });
+        }
+        if self.stats.expanded.is_multiple_of(1024)
+            && let Some(flag) = self.cancel
+            && flag.load(core::sync::atomic::Ordering::Relaxed)
+        {
+            return Some(Outcome::Cancelled);
+        }
+        None
+    }
+}
+
+/// Whether the segment between two endpoints is usable as one path leg:
+/// visible, and allowed by both points' double-corner restrictions. Counts a
+/// line-of-sight check.
+pub(crate) fn visible(ctx: &mut SearchContext<'_>, a: &Endpoint, b: &Endpoint) -> bool {
+    ctx.stats.los_checks += 1;
+    a.allows_towards(b.p) && b.allows_towards(a.p) && line_of_sight(ctx.grid, a.p, b.p)
+}

@@ -1,0 +1,848 @@
+//! The planner facade: resolves start, goal and fallback, keeps the
+//! meshes and the search memory, and dispatches a query to its engine,
+//! whole or in slices.
+
+use core::fmt;
+use core::sync::atomic::AtomicBool;
+use std::cell::RefCell;
+
+use bevy_math::DVec2;
+
+use super::context::{SearchContext, visible};
+use super::{
+    Algorithm, FallbackPolicy, Outcome, Path, PathKind, PlanError, PlanOptions, Query, Role,
+    SearchStats, SearchTrace, anya, astar, costed, lazy_theta, mesh_graph, polyanya, radius,
+    vertex_graph,
+};
+use crate::clearance::{Clearance, start_point};
+use crate::endpoint::{Endpoint, nearest_valid_point};
+use crate::geom::polyline_length;
+use crate::grid::Grid;
+
+/// A path planner with reusable search memory.
+///
+/// ```
+/// use bevy_anyangle::prelude::*;
+///
+/// let grid = Grid::from_ascii(
+///     "....
+///      .##.
+///      ....",
+/// )
+/// .unwrap();
+/// let mut planner = Planner::new();
+/// let path = planner
+///     .plan(&grid, DVec2::new(0.5, 1.5), DVec2::new(3.5, 1.5), &PlanOptions::default())
+///     .unwrap();
+/// // Around the block: over its top-left corner (1, 1) and top-right corner (3, 1).
+/// assert_eq!(path.waypoints.len(), 4);
+/// assert!((path.length - (2.0 * 0.5f64.hypot(0.5) + 2.0)).abs() < 1e-9);
+/// ```
+#[derive(Default)]
+pub struct Planner {
+    vertex: vertex_graph::Scratch,
+    anya: anya::Scratch,
+    pub(super) polyanya: polyanya::Scratch,
+    /// The meshes of the last few grids [`Planner::plan`] ran Polyanya on,
+    /// the most recently used first.
+    meshes: Vec<crate::mesh::NavMesh>,
+    /// The query of a search paused between slices.
+    paused: Option<Resolved>,
+    /// Whether the paused search is a Polyanya search still building its
+    /// mesh (its search proper not begun).
+    paused_in_mesh: bool,
+    /// Marks for walks over a mesh's polygons (fallbacks on meshes for
+    /// agents of a radius).
+    pub(super) polygon_marks: radius::PolygonMarks,
+    /// Scratch memory for A\* and Lazy Theta\* on meshes for a radius.
+    pub(super) mesh_graph: mesh_graph::MeshGraph,
+}
+
+/// What a search paused between slices needs besides its scratch memory:
+/// the query as [`Planner::plan_slice`] resolved it, and the work done.
+struct Resolved {
+    start: Endpoint,
+    goal: Endpoint,
+    kind: PathKind,
+    start_moved_from: Option<DVec2>,
+    stats: SearchStats,
+}
+
+/// How far a search run in slices got ([`Planner::plan_slice`]).
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// The search ended, with this answer.
+    Done(Result<Path, PlanError>),
+    /// The slice ran out; the search goes on at the next call with
+    /// `resume`.
+    Paused,
+}
+
+impl fmt::Debug for Planner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Planner").finish_non_exhaustive()
+    }
+}
+
+impl Planner {
+    /// A planner with empty search memory (it grows on first use).
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Allocates now the per-vertex search memory of every planner for the
+    /// whole of `grid`, so that no query on it allocates pages later (useful
+    /// before timing queries, or before a frame-critical first request).
+    ///
+    /// Without it, memory on a large grid is allocated page by page as
+    /// searches first reach each part of it, which is far less: reserving
+    /// costs about 40 bytes per vertex (some 2.7 GB for 8192 x 8192), while a
+    /// search that explores a few thousand vertices touches a few pages of
+    /// about 100 KB each. Grids up to about 1000 x 1000 are not paged: their
+    /// first query allocates memory for the whole grid (at most about 40 MB),
+    /// so that the searches' hottest loops skip the page lookup. Reserving
+    /// memory that is already held does nothing.
+    pub fn reserve(&mut self, grid: &Grid) {
+        self.vertex.reserve(grid);
+        self.anya.reserve(grid);
+    }
+
+    /// Bytes of search memory this planner holds: the per-vertex pages and
+    /// their page tables, the open lists and node buffers (not counting the
+    /// few hundred bytes of the `Planner` value itself).
+    ///
+    /// It only grows: pages are kept for later queries, on this grid or
+    /// another (drop the planner to release them). It stays small on large
+    /// grids as long as searches stay local: a query whose search explores a
+    /// few thousand vertices of an 8192 x 8192 grid leaves it at a few MB.
+    /// On grids up to about 1000 x 1000 it is the whole grid's, at most
+    /// about 40 MB, from the first query on (see [`Planner::reserve`]).
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.vertex.memory_bytes() + self.anya.memory_bytes() + self.polyanya.memory_bytes()
+    }
+
+    /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]
+    /// on the last grid [`Planner::plan`] ran Polyanya on, as it was then
+    /// (`None` before the first such query, and while a search run in steps,
+    /// as [`PlanTask`] runs them, is still building it). It is not counted in
+    /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
+    ///
+    /// A planner keeps up to [`Planner::KEPT_MESHES`] meshes (for example
+    /// of a grid and the eroded grids of a few agent sizes), each
+    /// brought up to date with its grid's edits when a query comes: a query
+    /// on a grid that is a clone of a kept mesh's grid, edited or not, syncs
+    /// that mesh (rebuilding only the chunks the edits touched); a query on
+    /// an unrelated grid builds a new mesh, dropping the least recently used
+    /// one when all are taken.
+    #[must_use]
+    pub fn mesh(&self) -> Option<&crate::mesh::NavMesh> {
+        // (A mesh whose building a sliced search paused is not shown.)
+        self.meshes
+            .iter()
+            .find(|m| m.radius() == 0.0)
+            .filter(|m| m.is_complete())
+    }
+
+    /// Builds now (or brings up to date) the navigation mesh
+    /// [`Algorithm::Polyanya`] uses on `grid`, so that the next Polyanya
+    /// query on it does not (useful before timing queries, or before a
+    /// frame-critical first request). See [`Planner::mesh`].
+    pub fn prepare_mesh(&mut self, grid: &Grid) {
+        sync_mesh(&mut self.meshes, grid, 0.0, &mut { u64::MAX });
+    }
+
+    /// How many navigation meshes a planner keeps (see [`Planner::mesh`]).
+    pub const KEPT_MESHES: usize = 4;
+
+    /// Plans with Polyanya ([`Algorithm::Polyanya`], whatever
+    /// `options.algorithm` says, on a mesh for a radius: see below) on
+    /// `mesh`, from `start` to `goal`, with
+    /// the rules of [`Planner::plan`] on the mesh's grid
+    /// ([`NavMesh::grid`](crate::mesh::NavMesh::grid)). For callers that keep
+    /// a mesh in step with their grid themselves (see
+    /// [`NavMesh::sync`](crate::mesh::NavMesh::sync)); [`Planner::plan`] with
+    /// [`Algorithm::Polyanya`] keeps one itself.
+    ///
+    /// On a mesh for agents of a radius
+    /// ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)) the
+    /// rules are those of `SPEC.md` for such meshes: a start off the mesh
+    /// moves to the nearest point of it that it sees (reported in
+    /// [`Path::start_moved_from`]); a goal off the mesh or cut off from the
+    /// start gets a fallback path to the closest point the agent can reach.
+    /// There `options.algorithm` chooses the planner: Anya and Polyanya
+    /// give Polyanya's shortest paths; Lazy Theta\*, A\* and smoothed A\*
+    /// run over the corners of the mesh's polygons (two corners of one
+    /// polygon see each other), valid and usually longer.
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`]; on a mesh for a radius also
+    /// [`PlanError::NoRoom`] when no point of the mesh is within
+    /// [`MAX_EXIT_DISTANCE`](crate::clearance::MAX_EXIT_DISTANCE) cells in
+    /// sight of the start.
+    pub fn plan_on_mesh(
+        &mut self,
+        mesh: &crate::mesh::NavMesh,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        if mesh.radius() > 0.0 {
+            return self.plan_on_radius_mesh(mesh, start, goal, options);
+        }
+        let options = PlanOptions {
+            algorithm: Algorithm::Polyanya,
+            ..*options
+        };
+        let query = Query {
+            grid: mesh.grid(),
+            start,
+            goal,
+            options: &options,
+            cancel: None,
+            costs: None,
+            mesh: Some(mesh),
+        };
+        match self.plan_slice(&query, None, false, None) {
+            Step::Done(answer) => answer,
+            Step::Paused => Err(PlanError::SearchFailed {
+                stats: SearchStats::default(),
+            }),
+        }
+    }
+
+    /// Plans a path from each of `starts` to one `goal` on `mesh` (a mesh
+    /// of point agents), into `out` (cleared first; one answer per start,
+    /// in order): each answer is what [`Planner::plan_on_mesh`] gives for
+    /// that start, a path as long (the same exact shortest length, to
+    /// rounding), but the starts that reach the goal itself share one
+    /// Polyanya search run from the goal towards all of them at once. That
+    /// search has no single target to head for: it spreads out from the
+    /// goal, as far as the farthest start, and ends when every start has
+    /// its path. With one start it costs as much as 1.2-4.5 single
+    /// searches on the bundled maps (the most where open space makes single
+    /// searches cheap), and little more per start after that: it pays from
+    /// 2 to 9 starts on. Starts that cannot reach the goal share a search in the
+    /// same way, one per fallback target (one per region of the grid they
+    /// stand in). Answers without a search (a start at its path's end, bad
+    /// input) are planned one by one. On a mesh for a radius
+    /// ([`NavMesh::with_radius`](crate::mesh::NavMesh::with_radius)) the
+    /// starts share a search when the goal is on the mesh, each start moved
+    /// onto the mesh as `plan_on_mesh` moves it; starts cut off from the
+    /// goal, every start when the goal is off the mesh (their fallback
+    /// targets depend on where each start is), and Lazy Theta\* or A\*
+    /// (`options.algorithm`) are planned one by one. The paths of a shared
+    /// search carry its [`SearchStats`].
+    ///
+    /// ```
+    /// use bevy_anyangle::mesh::NavMesh;
+    /// use bevy_anyangle::prelude::*;
+    ///
+    /// let grid = Grid::from_ascii("....\n.##.\n....").unwrap();
+    /// let mesh = NavMesh::build(&grid);
+    /// let starts = [DVec2::new(0.0, 0.0), DVec2::new(4.0, 0.0), DVec2::new(0.5, 2.5)];
+    /// let mut answers = Vec::new();
+    /// let options = PlanOptions::with_algorithm(Algorithm::Polyanya);
+    /// Planner::new().plan_many_on_mesh(&mesh, &starts, DVec2::new(4.0, 3.0), &options, &mut answers);
+    /// assert_eq!(answers.len(), 3);
+    /// // As long as each start's own search, around the wall.
+    /// let first = answers[0].as_ref().unwrap();
+    /// assert_eq!(first.waypoints.len(), 3);
+    /// let alone = Planner::new().plan_on_mesh(&mesh, starts[0], DVec2::new(4.0, 3.0), &options).unwrap();
+    /// assert!((first.length - alone.length).abs() < 1e-9);
+    /// ```
+    pub fn plan_many_on_mesh(
+        &mut self,
+        mesh: &crate::mesh::NavMesh,
+        starts: &[DVec2],
+        goal: DVec2,
+        options: &PlanOptions,
+        out: &mut Vec<Result<Path, PlanError>>,
+    ) {
+        out.clear();
+        if mesh.radius() > 0.0 {
+            self.plan_many_on_radius_mesh(mesh, starts, goal, options, out);
+            return;
+        }
+        let options = PlanOptions {
+            algorithm: Algorithm::Polyanya,
+            ..*options
+        };
+        // The starts resolved, by the point their paths end at (the goal,
+        // or a fallback target shared by the starts of one region); the
+        // others are answered one by one.
+        let grid = mesh.grid();
+        let mut shared: Vec<(usize, Resolved)> = Vec::new();
+        let mut answers: Vec<Option<Result<Path, PlanError>>> = Vec::with_capacity(starts.len());
+        // The ends, worked out once per region of the grid.
+        let mut ends: crate::fast_hash::FastMap<
+            crate::grid::RegionId,
+            Option<(Endpoint, PathKind)>,
+        > = crate::fast_hash::FastMap::default();
+        for (i, &start) in starts.iter().enumerate() {
+            let resolved = if start.is_finite() && goal.is_finite() {
+                resolve_start(grid, start + DVec2::ZERO)
+                    .ok()
+                    .and_then(|(start, moved)| {
+                        let (end, kind) = ends
+                            .entry(start.region)
+                            .or_insert_with(|| {
+                                resolve_goal(grid, goal + DVec2::ZERO, start.region, &options).ok()
+                            })
+                            .clone()?;
+                        (end.p != start.p).then_some(Resolved {
+                            start,
+                            goal: end,
+                            kind,
+                            start_moved_from: moved,
+                            stats: SearchStats::default(),
+                        })
+                    })
+            } else {
+                None
+            };
+            match resolved {
+                Some(r) => {
+                    shared.push((i, r));
+                    answers.push(None);
+                }
+                None => answers.push(Some(self.plan_on_mesh(mesh, start, goal, &options))),
+            }
+        }
+        let end_key = |r: &Resolved| (r.goal.region, r.goal.p.x.to_bits(), r.goal.p.y.to_bits());
+        shared.sort_by_key(|(_, r)| end_key(r));
+        let mut targets = Vec::new();
+        for group in shared.chunk_by(|(_, a), (_, b)| end_key(a) == end_key(b)) {
+            let source = group[0].1.goal.clone();
+            targets.clear();
+            targets.extend(group.iter().map(|(_, r)| r.start.clone()));
+            let mut ctx = SearchContext::whole(mesh.grid(), &source, &source, &options);
+            let outcome = polyanya::search_many(&mut ctx, mesh, &mut self.polyanya, &targets);
+            if !matches!(outcome, Outcome::Found | Outcome::Exhausted) {
+                continue;
+            }
+            for (k, (i, r)) in group.iter().enumerate() {
+                let mut waypoints = Vec::new();
+                if self.polyanya.path_from_target(k, &mut waypoints) {
+                    let length = polyline_length(&waypoints);
+                    answers[*i] = Some(Ok(Path {
+                        length,
+                        cost: length,
+                        waypoints,
+                        kind: r.kind,
+                        start_moved_from: r.start_moved_from,
+                        stats: ctx.stats,
+                    }));
+                }
+            }
+        }
+        // (Not reached by a shared search: out of its node budget.)
+        out.extend(answers.into_iter().zip(starts).map(|(answer, &start)| {
+            answer.unwrap_or_else(|| self.plan_on_mesh(mesh, start, goal, &options))
+        }));
+    }
+
+    /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
+    ///
+    /// # Errors
+    ///
+    /// - [`PlanError::NonFinite`] if a coordinate is NaN or infinite.
+    /// - [`PlanError::NoFreeCell`] if the grid has no free cell.
+    /// - [`PlanError::Unreachable`] if the goal is unreachable and the policy
+    ///   is [`FallbackPolicy::Fail`].
+    /// - [`PlanError::BudgetExhausted`] if the node budget runs out.
+    pub fn plan(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        self.plan_inner(grid, start, goal, options, None, None)
+    }
+
+    /// Like [`Planner::plan`], but gives up with [`PlanError::Cancelled`]
+    /// soon after `cancel` becomes `true` (checked every 1024 expansions).
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`], plus [`PlanError::Cancelled`].
+    pub fn plan_cancellable(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        cancel: &AtomicBool,
+    ) -> Result<Path, PlanError> {
+        self.plan_inner(grid, start, goal, options, Some(cancel), None)
+    }
+
+    /// Like [`Planner::plan`], and records in `trace` (cleared first) what
+    /// the search expands: points for Lazy Theta* and A*, intervals for Anya
+    /// (see [`SearchTrace`]). The path is the one [`Planner::plan`] returns.
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`].
+    pub fn plan_traced(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        trace: &mut SearchTrace,
+    ) -> Result<Path, PlanError> {
+        self.plan_inner(grid, start, goal, options, None, Some(trace))
+    }
+
+    /// Plans for an agent of a clearance: on `eroded`, the eroded grid of
+    /// `base` for `clearance`, from
+    /// [`start_point`](crate::clearance::start_point) (the path then records
+    /// the requested start in [`Path::start_moved_from`], as for a start
+    /// moved out of a wall).
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`], plus [`PlanError::NoRoom`] when `start_point`
+    /// finds no place where the agent fits.
+    ///
+    /// ```
+    /// use bevy_anyangle::clearance::{Clearance, erode};
+    /// use bevy_anyangle::prelude::*;
+    ///
+    /// let base = Grid::from_ascii(
+    ///     "@@@@@@@@@@
+    ///      @........@
+    ///      @........@
+    ///      @........@
+    ///      @........@
+    ///      @@@@@@@@@@",
+    /// )
+    /// .unwrap();
+    /// let eroded = erode(&base, Clearance::from_radius(0.5).unwrap());
+    /// let start = DVec2::new(1.5, 1.5); // too close to the wall
+    /// let path = Planner::new()
+    ///     .plan_with_clearance(
+    ///         &base,
+    ///         &eroded,
+    ///         Clearance::from_radius(0.5).unwrap(),
+    ///         start,
+    ///         DVec2::new(7.0, 3.5),
+    ///         &PlanOptions::default(),
+    ///     )
+    ///     .unwrap();
+    /// assert_eq!(path.start_moved_from, Some(start));
+    /// assert_eq!(path.start(), DVec2::new(2.0, 2.0));
+    /// ```
+    pub fn plan_with_clearance(
+        &mut self,
+        base: &Grid,
+        eroded: &Grid,
+        clearance: Clearance,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        let from = start_point(base, eroded, clearance, start).ok_or(PlanError::NoRoom)?;
+        let mut path = self.plan(eroded, from, goal, options)?;
+        if from != start {
+            path.start_moved_from = Some(start);
+        }
+        Ok(path)
+    }
+
+    /// Plans over terrain with costs: the path from `start` to `goal` on
+    /// `grid`, which must be `terrain.grid(profile)` (the profile's free and
+    /// blocked cells; kept by the caller so that it is not rebuilt for each
+    /// query), whose [`Path::cost`] is the sum of its segments' costs under
+    /// `profile` (see [`crate::terrain::segment_cost`]).
+    ///
+    /// - With a uniform profile ([`Profile::is_uniform`](crate::terrain::Profile::is_uniform)),
+    ///   costs are lengths: every planner runs as [`Planner::plan`] does.
+    /// - Otherwise Lazy Theta\* runs Theta\* with costs (valid, near the
+    ///   cheapest) and A\* (with or without smoothing) the cheapest
+    ///   8-connected path, not smoothed; Anya is refused.
+    ///
+    /// Start, goal, fallback and budget rules are those of [`Planner::plan`]
+    /// (the fallback target is the closest point, not the cheapest).
+    ///
+    /// ```
+    /// use bevy_anyangle::prelude::*;
+    /// use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap};
+    ///
+    /// // A swamp across the middle, with a dry way round at the bottom.
+    /// let terrain = TerrainMap::from_ascii(
+    ///     "...SSS...
+    ///      ...SSS...
+    ///      ...SSS...
+    ///      .........",
+    /// )
+    /// .unwrap();
+    /// let slow = Profile::default().with(Terrain::SWAMP, 5.0).unwrap();
+    /// let grid = terrain.grid(&slow);
+    /// let options = PlanOptions::with_algorithm(Algorithm::LazyTheta);
+    /// let path = Planner::new()
+    ///     .plan_with_costs(&grid, &terrain, &slow, DVec2::new(0.5, 0.5), DVec2::new(8.5, 0.5), &options)
+    ///     .unwrap();
+    /// assert!(path.cost < 8.0 * 5.0, "round the swamp, not through it");
+    /// assert!(path.waypoints.iter().any(|p| p.y >= 3.0));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan`], plus [`PlanError::CostsNotSupported`] for Anya
+    /// with a non-uniform profile and [`PlanError::TerrainSize`] if `grid`
+    /// and `terrain` differ in size.
+    pub fn plan_with_costs(
+        &mut self,
+        grid: &Grid,
+        terrain: &crate::terrain::TerrainMap,
+        profile: &crate::terrain::Profile,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        if (terrain.width(), terrain.height()) != (grid.width(), grid.height()) {
+            return Err(PlanError::TerrainSize {
+                terrain: (terrain.width(), terrain.height()),
+                grid: (grid.width(), grid.height()),
+            });
+        }
+        if profile.is_uniform() {
+            return self.plan(grid, start, goal, options);
+        }
+        if matches!(options.algorithm, Algorithm::Anya | Algorithm::Polyanya) {
+            return Err(PlanError::CostsNotSupported(options.algorithm));
+        }
+        let costs = costed::Costs { terrain, profile };
+        self.plan_core(grid, start, goal, options, None, None, Some(costs))
+    }
+
+    /// The one planning routine: [`Planner::plan`] with an optional cancel
+    /// flag and an optional trace.
+    pub(crate) fn plan_inner(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        cancel: Option<&AtomicBool>,
+        trace: Option<&mut SearchTrace>,
+    ) -> Result<Path, PlanError> {
+        self.plan_core(grid, start, goal, options, cancel, trace, None)
+    }
+
+    /// [`Planner::plan_inner`], with terrain costs when `costs` is given
+    /// (a non-uniform profile; Theta\* or A\*).
+    #[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
+    pub(crate) fn plan_core(
+        &mut self,
+        grid: &Grid,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+        cancel: Option<&AtomicBool>,
+        trace: Option<&mut SearchTrace>,
+        costs: Option<costed::Costs<'_>>,
+    ) -> Result<Path, PlanError> {
+        let query = Query {
+            grid,
+            start,
+            goal,
+            options,
+            cancel,
+            costs,
+            mesh: None,
+        };
+        match self.plan_slice(&query, trace, false, None) {
+            Step::Done(answer) => answer,
+            // (Without a slice limit a search never pauses.)
+            Step::Paused => Err(PlanError::SearchFailed {
+                stats: SearchStats::default(),
+            }),
+        }
+    }
+
+    /// [`Planner::plan_core`] in slices: runs the search for at most
+    /// `slice` more expansions (`None`: to the end) and returns
+    /// [`Step::Paused`] if it has not ended by then. With `resume`, it goes
+    /// on with the search this planner paused last, whose `query` must be
+    /// the same (the query is only read again for its grid, options, cancel
+    /// flag and costs); without one paused, it starts afresh. Without
+    /// `resume`, it starts afresh and drops any paused search. The answer is
+    /// the one [`Planner::plan_core`] gives, however the work is sliced.
+    pub(crate) fn plan_slice(
+        &mut self,
+        query: &Query<'_>,
+        mut trace: Option<&mut SearchTrace>,
+        resume: bool,
+        slice: Option<u64>,
+    ) -> Step {
+        let in_mesh = core::mem::take(&mut self.paused_in_mesh);
+        let (resolved, resume) = match self.paused.take() {
+            Some(resolved) if resume => (resolved, true),
+            _ => {
+                if let Some(t) = trace.as_deref_mut() {
+                    t.reset(query.options.algorithm);
+                }
+                match resolve(query) {
+                    Ok(resolved) => (resolved, false),
+                    Err(error) => return Step::Done(Err(error)),
+                }
+            }
+        };
+        let options = query.options;
+        let budget = options.node_budget.unwrap_or(u64::MAX);
+        let stop_at = slice.map_or(budget, |n| {
+            budget.min(resolved.stats.expanded.saturating_add(n.max(1)))
+        });
+        let mut ctx = SearchContext {
+            grid: query.grid,
+            start: &resolved.start,
+            goal: &resolved.goal,
+            options,
+            cancel: query.cancel,
+            stats: resolved.stats,
+            trace,
+            stop_at,
+        };
+        let mut waypoints = Vec::new();
+        let (start_ep, goal_ep) = (&resolved.start, &resolved.goal);
+        let outcome = if !resume && start_ep.p == goal_ep.p {
+            waypoints.push(start_ep.p);
+            Outcome::Found
+        } else if let Some(costs) = query.costs {
+            // (No straight-line shortcut: it need not be the cheapest.)
+            let any_angle = options.algorithm == Algorithm::LazyTheta;
+            let vertex = &mut self.vertex;
+            costed::search(&mut ctx, costs, any_angle, vertex, &mut waypoints, resume)
+        } else if !resume
+            && options.algorithm.is_any_angle()
+            && visible(&mut ctx, start_ep, goal_ep)
+        {
+            waypoints.extend([start_ep.p, goal_ep.p]);
+            Outcome::Found
+        } else {
+            match options.algorithm {
+                Algorithm::LazyTheta => {
+                    lazy_theta::search(&mut ctx, &mut self.vertex, &mut waypoints, resume)
+                }
+                Algorithm::Anya => anya::search(&mut ctx, &mut self.anya, &mut waypoints, resume),
+                Algorithm::Polyanya => {
+                    let cancelled = || {
+                        query
+                            .cancel
+                            .is_some_and(|flag| flag.load(core::sync::atomic::Ordering::Relaxed))
+                    };
+                    let mesh = match query.mesh {
+                        Some(mesh) => Some(mesh),
+                        // (A paused search resumes on the same grid: the
+                        // kept mesh is already in step with it.)
+                        None if resume && !in_mesh => {
+                            Some(self.meshes.first().expect("kept for the paused search"))
+                        }
+                        None if cancelled() => None,
+                        // Building a new mesh is part of the slice's work:
+                        // on a large grid it takes several slices, a chunk
+                        // or more each (an update after edits is made at
+                        // once).
+                        None => {
+                            let left = ctx.stop_at.saturating_sub(ctx.stats.expanded);
+                            let mut work = if slice.is_some() { left } else { u64::MAX };
+                            let mesh = sync_mesh(&mut self.meshes, query.grid, 0.0, &mut work);
+                            if mesh.is_some() && slice.is_some() {
+                                // The search gets what is left (at least an
+                                // expansion, so that every slice moves on).
+                                ctx.stop_at = ctx.stop_at.min(ctx.stats.expanded + work.max(1));
+                            }
+                            mesh
+                        }
+                    };
+                    match mesh {
+                        Some(mesh) => polyanya::search(
+                            &mut ctx,
+                            mesh,
+                            &mut self.polyanya,
+                            &mut waypoints,
+                            resume && !in_mesh,
+                        ),
+                        None if cancelled() => Outcome::Cancelled,
+                        None => {
+                            self.paused_in_mesh = true;
+                            Outcome::Paused
+                        }
+                    }
+                }
+                Algorithm::AStarSmoothed => {
+                    let o = astar::search(&mut ctx, &mut self.vertex, &mut waypoints, resume);
+                    if o == Outcome::Found {
+                        astar::smooth(&mut ctx, &mut waypoints);
+                    }
+                    o
+                }
+                Algorithm::AStar => {
+                    astar::search(&mut ctx, &mut self.vertex, &mut waypoints, resume)
+                }
+            }
+        };
+        let stats = ctx.stats;
+        let answer = match outcome {
+            Outcome::Found => Ok(Path {
+                length: polyline_length(&waypoints),
+                cost: query
+                    .costs
+                    .map_or_else(|| polyline_length(&waypoints), |c| c.polyline(&waypoints)),
+                waypoints,
+                kind: resolved.kind,
+                start_moved_from: resolved.start_moved_from,
+                stats,
+            }),
+            Outcome::Budget => Err(PlanError::BudgetExhausted { stats }),
+            Outcome::Cancelled => Err(PlanError::Cancelled),
+            Outcome::Exhausted => Err(PlanError::SearchFailed { stats }),
+            Outcome::Paused => {
+                self.paused = Some(Resolved { stats, ..resolved });
+                return Step::Paused;
+            }
+        };
+        Step::Done(answer)
+    }
+}
+
+/// The mesh of `grid` for agents of `radius` (0: points) among those a
+/// planner keeps (see [`Planner::mesh`]), moved to the front and brought up
+/// to date with it, or a new one built for at most about `work` units
+/// ([`NavMesh::sync_within`](crate::mesh::NavMesh::sync_within)); `None` if
+/// that was not enough (the next call goes on).
+fn sync_mesh<'m>(
+    kept: &'m mut Vec<crate::mesh::NavMesh>,
+    grid: &Grid,
+    radius: f64,
+    work: &mut u64,
+) -> Option<&'m crate::mesh::NavMesh> {
+    let kin = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.radius() == radius)
+        .map(|(i, m)| (m.grid().shared_row_bands(grid), i))
+        .max();
+    match kin {
+        Some((shared, i)) if shared > 0 => {
+            let mesh = kept.remove(i);
+            kept.insert(0, mesh);
+        }
+        _ => {
+            kept.truncate(Planner::KEPT_MESHES - 1);
+            kept.insert(0, crate::mesh::NavMesh::unbuilt_with_radius(grid, radius));
+        }
+    }
+    let mesh = &mut kept[0];
+    mesh.sync_within(grid, work).then_some(&*mesh)
+}
+
+/// Checks a query's endpoints and resolves them: the start moved to the
+/// nearest valid point if need be, an unreachable goal replaced by its
+/// fallback target (or refused, as the policy says).
+fn resolve(query: &Query<'_>) -> Result<Resolved, PlanError> {
+    let Query {
+        grid,
+        start,
+        goal,
+        options,
+        ..
+    } = *query;
+    if !start.is_finite() {
+        return Err(PlanError::NonFinite(Role::Start));
+    }
+    if !goal.is_finite() {
+        return Err(PlanError::NonFinite(Role::Goal));
+    }
+    // -0.0 is the number 0: make it +0.0 so that ordering by bits or
+    // `total_cmp` treats it as such.
+    let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
+    let (start_ep, start_moved_from) = resolve_start(grid, start)?;
+    let (goal_ep, kind) = resolve_goal(grid, goal, start_ep.region, options)?;
+    Ok(Resolved {
+        start: start_ep,
+        goal: goal_ep,
+        kind,
+        start_moved_from,
+        stats: SearchStats::default(),
+    })
+}
+
+/// The start of a path from `start` (finite, not -0.0): the point itself
+/// if valid, else the nearest valid point, with `start` as where it moved
+/// from.
+fn resolve_start(grid: &Grid, start: DVec2) -> Result<(Endpoint, Option<DVec2>), PlanError> {
+    Ok(match Endpoint::resolve(grid, start) {
+        Some(ep) => (ep, None),
+        None => {
+            let p = nearest_valid_point(grid, start, None).ok_or(PlanError::NoFreeCell)?;
+            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+            (ep, Some(start))
+        }
+    })
+}
+
+/// The end of the paths from region `region` towards `goal` (a valid
+/// `goal`): the goal itself if it is in that region, else its fallback
+/// target there, or the error the policy asks for.
+fn resolve_goal(
+    grid: &Grid,
+    goal: DVec2,
+    region: crate::grid::RegionId,
+    options: &PlanOptions,
+) -> Result<(Endpoint, PathKind), PlanError> {
+    match Endpoint::resolve(grid, goal) {
+        Some(ep) if ep.region == region => Ok((ep, PathKind::Found)),
+        _ => {
+            let p = nearest_valid_point(grid, goal, Some(region))
+                .expect("the start's region has a free cell");
+            if options.fallback == FallbackPolicy::Fail {
+                return Err(PlanError::Unreachable { closest: p });
+            }
+            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
+            Ok((
+                ep,
+                PathKind::Fallback {
+                    requested_goal: goal,
+                },
+            ))
+        }
+    }
+}
+
+thread_local! {
+    static PLANNER: RefCell<Planner> = RefCell::new(Planner::new());
+}
+
+/// Plans with this thread's [`Planner`] (its memory is reused by later calls
+/// on the same thread).
+///
+/// # Errors
+///
+/// As [`Planner::plan`].
+///
+/// ```
+/// use bevy_anyangle::prelude::*;
+///
+/// let grid = Grid::new(10, 10).unwrap();
+/// let path = plan(&grid, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5), &PlanOptions::default()).unwrap();
+/// assert_eq!(path.waypoints, vec![DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5)]);
+/// ```
+pub fn plan(
+    grid: &Grid,
+    start: DVec2,
+    goal: DVec2,
+    options: &PlanOptions,
+) -> Result<Path, PlanError> {
+    PLANNER.with(|p| match p.try_borrow_mut() {
+        Ok(mut planner) => planner.plan(grid, start, goal, options),
+        // Re-entrant use (a planner called from inside a planner) gets fresh memory.
+        Err(_) => Planner::new().plan(grid, start, goal, options),
+    })
+}

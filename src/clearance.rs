@@ -82,6 +82,7 @@
 use std::sync::Arc;
 
 use crate::endpoint::{Endpoint, nearest_valid_point, owned_point};
+use crate::geom::{cell_distance, segment_distance};
 use crate::grid::{Grid, GridEdit};
 use crate::los::line_of_sight;
 use bevy_math::{DVec2, URect};
@@ -340,18 +341,11 @@ pub(crate) fn wall_distance(grid: &Grid, p: DVec2, within: u32) -> f64 {
     for y in cy - r..=cy + r {
         for x in cx - r..=cx + r {
             if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
-                best = best.min(square_distance(p, x, y));
+                best = best.min(cell_distance(p, x, y));
             }
         }
     }
     best
-}
-
-/// Distance from `p` to the closed square of cell `(x, y)`.
-fn square_distance(p: DVec2, x: i64, y: i64) -> f64 {
-    let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
-    let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
-    dx.hypot(dy)
 }
 
 /// Whether every point of segment `a-b` (visible on `grid`) is at least
@@ -368,15 +362,7 @@ pub(crate) fn keeps_distance(grid: &Grid, a: DVec2, b: DVec2, keep: f64) -> bool
         return false;
     }
     let margin = keep.ceil() + 1.0;
-    let to_segment = |c: DVec2| {
-        let d = b - a;
-        let t = ((c - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
-        if t.is_finite() {
-            c.distance(a + d * t)
-        } else {
-            c.distance(a)
-        }
-    };
+    let to_segment = |c: DVec2| segment_distance(c, a, b);
     // Column by column, the cells within `margin` of the segment's part
     // over that column.
     let (left, right) = if a.x <= b.x { (a, b) } else { (b, a) };
@@ -407,10 +393,9 @@ pub(crate) fn keeps_distance(grid: &Grid, a: DVec2, b: DVec2, keep: f64) -> bool
             // visible), so their distance is reached at a corner of one.
             let corners = [(0, 0), (1, 0), (0, 1), (1, 1)]
                 .map(|(i, j)| to_segment(DVec2::new((x + i) as f64, (y + j) as f64)));
-            let d = corners.into_iter().fold(
-                square_distance(a, x, y).min(square_distance(b, x, y)),
-                f64::min,
-            );
+            let d = corners
+                .into_iter()
+                .fold(cell_distance(a, x, y).min(cell_distance(b, x, y)), f64::min);
             if d < keep - SLACK {
                 return false;
             }

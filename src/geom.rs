@@ -1,4 +1,5 @@
-//! Exact geometric predicates.
+//! Exact geometric predicates, and the distances every module measures
+//! with: point to segment, point to cell.
 //!
 //! Every decision the planners make from geometry (which side of a segment a
 //! grid corner lies on, whether a line passes exactly through a vertex) goes
@@ -196,9 +197,62 @@ pub fn polyline_length(points: &[DVec2]) -> f64 {
     points.windows(2).map(|w| w[0].distance(w[1])).sum()
 }
 
+/// The point of segment `a-b` closest to `p`: exactly `a` or `b` past
+/// either end, and `a` if the segment is a point or `p` is not finite. A
+/// sub-segment of a visible segment is visible, so a point put there sees
+/// what the segment sees.
+#[must_use]
+pub(crate) fn closest_on_segment(p: DVec2, a: DVec2, b: DVec2) -> DVec2 {
+    let d = b - a;
+    let t = (p - a).dot(d) / d.length_squared();
+    if t.is_finite() && t > 0.0 {
+        if t >= 1.0 { b } else { a + d * t }
+    } else {
+        a
+    }
+}
+
+/// The distance from `p` to segment `a-b`.
+#[must_use]
+pub(crate) fn segment_distance(p: DVec2, a: DVec2, b: DVec2) -> f64 {
+    p.distance(closest_on_segment(p, a, b))
+}
+
+/// The point of cell `(x, y)`'s closed square closest to `p`.
+#[inline]
+#[must_use]
+pub(crate) fn closest_in_cell(p: DVec2, x: i64, y: i64) -> DVec2 {
+    let low = DVec2::new(x as f64, y as f64);
+    p.clamp(low, low + DVec2::ONE)
+}
+
+/// The distance from `p` to cell `(x, y)`'s closed square.
+#[inline]
+#[must_use]
+pub(crate) fn cell_distance(p: DVec2, x: i64, y: i64) -> f64 {
+    p.distance(closest_in_cell(p, x, y))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[expect(clippy::float_cmp, reason = "exact results")]
+    fn distances_to_segments_and_cells() {
+        let (a, b) = (DVec2::new(1.0, 1.0), DVec2::new(4.0, 1.0));
+        // Past the ends: exactly the ends.
+        assert_eq!(closest_on_segment(DVec2::new(7.0, 5.0), a, b), b);
+        assert_eq!(closest_on_segment(DVec2::new(-2.0, 5.0), a, b), a);
+        assert_eq!(segment_distance(DVec2::new(2.5, 3.0), a, b), 2.0);
+        // A segment that is a point, and a point that is not finite.
+        assert_eq!(segment_distance(DVec2::new(4.0, 5.0), a, a), 5.0);
+        assert_eq!(closest_on_segment(DVec2::NAN, a, b), a);
+        // Inside, beside and diagonally off a cell.
+        assert_eq!(cell_distance(DVec2::new(2.5, 3.5), 2, 3), 0.0);
+        assert_eq!(cell_distance(DVec2::new(4.5, 3.5), 2, 3), 1.5);
+        assert_eq!(cell_distance(DVec2::new(6.0, 8.0), 2, 3), 5.0);
+    }
 
     #[test]
     fn exact_on_near_degenerate_inputs() {

@@ -19,6 +19,7 @@
 use bevy_math::DVec2;
 
 use super::lp::HalfPlane;
+use crate::geom::{cell_distance, closest_in_cell, segment_distance};
 use crate::grid::Grid;
 use crate::los::line_of_sight;
 
@@ -31,31 +32,6 @@ pub(crate) const MAX_WALL_PLANES: usize = 8;
 
 /// Halvings of a point's step in search of the longest visible prefix.
 const POINT_HALVINGS: u32 = 24;
-
-/// The closest point of cell `(x, y)`'s square to `p`.
-#[inline]
-fn closest_in_cell(p: DVec2, x: i64, y: i64) -> DVec2 {
-    let low = DVec2::new(x as f64, y as f64);
-    p.clamp(low, low + DVec2::ONE)
-}
-
-/// The distance from `p` to cell `(x, y)`'s square.
-#[inline]
-pub(crate) fn cell_distance(p: DVec2, x: i64, y: i64) -> f64 {
-    p.distance(closest_in_cell(p, x, y))
-}
-
-/// The distance from `p` to segment `a-b`.
-fn point_segment_distance(p: DVec2, a: DVec2, b: DVec2) -> f64 {
-    let ab = b - a;
-    let length_squared = ab.length_squared();
-    let t = if length_squared > 0.0 {
-        ((p - a).dot(ab) / length_squared).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    p.distance(a + t * ab)
-}
 
 /// Whether segment `a-b` meets the closed box `[low, high]`.
 fn segment_meets_box(a: DVec2, b: DVec2, low: DVec2, high: DVec2) -> bool {
@@ -79,7 +55,7 @@ pub(crate) fn segment_cell_distance(a: DVec2, b: DVec2, x: i64, y: i64) -> f64 {
     ];
     let mut best = cell_distance(a, x, y).min(cell_distance(b, x, y));
     for c in corners {
-        best = best.min(point_segment_distance(c, a, b));
+        best = best.min(segment_distance(c, a, b));
     }
     best
 }

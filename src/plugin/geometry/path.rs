@@ -7,6 +7,7 @@ use std::ops::DerefMut;
 use bevy_math::{DVec2, Vec2};
 
 use super::impact::first_blocked_segment;
+pub(crate) use crate::geom::closest_on_segment;
 use crate::grid::{Grid, GridEdit};
 use crate::los::line_of_sight;
 use crate::plugin::api::{NavPath, polyline_length};
@@ -185,26 +186,9 @@ pub(crate) fn sees_waypoint(
     sees(view.grid, view.disc, nav.to_grid(from), to)
 }
 
-/// The point of segment `a-b` closest to `p` (`a` if `p` is not finite, or
-/// the segment is a point): exactly `a` or `b` past either end. A
-/// sub-segment of a visible segment is visible, so the remaining path can
-/// be checked from there, and a follower put back on it walks a visible
-/// line.
-pub(crate) fn closest_on_segment(p: DVec2, a: DVec2, b: DVec2) -> DVec2 {
-    let d = b - a;
-    let len2 = d.length_squared();
-    let t = (p - a).dot(d) / len2;
-    if t.is_finite() && t > 0.0 {
-        if t >= 1.0 { b } else { a + d * t }
-    } else {
-        a
-    }
-}
-
 /// Distance from `p` to segment `a-b` (world units).
 pub(crate) fn segment_distance(p: Vec2, a: Vec2, b: Vec2) -> f32 {
-    let p = p.as_dvec2();
-    p.distance(closest_on_segment(p, a.as_dvec2(), b.as_dvec2())) as f32
+    crate::geom::segment_distance(p.as_dvec2(), a.as_dvec2(), b.as_dvec2()) as f32
 }
 
 /// A found path as the agent will follow it.

@@ -50,8 +50,8 @@ pub mod prelude {
     pub use crate::clearance::{Clearance, ErodedGrid};
     pub use crate::grid::{Grid, GridError, MapParseError, Scenario};
     pub use crate::search::{
-        Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, Path, PathKind, PlanError, PlanOptions,
-        PlanTask, Planner, SearchStats, plan,
+        Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, Path, PathKind, PathQuery, PlanError,
+        PlanOptions, PlanTask, Planner, SearchSpace, SearchStats, plan,
     };
     pub use bevy_math::{DVec2, URect, UVec2};
 }

@@ -44,7 +44,7 @@
 
 mod build;
 mod chunk;
-mod locate;
+pub(crate) mod locate;
 mod offset;
 #[cfg(test)]
 mod radius_tests;

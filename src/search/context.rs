@@ -35,6 +35,8 @@ pub(crate) struct SearchContext<'a> {
     pub trace: Option<&'a mut SearchTrace>,
     /// Stop (out of budget, or paused) once this many nodes are expanded.
     pub stop_at: u64,
+    /// Look at the cancel flag again once this many nodes are expanded.
+    pub cancel_check: u64,
 }
 
 impl<'a> SearchContext<'a> {
@@ -55,14 +57,16 @@ impl<'a> SearchContext<'a> {
             stats: SearchStats::default(),
             trace: None,
             stop_at: options.node_budget.unwrap_or(u64::MAX),
+            cancel_check: 0,
         }
     }
 
     /// Checked between expansions: whether to stop, and why. The node
     /// budget and the end of a slice are checked each time, the cancel flag
-    /// every 1024 expansions.
+    /// at the first check and then once every 1024 expansions (however many
+    /// nodes an engine expands at a time).
     #[inline]
-    pub(crate) fn should_stop(&self) -> Option<Outcome> {
+    pub(crate) fn should_stop(&mut self) -> Option<Outcome> {
         if self.stats.expanded >= self.stop_at {
             let spent = self
                 .options
@@ -74,11 +78,13 @@ impl<'a> SearchContext<'a> {
                 Outcome::Paused
             });
         }
-        if self.stats.expanded.is_multiple_of(1024)
+        if self.stats.expanded >= self.cancel_check
             && let Some(flag) = self.cancel
-            && flag.load(core::sync::atomic::Ordering::Relaxed)
         {
-            return Some(Outcome::Cancelled);
+            self.cancel_check = self.stats.expanded + 1024;
+            if flag.load(core::sync::atomic::Ordering::Relaxed) {
+                return Some(Outcome::Cancelled);
+            }
         }
         None
     }

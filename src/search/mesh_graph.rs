@@ -9,7 +9,9 @@
 //! when expanded to see that parent along a segment on the mesh, else takes
 //! the best expanded neighbour instead. Every segment of a path is one the
 //! mesh holds, so a path keeps the mesh's distance from the walls; neither
-//! planner promises the shortest path (Polyanya does).
+//! planner promises the shortest path (Polyanya does). Both honour the
+//! query's node budget, heuristic weight and cancel flag, and run in slices
+//! like the grid planners.
 
 use core::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -18,7 +20,8 @@ use crate::fast_hash::FastMap;
 
 use bevy_math::DVec2;
 
-use super::{Outcome, SearchStats};
+use super::{Outcome, SearchContext};
+use crate::mesh::locate::{polygons_at, walk_segment};
 use crate::mesh::{NavMesh, PORTAL};
 
 /// Scratch memory for searches over a mesh's corners, kept between queries.
@@ -95,56 +98,72 @@ pub(crate) enum Mode {
 
 impl MeshGraph {
     /// Searches `mesh` from `from` to `to` (in cells, both on the mesh; `to`
-    /// held by `goal_polys` once found) for at most `budget` expansions;
-    /// pushes the path's points (in cells) onto `out` when found.
+    /// held by `goal_polys` once found) within `ctx`'s node budget, slice
+    /// and cancel flag, with its heuristic weight; pushes the path's points
+    /// (in cells) onto `out` when found. With `resume`, goes on with the
+    /// search it paused last (the same query).
     #[expect(clippy::too_many_arguments, reason = "one query's inputs")]
     pub(crate) fn search(
         &mut self,
+        ctx: &mut SearchContext<'_>,
         mesh: &NavMesh,
         from: DVec2,
         to: DVec2,
         mode: Mode,
-        budget: u64,
-        stats: &mut SearchStats,
         found: &mut Vec<u32>,
         out: &mut Vec<DVec2>,
+        resume: bool,
     ) -> Outcome {
         let scale = mesh.scale() as f64;
         let (s, t) = (from * scale, to * scale);
-        self.index.clear();
-        self.nodes.clear();
-        self.open.clear();
-        self.goal_polys.clear();
-        super::radius::polygons_at(mesh, to, &mut self.goal_polys);
-        let point = |p: DVec2| Node {
-            p,
-            poly: NIL,
-            slot: 0,
-            g: f64::INFINITY,
-            parent: NIL,
-            closed: false,
-        };
-        self.nodes.push(Node {
-            g: 0.0,
-            parent: START,
-            ..point(s)
-        });
-        self.nodes.push(point(t));
-        self.open.push(Open {
-            f: s.distance(t),
-            g: 0.0,
-            node: START,
-        });
+        let weight = ctx.options.weight();
+        if !resume {
+            self.index.clear();
+            self.nodes.clear();
+            self.open.clear();
+            self.goal_polys.clear();
+            polygons_at(mesh, to, &mut self.goal_polys);
+            let point = |p: DVec2| Node {
+                p,
+                poly: NIL,
+                slot: 0,
+                g: f64::INFINITY,
+                parent: NIL,
+                closed: false,
+            };
+            self.nodes.push(Node {
+                g: 0.0,
+                parent: START,
+                ..point(s)
+            });
+            self.nodes.push(point(t));
+            self.open.push(Open {
+                f: weight * s.distance(t),
+                g: 0.0,
+                node: START,
+            });
+        }
         let lazy = mode == Mode::LazyTheta;
-        while let Some(Open { g, node, .. }) = self.open.pop() {
+        while let Some(entry) = self.open.pop() {
+            let Open { g, node, .. } = entry;
             let n = node as usize;
             if self.nodes[n].closed || g > self.nodes[n].g {
                 continue;
             }
-            stats.popped += 1;
-            if stats.expanded >= budget {
-                return Outcome::Budget;
+            match ctx.should_stop() {
+                Some(Outcome::Budget) => {
+                    ctx.stats.popped += 1;
+                    return Outcome::Budget;
+                }
+                Some(stop) => {
+                    // Paused or cancelled: the node is expanded on resuming.
+                    self.open.push(entry);
+                    return stop;
+                }
+                None => {}
             }
+            let stats = &mut ctx.stats;
+            stats.popped += 1;
             self.neighbours_of(mesh, node, found);
             if lazy && node != START {
                 // The parent was taken on trust: check it sees the node,
@@ -210,7 +229,7 @@ impl MeshGraph {
                     self.nodes[mi].parent = parent;
                     stats.pushed += 1;
                     self.open.push(Open {
-                        f: g + q.distance(t),
+                        f: g + weight * q.distance(t),
                         g,
                         node: m,
                     });
@@ -228,7 +247,7 @@ impl MeshGraph {
         if n.poly == NIL {
             // The start or the goal: the polygons holding it.
             found.clear();
-            super::radius::polygons_at(mesh, n.p / mesh.scale() as f64, found);
+            polygons_at(mesh, n.p / mesh.scale() as f64, found);
             self.around.extend_from_slice(found);
         } else {
             polygons_around(mesh, n.poly, usize::from(n.slot), &mut self.around);
@@ -314,10 +333,10 @@ const SIGHT_STEPS: usize = 256;
 /// counts as unseen (conservative).
 fn sees(mesh: &NavMesh, a: DVec2, b: DVec2, found: &mut Vec<u32>) -> bool {
     found.clear();
-    super::radius::polygons_at(mesh, a / mesh.scale() as f64, found);
+    polygons_at(mesh, a / mesh.scale() as f64, found);
     found
         .iter()
-        .any(|&first| super::radius::walk_segment(mesh, first, a, b, SIGHT_STEPS))
+        .any(|&first| walk_segment(mesh, first, a, b, SIGHT_STEPS))
 }
 
 /// Drops each waypoint of `path` (in cells) whose neighbours see each other

@@ -38,6 +38,9 @@ mod planner;
 mod polyanya;
 mod query;
 mod radius;
+mod route;
+#[cfg(test)]
+mod route_tests;
 #[cfg(test)]
 mod slice_tests;
 mod task;
@@ -52,8 +55,8 @@ pub(crate) use planner::Step;
 pub use planner::{Planner, plan};
 pub(crate) use query::Query;
 pub use query::{
-    Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, Path, PathKind, PlanError, PlanOptions, Role,
-    SearchStats, UnknownAlgorithm,
+    Algorithm, DEFAULT_NODE_BUDGET, FallbackPolicy, Path, PathKind, PathQuery, PlanError,
+    PlanOptions, Role, SearchSpace, SearchStats, TerrainCosts, UnknownAlgorithm,
 };
 pub use task::PlanTask;
 pub use trace::{ExpandedPoint, SearchTrace, TraceInterval};

@@ -10,14 +10,15 @@ use bevy_math::DVec2;
 
 use super::context::{SearchContext, visible};
 use super::{
-    Algorithm, FallbackPolicy, Outcome, Path, PathKind, PlanError, PlanOptions, Query, Role,
-    SearchStats, SearchTrace, anya, astar, costed, lazy_theta, mesh_graph, polyanya, radius,
-    vertex_graph,
+    Algorithm, FallbackPolicy, Outcome, Path, PathKind, PathQuery, PlanError, PlanOptions, Query,
+    Role, SearchSpace, SearchStats, SearchTrace, anya, astar, costed, lazy_theta, mesh_graph,
+    polyanya, radius, vertex_graph,
 };
-use crate::clearance::{Clearance, start_point};
+use crate::clearance::Clearance;
 use crate::endpoint::{Endpoint, nearest_valid_point};
 use crate::geom::polyline_length;
 use crate::grid::Grid;
+use crate::mesh::locate::PolygonMarks;
 
 /// A path planner with reusable search memory.
 ///
@@ -53,7 +54,12 @@ pub struct Planner {
     paused_in_mesh: bool,
     /// Marks for walks over a mesh's polygons (fallbacks on meshes for
     /// agents of a radius).
-    pub(super) polygon_marks: radius::PolygonMarks,
+    pub(super) polygon_marks: PolygonMarks,
+    /// A search on a mesh for a radius paused between slices.
+    pub(super) paused_radius: Option<radius::RadiusSearch>,
+    /// Where a search on an eroded grid paused between slices starts (its
+    /// start, or where the agent fits).
+    pub(super) paused_from: Option<DVec2>,
     /// Scratch memory for A\* and Lazy Theta\* on meshes for a radius.
     pub(super) mesh_graph: mesh_graph::MeshGraph,
 }
@@ -189,28 +195,7 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
     ) -> Result<Path, PlanError> {
-        if mesh.radius() > 0.0 {
-            return self.plan_on_radius_mesh(mesh, start, goal, options);
-        }
-        let options = PlanOptions {
-            algorithm: Algorithm::Polyanya,
-            ..*options
-        };
-        let query = Query {
-            grid: mesh.grid(),
-            start,
-            goal,
-            options: &options,
-            cancel: None,
-            costs: None,
-            mesh: Some(mesh),
-        };
-        match self.plan_slice(&query, None, false, None) {
-            Step::Done(answer) => answer,
-            Step::Paused => Err(PlanError::SearchFailed {
-                stats: SearchStats::default(),
-            }),
-        }
+        self.find(&PathQuery::new(mesh, start, goal).with_options(*options))
     }
 
     /// Plans a path from each of `starts` to one `goal` on `mesh` (a mesh
@@ -360,7 +345,7 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
     ) -> Result<Path, PlanError> {
-        self.plan_inner(grid, start, goal, options, None, None)
+        self.find(&PathQuery::new(grid, start, goal).with_options(*options))
     }
 
     /// Like [`Planner::plan`], but gives up with [`PlanError::Cancelled`]
@@ -377,7 +362,8 @@ impl Planner {
         options: &PlanOptions,
         cancel: &AtomicBool,
     ) -> Result<Path, PlanError> {
-        self.plan_inner(grid, start, goal, options, Some(cancel), None)
+        let query = PathQuery::new(grid, start, goal).with_options(*options);
+        self.find(&query.with_cancel(cancel))
     }
 
     /// Like [`Planner::plan`], and records in `trace` (cleared first) what
@@ -395,7 +381,8 @@ impl Planner {
         options: &PlanOptions,
         trace: &mut SearchTrace,
     ) -> Result<Path, PlanError> {
-        self.plan_inner(grid, start, goal, options, None, Some(trace))
+        let query = PathQuery::new(grid, start, goal).with_options(*options);
+        self.find_traced(&query, trace)
     }
 
     /// Plans for an agent of a clearance: on `eroded`, the eroded grid of
@@ -446,12 +433,12 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
     ) -> Result<Path, PlanError> {
-        let from = start_point(base, eroded, clearance, start).ok_or(PlanError::NoRoom)?;
-        let mut path = self.plan(eroded, from, goal, options)?;
-        if from != start {
-            path.start_moved_from = Some(start);
-        }
-        Ok(path)
+        let space = SearchSpace::Eroded {
+            base,
+            eroded,
+            clearance,
+        };
+        self.find(&PathQuery::new(space, start, goal).with_options(*options))
     }
 
     /// Plans over terrain with costs: the path from `start` to `goal` on
@@ -505,38 +492,14 @@ impl Planner {
         goal: DVec2,
         options: &PlanOptions,
     ) -> Result<Path, PlanError> {
-        if (terrain.width(), terrain.height()) != (grid.width(), grid.height()) {
-            return Err(PlanError::TerrainSize {
-                terrain: (terrain.width(), terrain.height()),
-                grid: (grid.width(), grid.height()),
-            });
-        }
-        if profile.is_uniform() {
-            return self.plan(grid, start, goal, options);
-        }
-        if matches!(options.algorithm, Algorithm::Anya | Algorithm::Polyanya) {
-            return Err(PlanError::CostsNotSupported(options.algorithm));
-        }
-        let costs = costed::Costs { terrain, profile };
-        self.plan_core(grid, start, goal, options, None, None, Some(costs))
+        let query = PathQuery::new(grid, start, goal).with_options(*options);
+        self.find(&query.with_costs(terrain, profile))
     }
 
-    /// The one planning routine: [`Planner::plan`] with an optional cancel
-    /// flag and an optional trace.
-    pub(crate) fn plan_inner(
-        &mut self,
-        grid: &Grid,
-        start: DVec2,
-        goal: DVec2,
-        options: &PlanOptions,
-        cancel: Option<&AtomicBool>,
-        trace: Option<&mut SearchTrace>,
-    ) -> Result<Path, PlanError> {
-        self.plan_core(grid, start, goal, options, cancel, trace, None)
-    }
-
-    /// [`Planner::plan_inner`], with terrain costs when `costs` is given
-    /// (a non-uniform profile; Theta\* or A\*).
+    /// [`Planner::plan`] with an optional cancel flag, an optional trace
+    /// and terrain costs when `costs` is given (a non-uniform profile;
+    /// Theta\* or A\*), with no checks of the costs.
+    #[cfg(test)]
     #[expect(clippy::too_many_arguments, reason = "the planner's inputs")]
     pub(crate) fn plan_core(
         &mut self,
@@ -566,14 +529,14 @@ impl Planner {
         }
     }
 
-    /// [`Planner::plan_core`] in slices: runs the search for at most
+    /// A query on a grid (or a point agent's mesh) in slices: runs the search for at most
     /// `slice` more expansions (`None`: to the end) and returns
     /// [`Step::Paused`] if it has not ended by then. With `resume`, it goes
     /// on with the search this planner paused last, whose `query` must be
     /// the same (the query is only read again for its grid, options, cancel
     /// flag and costs); without one paused, it starts afresh. Without
     /// `resume`, it starts afresh and drops any paused search. The answer is
-    /// the one [`Planner::plan_core`] gives, however the work is sliced.
+    /// the one the query gives run whole, however the work is sliced.
     pub(crate) fn plan_slice(
         &mut self,
         query: &Query<'_>,
@@ -608,6 +571,7 @@ impl Planner {
             stats: resolved.stats,
             trace,
             stop_at,
+            cancel_check: 0,
         };
         let mut waypoints = Vec::new();
         let (start_ep, goal_ep) = (&resolved.start, &resolved.goal);

@@ -1,6 +1,6 @@
-//! The words every planning route shares: which planner to run, the
-//! options, the path a search returns, its statistics and its errors, and
-//! the query a search reads.
+//! The words every planning route shares: the query ([`PathQuery`]: where
+//! to search, from where to where, how), which planner to run, the
+//! options, the path a search returns, its statistics and its errors.
 
 use core::fmt;
 use core::str::FromStr;
@@ -12,7 +12,10 @@ use bevy_reflect::std_traits::ReflectDefault;
 use thiserror::Error;
 
 use super::costed;
+use crate::clearance::Clearance;
 use crate::grid::Grid;
+use crate::mesh::NavMesh;
+use crate::terrain::{Profile, TerrainMap};
 
 /// Which planner to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -355,4 +358,137 @@ pub(crate) struct Query<'a> {
     /// The mesh Polyanya searches, when the caller keeps one (the
     /// planner's own otherwise); its grid is `grid`.
     pub mesh: Option<&'a crate::mesh::NavMesh>,
+}
+
+/// Where a [`PathQuery`] searches.
+#[derive(Clone, Copy, Debug)]
+pub enum SearchSpace<'a> {
+    /// A grid, for a point agent ([`Planner::plan`](super::Planner::plan)'s
+    /// route).
+    Grid(&'a Grid),
+    /// A grid eroded for an agent's clearance: `eroded` is `base` eroded
+    /// for `clearance` ([`erode`](crate::clearance::erode), or an
+    /// [`ErodedGrid`](crate::clearance::ErodedGrid)'s grid). A start where
+    /// the agent does not fit is first moved to where it does
+    /// ([`start_point`](crate::clearance::start_point)), and the path
+    /// records the requested start in [`Path::start_moved_from`].
+    Eroded {
+        /// The grid the agent walks on.
+        base: &'a Grid,
+        /// `base` eroded for `clearance`.
+        eroded: &'a Grid,
+        /// The agent's clearance.
+        clearance: Clearance,
+    },
+    /// A navigation mesh: a point agent's mesh is searched by Polyanya
+    /// whatever the planner asked for; a mesh for a radius
+    /// ([`NavMesh::with_radius`]) by the planner asked for (Anya and
+    /// Polyanya: Polyanya; Lazy Theta\* and A\*: over the polygons' corners).
+    Mesh(&'a NavMesh),
+}
+
+/// Terrain costs for a [`PathQuery`] on a grid or an eroded grid: each
+/// cell's terrain, and what `profile` makes each terrain cost (see
+/// [`Planner::plan_with_costs`](super::Planner::plan_with_costs) for which
+/// planners take them). The grid searched must be `terrain.grid(profile)`,
+/// eroded for an agent's clearance if it has one.
+#[derive(Clone, Copy, Debug)]
+pub struct TerrainCosts<'a> {
+    /// The terrain of every cell.
+    pub terrain: &'a TerrainMap,
+    /// The cost of each terrain.
+    pub profile: &'a Profile,
+}
+
+impl<'a> From<&'a Grid> for SearchSpace<'a> {
+    fn from(grid: &'a Grid) -> Self {
+        SearchSpace::Grid(grid)
+    }
+}
+
+impl<'a> From<&'a NavMesh> for SearchSpace<'a> {
+    fn from(mesh: &'a NavMesh) -> Self {
+        SearchSpace::Mesh(mesh)
+    }
+}
+
+/// One path query, the input of every planner: where to search, from where
+/// to where (grid coordinates), with which options, an optional cancel flag
+/// and optional terrain costs. [`Planner::find`](super::Planner::find) answers it whole,
+/// [`Planner::step`](super::Planner::step) a slice at a time; the answer is
+/// the same.
+///
+/// ```
+/// use bevy_anyangle::prelude::*;
+///
+/// let grid = Grid::from_ascii("....\n.##.\n....").unwrap();
+/// let query = PathQuery::new(&grid, DVec2::new(0.5, 1.5), DVec2::new(3.5, 1.5))
+///     .with_algorithm(Algorithm::LazyTheta);
+/// let path = Planner::new().find(&query).unwrap();
+/// assert_eq!(path.end(), DVec2::new(3.5, 1.5));
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct PathQuery<'a> {
+    /// Where to search.
+    pub space: SearchSpace<'a>,
+    /// Where the path starts (grid coordinates).
+    pub start: DVec2,
+    /// Where it should end.
+    pub goal: DVec2,
+    /// The planner, fallback policy, heuristic weight and node budget.
+    pub options: PlanOptions,
+    /// Raised, the search gives up with [`PlanError::Cancelled`] soon
+    /// after (checked every 1024 expansions).
+    pub cancel: Option<&'a AtomicBool>,
+    /// Terrain costs, for a profile whose costs differ; `None`: a path's
+    /// cost is its length.
+    pub costs: Option<TerrainCosts<'a>>,
+}
+
+impl<'a> PathQuery<'a> {
+    /// A query from `start` to `goal` in `space` (a `&Grid`, a `&NavMesh`,
+    /// or any [`SearchSpace`]) with the default options and no cancel flag.
+    #[must_use]
+    pub fn new(space: impl Into<SearchSpace<'a>>, start: DVec2, goal: DVec2) -> Self {
+        PathQuery {
+            space: space.into(),
+            start,
+            goal,
+            options: PlanOptions::default(),
+            cancel: None,
+            costs: None,
+        }
+    }
+
+    /// The query with `options`.
+    #[must_use]
+    pub fn with_options(self, options: PlanOptions) -> Self {
+        PathQuery { options, ..self }
+    }
+
+    /// The query with `algorithm` (the other options kept).
+    #[must_use]
+    pub fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.options.algorithm = algorithm;
+        self
+    }
+
+    /// The query under `profile`'s costs over `terrain`.
+    #[must_use]
+    pub fn with_costs(self, terrain: &'a TerrainMap, profile: &'a Profile) -> Self {
+        PathQuery {
+            costs: Some(TerrainCosts { terrain, profile }),
+            ..self
+        }
+    }
+
+    /// The query with a cancel flag.
+    #[must_use]
+    pub fn with_cancel(self, cancel: &'a AtomicBool) -> Self {
+        PathQuery {
+            cancel: Some(cancel),
+            ..self
+        }
+    }
 }

@@ -4,11 +4,13 @@ use std::sync::Arc;
 
 use bevy_math::DVec2;
 
-use super::{Path, PlanError, PlanOptions, Planner, Query, Step};
+use super::{Path, PathQuery, PlanError, PlanOptions, Planner};
 use crate::grid::Grid;
 
-/// One query planned a slice at a time, for a game loop with no thread to
-/// spare (the browser) that gives planning a few milliseconds a frame.
+/// One query on a grid planned a slice at a time, for a game loop with no
+/// thread to spare (the browser) that gives planning a few milliseconds a
+/// frame. It owns its grid and its planner; [`Planner::step`] slices any
+/// [`PathQuery`] (eroded grids, meshes, costs) the same way.
 ///
 /// Each [`PlanTask::step`] runs the search for at most a given number of
 /// node expansions and returns the answer once the search has ended. The
@@ -111,26 +113,11 @@ impl PlanTask {
         if self.done {
             return None;
         }
-        let query = Query {
-            grid: &self.grid,
-            start: self.start,
-            goal: self.goal,
-            options: &self.options,
-            cancel: None,
-            costs: None,
-            mesh: None,
-        };
-        let resume = core::mem::replace(&mut self.begun, true);
-        match self
-            .planner
-            .plan_slice(&query, None, resume, Some(max_expansions))
-        {
-            Step::Paused => None,
-            Step::Done(answer) => {
-                self.done = true;
-                Some(answer)
-            }
-        }
+        let query = PathQuery::new(&*self.grid, self.start, self.goal).with_options(self.options);
+        let first = !core::mem::replace(&mut self.begun, true);
+        let answer = self.planner.step(&query, first, max_expansions, None);
+        self.done = answer.is_some();
+        answer
     }
 
     /// Whether the search has given its answer.

@@ -15,7 +15,7 @@ use crate::grid::Grid;
 use crate::mesh::NavMesh;
 use crate::plugin::world::{Fit, ViewKey};
 use crate::search::{
-    Algorithm, Costs, Path, PlanError, PlanOptions, Planner, Query, SearchTrace, Step,
+    Algorithm, Path, PathQuery, PlanError, PlanOptions, Planner, SearchSpace, SearchTrace, Step,
 };
 use crate::terrain::{Profile, TerrainMap};
 
@@ -112,13 +112,10 @@ pub(crate) struct Outcome {
 /// Where a job's search stands between its slices.
 #[derive(Default)]
 pub(crate) struct Progress {
-    /// For an agent with a clearance: the point where it fits that the
-    /// search starts from, once found.
-    from: Option<DVec2>,
     /// Whether the search has begun (its next slice resumes it).
     begun: bool,
-    /// For Polyanya on a point agent's mesh from the store: that mesh, the
-    /// same for every slice.
+    /// For a search on a mesh from the store: that mesh, the same for every
+    /// slice.
     mesh: Option<Arc<NavMesh>>,
 }
 
@@ -161,68 +158,42 @@ impl Job {
         if self.group.is_some() {
             return self.run_group(planner, &mut work);
         }
-        if let Fit::Disc(radius) = self.key.1 {
-            // On the mesh for its radius, which moves the start onto it.
-            let Some(mesh) = self.shared_mesh(radius, &mut work) else {
-                return Step::Paused;
-            };
-            return Step::Done(planner.plan_on_mesh(
-                &mesh,
-                self.start,
-                self.goal_grid,
-                &self.options,
-            ));
-        }
-        // Polyanya for a point agent: on its profile's mesh, the same one
-        // for every slice.
+        // A search on a mesh from the store (an agent's on the mesh for its
+        // radius, Polyanya's for a point agent) keeps that mesh for every
+        // slice.
         if progress.mesh.is_none()
             && on_shared_mesh(self.key, self.options.algorithm, self.costs.is_some())
         {
-            let Some(mesh) = self.shared_mesh(0, &mut work) else {
+            let radius = match self.key.1 {
+                Fit::Disc(radius) => radius,
+                Fit::Eroded(_) => 0,
+            };
+            let Some(mesh) = self.shared_mesh(radius, &mut work) else {
                 return Step::Paused;
             };
             progress.mesh = Some(mesh);
         }
-        let from = match (&self.base, progress.from) {
-            (_, Some(from)) => from,
-            (None, None) => self.start,
+        let space = match (progress.mesh.as_deref(), &self.base, self.key.1) {
+            (Some(mesh), ..) => SearchSpace::Mesh(mesh),
             // An agent with a clearance: on its eroded grid, starting where
             // it fits.
-            (Some(base), None) => {
-                // (Discs were searched above.)
-                let Fit::Eroded(clearance) = self.key.1 else {
-                    return Step::Done(Err(PlanError::NoRoom));
-                };
-                match crate::clearance::start_point(base, &self.grid, clearance, self.start) {
-                    Some(from) => from,
-                    None => return Step::Done(Err(PlanError::NoRoom)),
-                }
-            }
+            (None, Some(base), Fit::Eroded(clearance)) => SearchSpace::Eroded {
+                base,
+                eroded: &self.grid,
+                clearance,
+            },
+            _ => SearchSpace::Grid(&self.grid),
         };
-        progress.from = Some(from);
+        let mut query = PathQuery::new(space, self.start, self.goal_grid)
+            .with_options(self.options)
+            .with_cancel(&self.cancel);
+        if let Some((terrain, profile)) = &self.costs {
+            query = query.with_costs(terrain, profile);
+        }
         let resume = core::mem::replace(&mut progress.begun, true);
-        let mesh = progress.mesh.as_deref();
-        let query = Query {
-            grid: mesh.map_or(&*self.grid, NavMesh::grid),
-            start: from,
-            goal: self.goal_grid,
-            options: &self.options,
-            cancel: Some(&self.cancel),
-            costs: self
-                .costs
-                .as_ref()
-                .map(|(terrain, profile)| Costs { terrain, profile }),
-            mesh,
-        };
         // (What building the mesh left of the slice.)
         let slice = slice.map(|_| work.max(1));
-        let mut step = planner.plan_slice(&query, trace, resume, slice);
-        if let Step::Done(Ok(path)) = &mut step
-            && from != self.start
-        {
-            path.start_moved_from = Some(self.start);
-        }
-        step
+        planner.run(&query, trace, resume, slice)
     }
 
     /// A group's search: once its profile's mesh is built (within `work`),

@@ -122,8 +122,8 @@
 //! nothing: agents are grouped once the profile's mesh exists (Polyanya
 //! builds it) or on grids of up to 2^20 cells, whose mesh the first group
 //! builds in tens of milliseconds. A group is one job of up to 4,096
-//! agents on a search thread (512 on the main thread, where it runs whole
-//! in one slice). Dispatch gathers them among the agents the pace lets it
+//! agents on a search thread (512 on the main thread, where it runs in
+//! slices like any search). Dispatch gathers them among the agents the pace lets it
 //! send, and among the next 4,096 waiting in each line, who join ahead of
 //! their turn. Shared searches are not kept: agents asking later get
 //! searches of their own, or a new shared one.

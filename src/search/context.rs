@@ -39,28 +39,7 @@ pub(crate) struct SearchContext<'a> {
     pub cancel_check: u64,
 }
 
-impl<'a> SearchContext<'a> {
-    /// A whole search (no cancel flag, no trace) on `grid` from `start` to
-    /// `goal`, within `options`' node budget.
-    pub(crate) fn whole(
-        grid: &'a Grid,
-        start: &'a Endpoint,
-        goal: &'a Endpoint,
-        options: &'a PlanOptions,
-    ) -> Self {
-        SearchContext {
-            grid,
-            start,
-            goal,
-            options,
-            cancel: None,
-            stats: SearchStats::default(),
-            trace: None,
-            stop_at: options.node_budget.unwrap_or(u64::MAX),
-            cancel_check: 0,
-        }
-    }
-
+impl SearchContext<'_> {
     /// Checked between expansions: whether to stop, and why. The node
     /// budget and the end of a slice are checked each time, the cancel flag
     /// at the first check and then once every 1024 expansions (however many

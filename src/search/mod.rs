@@ -32,6 +32,7 @@ mod context;
 mod costed;
 mod heap;
 mod lazy_theta;
+mod many;
 mod mesh_graph;
 mod paged;
 mod planner;

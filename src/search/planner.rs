@@ -60,6 +60,8 @@ pub struct Planner {
     /// Where a search on an eroded grid paused between slices starts (its
     /// start, or where the agent fits).
     pub(super) paused_from: Option<DVec2>,
+    /// A one-to-many query paused between slices.
+    pub(super) paused_many: Option<super::many::ManySearch>,
     /// Scratch memory for A\* and Lazy Theta\* on meshes for a radius.
     pub(super) mesh_graph: mesh_graph::MeshGraph,
 }
@@ -247,86 +249,9 @@ impl Planner {
         out: &mut Vec<Result<Path, PlanError>>,
     ) {
         out.clear();
-        if mesh.radius() > 0.0 {
-            self.plan_many_on_radius_mesh(mesh, starts, goal, options, out);
-            return;
+        if let Some(answers) = self.many_slice(mesh, starts, goal, options, false, None) {
+            out.extend(answers);
         }
-        let options = PlanOptions {
-            algorithm: Algorithm::Polyanya,
-            ..*options
-        };
-        // The starts resolved, by the point their paths end at (the goal,
-        // or a fallback target shared by the starts of one region); the
-        // others are answered one by one.
-        let grid = mesh.grid();
-        let mut shared: Vec<(usize, Resolved)> = Vec::new();
-        let mut answers: Vec<Option<Result<Path, PlanError>>> = Vec::with_capacity(starts.len());
-        // The ends, worked out once per region of the grid.
-        let mut ends: crate::fast_hash::FastMap<
-            crate::grid::RegionId,
-            Option<(Endpoint, PathKind)>,
-        > = crate::fast_hash::FastMap::default();
-        for (i, &start) in starts.iter().enumerate() {
-            let resolved = if start.is_finite() && goal.is_finite() {
-                resolve_start(grid, start + DVec2::ZERO)
-                    .ok()
-                    .and_then(|(start, moved)| {
-                        let (end, kind) = ends
-                            .entry(start.region)
-                            .or_insert_with(|| {
-                                resolve_goal(grid, goal + DVec2::ZERO, start.region, &options).ok()
-                            })
-                            .clone()?;
-                        (end.p != start.p).then_some(Resolved {
-                            start,
-                            goal: end,
-                            kind,
-                            start_moved_from: moved,
-                            stats: SearchStats::default(),
-                        })
-                    })
-            } else {
-                None
-            };
-            match resolved {
-                Some(r) => {
-                    shared.push((i, r));
-                    answers.push(None);
-                }
-                None => answers.push(Some(self.plan_on_mesh(mesh, start, goal, &options))),
-            }
-        }
-        let end_key = |r: &Resolved| (r.goal.region, r.goal.p.x.to_bits(), r.goal.p.y.to_bits());
-        shared.sort_by_key(|(_, r)| end_key(r));
-        let mut targets = Vec::new();
-        for group in shared.chunk_by(|(_, a), (_, b)| end_key(a) == end_key(b)) {
-            let source = group[0].1.goal.clone();
-            targets.clear();
-            targets.extend(group.iter().map(|(_, r)| r.start.clone()));
-            let mut ctx = SearchContext::whole(mesh.grid(), &source, &source, &options);
-            let outcome = polyanya::search_many(&mut ctx, mesh, &mut self.polyanya, &targets);
-            if !matches!(outcome, Outcome::Found | Outcome::Exhausted) {
-                continue;
-            }
-            for (k, (i, r)) in group.iter().enumerate() {
-                let mut waypoints = Vec::new();
-                if self.polyanya.path_from_target(k, &mut waypoints) {
-                    let length = polyline_length(&waypoints);
-                    answers[*i] = Some(Ok(Path {
-                        length,
-                        cost: length,
-                        waypoints,
-                        kind: r.kind,
-                        start_moved_from: r.start_moved_from,
-                        stats: ctx.stats,
-                    }));
-                }
-            }
-        }
-        // (Not reached by a shared search: out of its node budget.)
-        out.extend(answers.into_iter().zip(starts).map(|(answer, &start)| {
-            answer.unwrap_or_else(|| self.plan_on_mesh(mesh, start, goal, &options))
-        }));
     }
 
     /// Plans a path from `start` to `goal` (grid coordinates) on `grid`.
@@ -741,7 +666,10 @@ fn resolve(query: &Query<'_>) -> Result<Resolved, PlanError> {
 /// The start of a path from `start` (finite, not -0.0): the point itself
 /// if valid, else the nearest valid point, with `start` as where it moved
 /// from.
-fn resolve_start(grid: &Grid, start: DVec2) -> Result<(Endpoint, Option<DVec2>), PlanError> {
+pub(super) fn resolve_start(
+    grid: &Grid,
+    start: DVec2,
+) -> Result<(Endpoint, Option<DVec2>), PlanError> {
     Ok(match Endpoint::resolve(grid, start) {
         Some(ep) => (ep, None),
         None => {
@@ -755,7 +683,7 @@ fn resolve_start(grid: &Grid, start: DVec2) -> Result<(Endpoint, Option<DVec2>),
 /// The end of the paths from region `region` towards `goal` (a valid
 /// `goal`): the goal itself if it is in that region, else its fallback
 /// target there, or the error the policy asks for.
-fn resolve_goal(
+pub(super) fn resolve_goal(
     grid: &Grid,
     goal: DVec2,
     region: crate::grid::RegionId,

@@ -203,3 +203,58 @@ fn searches_over_a_mesh_s_corners_honour_the_heuristic_weight() {
         "the weight cut the expansions of only {fewer} of 10 searches"
     );
 }
+
+#[test]
+fn one_goal_for_many_starts_answers_the_same_whole_and_in_slices() {
+    let mut paused = 0;
+    for name in ["arena", "den520d"] {
+        let (text, scen) = map(name);
+        let spaces = Spaces::new(&text);
+        let goal = centre(scen.entries[scen.entries.len() / 2].goal);
+        // Starts of the scenario, one inside a wall, one off the grid, one at
+        // the goal.
+        let mut starts: Vec<DVec2> = scen
+            .entries
+            .iter()
+            .step_by(7)
+            .take(40)
+            .map(|e| centre(e.start))
+            .collect();
+        let wall = (0..spaces.grid.height())
+            .flat_map(|y| (0..spaces.grid.width()).map(move |x| UVec2::new(x, y)))
+            .find(|&c| !spaces.grid.is_free(c))
+            .expect("a wall");
+        starts.extend([centre(wall), DVec2::new(-3.0, 2.0), goal]);
+        for mesh in [&spaces.mesh, &spaces.disc] {
+            for algorithm in [Algorithm::Polyanya, Algorithm::LazyTheta] {
+                let options = super::PlanOptions::with_algorithm(algorithm);
+                let mut whole = Vec::new();
+                Planner::new().plan_many_on_mesh(mesh, &starts, goal, &options, &mut whole);
+                assert_eq!(whole.len(), starts.len());
+                for slice in [1, 50, 10_000] {
+                    let mut planner = Planner::new();
+                    let mut out = Vec::new();
+                    let mut slices = 0;
+                    while !planner.step_many(
+                        mesh,
+                        (&starts, goal),
+                        &options,
+                        slices == 0,
+                        slice,
+                        &mut out,
+                    ) {
+                        slices += 1;
+                    }
+                    assert_eq!(
+                        out,
+                        whole,
+                        "{name}, radius {}, {algorithm}, slices of {slice}",
+                        mesh.radius()
+                    );
+                    paused += usize::from(slices > 0);
+                }
+            }
+        }
+    }
+    assert!(paused >= 16, "only {paused} sliced runs paused");
+}

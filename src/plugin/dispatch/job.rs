@@ -156,7 +156,7 @@ impl Job {
     ) -> Step {
         let mut work = slice.map_or(u64::MAX, |n| n.max(1));
         if self.group.is_some() {
-            return self.run_group(planner, &mut work);
+            return self.run_group(planner, progress, slice.is_some(), &mut work);
         }
         // A search on a mesh from the store (an agent's on the mesh for its
         // radius, Polyanya's for a point agent) keeps that mesh for every
@@ -196,30 +196,42 @@ impl Job {
         planner.run(&query, trace, resume, slice)
     }
 
-    /// A group's search: once its profile's mesh is built (within `work`),
-    /// one search from the goal answers every member, whole. Returns the
-    /// first member's answer and keeps the others'.
-    fn run_group(&mut self, planner: &mut Planner, work: &mut u64) -> Step {
-        let radius = match self.key.1 {
-            Fit::Disc(radius) => radius,
-            Fit::Eroded(_) => 0,
-        };
-        let Some(mesh) = self.shared_mesh(radius, work) else {
-            return Step::Paused;
-        };
-        let Some(group) = self.group.as_deref_mut() else {
+    /// A group's searches: once its profile's mesh is built (within
+    /// `work`), one search from the goal answers every member that reaches
+    /// it, the others are planned alone; in slices of `work` when `sliced`.
+    /// Returns the first member's answer and keeps the others'.
+    fn run_group(
+        &mut self,
+        planner: &mut Planner,
+        progress: &mut Progress,
+        sliced: bool,
+        work: &mut u64,
+    ) -> Step {
+        if progress.mesh.is_none() {
+            let radius = match self.key.1 {
+                Fit::Disc(radius) => radius,
+                Fit::Eroded(_) => 0,
+            };
+            let Some(mesh) = self.shared_mesh(radius, work) else {
+                return Step::Paused;
+            };
+            progress.mesh = Some(mesh);
+        }
+        let (Some(mesh), Some(group)) = (progress.mesh.as_deref(), self.group.as_deref_mut())
+        else {
             return Step::Done(Err(PlanError::Cancelled));
         };
         let starts: Vec<DVec2> = core::iter::once(self.start)
             .chain(group.rest.iter().map(|m| m.start))
             .collect();
-        planner.plan_many_on_mesh(
-            &mesh,
-            &starts,
-            self.goal_grid,
-            &self.options,
-            &mut group.answers,
-        );
+        let resume = core::mem::replace(&mut progress.begun, true);
+        let slice = sliced.then(|| (*work).max(1));
+        let answers =
+            planner.many_slice(mesh, &starts, self.goal_grid, &self.options, resume, slice);
+        let Some(answers) = answers else {
+            return Step::Paused;
+        };
+        group.answers = answers;
         match group.answers.first_mut() {
             Some(first) => Step::Done(core::mem::replace(first, Err(PlanError::Cancelled))),
             None => Step::Done(Err(PlanError::Cancelled)),

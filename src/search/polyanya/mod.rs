@@ -238,10 +238,22 @@ pub(crate) fn search_many(
     mesh: &NavMesh,
     scratch: &mut Scratch,
     targets: &[Endpoint],
+    resume: bool,
 ) -> Outcome {
     // In mesh coordinates: cells, or a finer lattice for agents of a radius.
     let scale = mesh.scale() as f64;
     let s = ctx.start.p * scale;
+    if resume {
+        let lattice = scratch.targets.lattice;
+        let mut search = Search::<true> {
+            mesh,
+            t: s,
+            lattice,
+            defer: true,
+            scratch,
+        };
+        return search_many_from(ctx, &mut search);
+    }
     scratch.begin(mesh, s, ctx.start);
     let tg = &mut scratch.targets;
     tg.points.clear();
@@ -262,6 +274,7 @@ pub(crate) fn search_many(
             .extend(scratch.goal_polys.iter().map(|&poly| (poly, k as u32)));
     }
     tg.by_poly.sort_unstable();
+    scratch.targets.lattice = lattice;
     let mut search = Search::<true> {
         mesh,
         t: s,
@@ -272,6 +285,13 @@ pub(crate) fn search_many(
     search.seed(s);
     search.flush(&mut ctx.stats, None);
     search.defer = true;
+    search_many_from(ctx, &mut search)
+}
+
+/// [`search_many`]'s loop, from where its search stands: pops until every
+/// target has its path and none can get a shorter one, or the search stops
+/// (out of budget, cancelled, or paused at the end of a slice).
+fn search_many_from(ctx: &mut SearchContext<'_>, search: &mut Search<'_, true>) -> Outcome {
     loop {
         let node = match search.pop(ctx) {
             Ok(node) => node,

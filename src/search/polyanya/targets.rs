@@ -21,6 +21,9 @@ pub(super) struct Targets {
     pub(super) found: usize,
     /// The longest of those ways, and its target.
     pub(super) worst: (f64, u32),
+    /// Whether the source and every target are multiples of 1/2 (see
+    /// [`orient`](super::geometry)), kept for a search resumed.
+    pub(super) lattice: bool,
 }
 
 impl Targets {

@@ -317,3 +317,50 @@ fn pushed_at_random(seed: u64) {
         );
     }
 }
+
+#[test]
+fn an_avoiding_disc_an_edit_closes_in_on_walks_out_to_where_it_fits() {
+    // Radius 1, at rest 0.8 below a cell that an edit then blocks: its way
+    // out ends a few tenths of a cell away, within the half radius at which
+    // an avoiding disc counts as arrived at a point. It walks the way out to
+    // its end all the same, to where it fits.
+    let grid = Grid::from_ascii(&vec![".".repeat(20); 10].join("\n")).unwrap();
+    let mut app = App::new();
+    app.add_plugins(AnyAnglePlugin::default())
+        .insert_resource(NavGrid::new(grid, GridTransform::default()))
+        .insert_resource(SteeringClock::fixed(1.0 / 60.0));
+    app.finish();
+    app.cleanup();
+    let here = Vec2::new(5.5, 10.0 - 4.2);
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(here),
+            PathRequest::to(here).with_radius(1.0),
+            PathFollower {
+                speed: 3.0,
+                arrive_radius: 0.05,
+            },
+            LocalAvoidance,
+        ))
+        .id();
+    for _ in 0..60 {
+        app.update();
+    }
+    assert!(app.world().get::<NavPath>(agent).unwrap().is_finished());
+    app.world_mut()
+        .resource_mut::<NavGrid>()
+        .set_cell_free(bevy_math::UVec2::new(5, 5), false)
+        .unwrap();
+    for _ in 0..300 {
+        app.update();
+    }
+    let nav = app.world().resource::<NavGrid>();
+    let at = nav.to_grid(app.world().get::<NavPosition>(agent).unwrap().0);
+    let gap = wall_distance(nav.grid(), at, 3);
+    assert!(
+        gap >= 1.0 - 1e-4,
+        "the disc stays at {at}, {gap} from the new wall: {:?}",
+        app.world().get::<NavPath>(agent).unwrap()
+    );
+}

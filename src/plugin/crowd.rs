@@ -303,14 +303,16 @@ pub(crate) fn steer_crowds(
         else {
             continue;
         };
-        state.velocity = motion.velocity;
-        state.arrived = motion.arrived;
-        let was_arrived = disc.arrived;
         // An agent walking the way out of where it does not fit (it spawned
         // there, or an edit closed in on it), or standing in a wall, walks
         // as a plain follower: the way out leads to where it fits, never
-        // closer to a wall, and there avoidance takes over.
+        // closer to a wall, and there avoidance takes over. It walks it to
+        // the point: close to the way out's end it has not arrived (an
+        // arrived agent stands still, and would stay where it does not fit).
         let way_out = path.start_moved && path.next == 0;
+        state.velocity = motion.velocity;
+        state.arrived = motion.arrived && !way_out;
+        let was_arrived = disc.arrived;
         let walled = !grids[disc.grid].is_point_traversable(here);
         let step = if way_out || walled {
             disc.preferred * dt

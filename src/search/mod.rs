@@ -41,8 +41,6 @@ mod query;
 mod radius;
 mod route;
 #[cfg(test)]
-mod route_tests;
-#[cfg(test)]
 mod slice_tests;
 mod task;
 mod trace;

@@ -1,17 +1,20 @@
 //! Every route of the one query (grid, eroded grid, point mesh, mesh for a
-//! radius, terrain costs) gives the same answer whole, in slices and
-//! traced, and gives up once its cancel flag is raised; the searches over a
-//! mesh's corners honour the cancel flag and the heuristic weight.
+//! radius, terrain costs, one goal for many starts) gives the same answer
+//! whole, in slices and traced, and gives up once its cancel flag is
+//! raised; the searches over a mesh's corners honour the cancel flag and
+//! the heuristic weight. Through the public API only.
 
 use core::sync::atomic::AtomicBool;
 
 use bevy_math::{DVec2, UVec2};
 
-use super::{Algorithm, Path, PathQuery, PlanError, Planner, SearchSpace, SearchTrace};
-use crate::clearance::{Clearance, erode};
-use crate::grid::{Grid, Scenario};
-use crate::mesh::NavMesh;
-use crate::terrain::{Profile, Terrain, TerrainMap};
+use bevy_anyangle::clearance::{Clearance, erode};
+use bevy_anyangle::grid::{Grid, Scenario};
+use bevy_anyangle::mesh::NavMesh;
+use bevy_anyangle::search::{
+    Algorithm, Path, PathQuery, PlanError, PlanOptions, Planner, SearchSpace, SearchTrace,
+};
+use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap};
 
 fn map(name: &str) -> (String, Scenario) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/maps");
@@ -227,7 +230,7 @@ fn one_goal_for_many_starts_answers_the_same_whole_and_in_slices() {
         starts.extend([centre(wall), DVec2::new(-3.0, 2.0), goal]);
         for mesh in [&spaces.mesh, &spaces.disc] {
             for algorithm in [Algorithm::Polyanya, Algorithm::LazyTheta] {
-                let options = super::PlanOptions::with_algorithm(algorithm);
+                let options = PlanOptions::with_algorithm(algorithm);
                 let mut whole = Vec::new();
                 Planner::new().plan_many_on_mesh(mesh, &starts, goal, &options, &mut whole);
                 assert_eq!(whole.len(), starts.len());

@@ -39,7 +39,36 @@ pub(crate) struct SearchContext<'a> {
     pub cancel_check: u64,
 }
 
-impl SearchContext<'_> {
+impl<'a> SearchContext<'a> {
+    /// The context of a search from `start` to `goal` on `grid` that has
+    /// done `stats` so far and may go on for at most `slice` more
+    /// expansions (`None`: to the end), within `options`' node budget.
+    pub(crate) fn new(
+        grid: &'a Grid,
+        (start, goal): (&'a Endpoint, &'a Endpoint),
+        options: &'a PlanOptions,
+        cancel: Option<&'a AtomicBool>,
+        stats: SearchStats,
+        trace: Option<&'a mut SearchTrace>,
+        slice: Option<u64>,
+    ) -> Self {
+        let budget = options.node_budget.unwrap_or(u64::MAX);
+        let stop_at = slice.map_or(budget, |n| {
+            budget.min(stats.expanded.saturating_add(n.max(1)))
+        });
+        SearchContext {
+            grid,
+            start,
+            goal,
+            options,
+            cancel,
+            stats,
+            trace,
+            stop_at,
+            cancel_check: 0,
+        }
+    }
+
     /// Checked between expansions: whether to stop, and why. The node
     /// budget and the end of a slice are checked each time, the cancel flag
     /// at the first check and then once every 1024 expansions (however many

@@ -164,21 +164,8 @@ impl Planner {
         slice: Option<u64>,
     ) -> bool {
         let shared = &many.shared[many.at];
-        let budget = options.node_budget.unwrap_or(u64::MAX);
-        let stop_at = slice.map_or(budget, |n| {
-            budget.min(many.stats.expanded.saturating_add(n.max(1)))
-        });
-        let mut ctx = SearchContext {
-            grid: mesh.grid(),
-            start: &shared.source,
-            goal: &shared.source,
-            options,
-            cancel: None,
-            stats: many.stats,
-            trace: None,
-            stop_at,
-            cancel_check: 0,
-        };
+        let ends = (&shared.source, &shared.source);
+        let mut ctx = SearchContext::new(mesh.grid(), ends, options, None, many.stats, None, slice);
         let outcome = polyanya::search_many(
             &mut ctx,
             mesh,

@@ -483,21 +483,16 @@ impl Planner {
             }
         };
         let options = query.options;
-        let budget = options.node_budget.unwrap_or(u64::MAX);
-        let stop_at = slice.map_or(budget, |n| {
-            budget.min(resolved.stats.expanded.saturating_add(n.max(1)))
-        });
-        let mut ctx = SearchContext {
-            grid: query.grid,
-            start: &resolved.start,
-            goal: &resolved.goal,
+        let ends = (&resolved.start, &resolved.goal);
+        let mut ctx = SearchContext::new(
+            query.grid,
+            ends,
             options,
-            cancel: query.cancel,
-            stats: resolved.stats,
+            query.cancel,
+            resolved.stats,
             trace,
-            stop_at,
-            cancel_check: 0,
-        };
+            slice,
+        );
         let mut waypoints = Vec::new();
         let (start_ep, goal_ep) = (&resolved.start, &resolved.goal);
         let outcome = if !resume && start_ep.p == goal_ep.p {

@@ -69,21 +69,15 @@ impl Planner {
             }
         };
         loop {
-            let budget = options.node_budget.unwrap_or(u64::MAX);
-            let stop_at = slice.map_or(budget, |n| {
-                budget.min(search.stats.expanded.saturating_add(n.max(1)))
-            });
-            let mut ctx = SearchContext {
-                grid: mesh.grid(),
-                start: &search.start,
-                goal: &search.end,
+            let mut ctx = SearchContext::new(
+                mesh.grid(),
+                (&search.start, &search.end),
                 options,
                 cancel,
-                stats: search.stats,
-                trace: trace.as_deref_mut(),
-                stop_at,
-                cancel_check: 0,
-            };
+                search.stats,
+                trace.as_deref_mut(),
+                slice,
+            );
             let mut waypoints = Vec::new();
             let (from, to, begun) = (search.from, search.to, search.begun);
             let outcome = self.radius_search(&mut ctx, mesh, from, to, &mut waypoints, begun);

@@ -10,7 +10,7 @@
 
 use bevy_math::DVec2;
 
-use super::heap::f_key;
+use super::heap::{IndexedHeap, NO_HANDLE, f_key};
 use super::paged::{Paged, TILE, Tiling};
 use super::{Endpoint, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
@@ -36,17 +36,11 @@ pub(crate) struct NodeState {
     pub parent: u32,
     /// The generation this state belongs to; older states read as unseen.
     stamp: u32,
-    /// The node's slot in [`OpenHeap::pos`] once it has been queued in
+    /// The node's handle in [`IndexedHeap`] once it has been queued in
     /// this query, else [`NO_HANDLE`].
     handle: u32,
     pub closed: bool,
 }
-
-/// `handle` of a node never queued in this query.
-const NO_HANDLE: u32 = u32::MAX;
-
-/// Heap position of a node that is not on the open list.
-const NOT_OPEN: u32 = u32::MAX;
 
 const UNSEEN: NodeState = NodeState {
     g: f64::INFINITY,
@@ -56,134 +50,6 @@ const UNSEEN: NodeState = NodeState {
     closed: false,
 };
 
-/// An open-list entry: the node and the key it is ordered by.
-#[derive(Clone, Copy, Debug)]
-struct HeapItem {
-    /// [`f_key`] of `g + w h`.
-    f: u64,
-    g: f64,
-    node: u32,
-    /// The node's `handle`.
-    handle: u32,
-}
-
-impl HeapItem {
-    /// Pops first: smaller `f` (rounding noise ignored), then larger `g`
-    /// (deeper nodes first).
-    #[inline]
-    fn before(&self, other: &HeapItem) -> bool {
-        self.f < other.f || (self.f == other.f && self.g > other.g)
-    }
-}
-
-/// The open list: an indexed binary heap (a node improved while open moves
-/// up in place: no duplicate entries).
-///
-/// The heap position of each queued node is kept in a dense table indexed by
-/// a per-query handle, not in the node's paged state: sifting moves many
-/// entries, and the dense table spares each move a page lookup.
-#[derive(Default, Debug)]
-struct OpenHeap {
-    items: Vec<HeapItem>,
-    /// Heap position (or [`NOT_OPEN`]) of each node queued in this query,
-    /// by handle.
-    pos: Vec<u32>,
-}
-
-impl OpenHeap {
-    fn clear(&mut self) {
-        self.items.clear();
-        self.pos.clear();
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.items.capacity() * size_of::<HeapItem>() + self.pos.capacity() * size_of::<u32>()
-    }
-
-    /// Queues `node` with key `f` and cost `g`, or moves it up if it is
-    /// queued already. `handle` is the node's; one is assigned on first
-    /// queueing.
-    #[inline]
-    fn queue(&mut self, handle: &mut u32, f: u64, g: f64, node: u32) {
-        if *handle == NO_HANDLE {
-            *handle = self.pos.len() as u32;
-            self.pos.push(NOT_OPEN);
-        }
-        let item = HeapItem {
-            f,
-            g,
-            node,
-            handle: *handle,
-        };
-        let pos = match self.pos[item.handle as usize] {
-            NOT_OPEN => {
-                self.items.push(item);
-                self.items.len() - 1
-            }
-            pos => {
-                self.items[pos as usize] = item;
-                pos as usize
-            }
-        };
-        self.sift_up(pos);
-    }
-
-    /// Takes the best node off the heap.
-    #[inline]
-    fn pop(&mut self) -> Option<u32> {
-        let top = *self.items.first()?;
-        let last = self.items.pop().expect("the heap is not empty");
-        if !self.items.is_empty() {
-            self.items[0] = last;
-            self.sift_down(0);
-        }
-        self.pos[top.handle as usize] = NOT_OPEN;
-        Some(top.node)
-    }
-
-    fn sift_up(&mut self, mut pos: usize) {
-        let item = self.items[pos];
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            let p = self.items[parent];
-            if !item.before(&p) {
-                break;
-            }
-            self.items[pos] = p;
-            self.pos[p.handle as usize] = pos as u32;
-            pos = parent;
-        }
-        self.items[pos] = item;
-        self.pos[item.handle as usize] = pos as u32;
-    }
-
-    fn sift_down(&mut self, mut pos: usize) {
-        let item = self.items[pos];
-        let len = self.items.len();
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && self.items[right].before(&self.items[left]) {
-                right
-            } else {
-                left
-            };
-            let c = self.items[child];
-            if !c.before(&item) {
-                break;
-            }
-            self.items[pos] = c;
-            self.pos[c.handle as usize] = pos as u32;
-            pos = child;
-        }
-        self.items[pos] = item;
-        self.pos[item.handle as usize] = pos as u32;
-    }
-}
-
 /// Search memory reused across queries: one `NodeState` per node touched,
 /// in pages allocated on first touch (see [`Paged`]), valid only when stamped
 /// with the current generation, so nothing is cleared per query; and the
@@ -192,7 +58,7 @@ impl OpenHeap {
 pub(crate) struct Scratch {
     nodes: Paged<NodeState>,
     generation: u32,
-    open: OpenHeap,
+    open: IndexedHeap,
 }
 
 impl Default for Scratch {
@@ -200,7 +66,7 @@ impl Default for Scratch {
         Scratch {
             nodes: Paged::new(UNSEEN),
             generation: 0,
-            open: OpenHeap::default(),
+            open: IndexedHeap::default(),
         }
     }
 }

@@ -28,6 +28,7 @@
 
 mod anya;
 mod astar;
+mod best_first;
 mod context;
 mod costed;
 mod heap;

@@ -11,8 +11,8 @@ use bevy_math::DVec2;
 use super::context::{SearchContext, visible};
 use super::{
     Algorithm, FallbackPolicy, Outcome, Path, PathKind, PathQuery, PlanError, PlanOptions, Query,
-    Role, SearchSpace, SearchStats, SearchTrace, anya, astar, costed, lazy_theta, mesh_graph,
-    polyanya, radius, vertex_graph,
+    Role, SearchSpace, SearchStats, SearchTrace, anya, astar, best_first, costed, lazy_theta,
+    mesh_graph, polyanya, radius,
 };
 use crate::clearance::Clearance;
 use crate::endpoint::{Endpoint, nearest_valid_point};
@@ -41,7 +41,7 @@ use crate::mesh::locate::PolygonMarks;
 /// ```
 #[derive(Default)]
 pub struct Planner {
-    vertex: vertex_graph::Scratch,
+    vertex: best_first::Scratch,
     anya: anya::Scratch,
     pub(super) polyanya: polyanya::Scratch,
     /// The meshes of the last few grids [`Planner::plan`] ran Polyanya on,

@@ -1,7 +1,7 @@
-//! A\*: its rule for the best-first loop (on any vertex graph), A\* on the
-//! 8-connected vertex grid (the baseline), and line-of-sight post-smoothing
-//! ("A\* PS", Botea, Müller & Schaeffer 2004, as evaluated in Daniel et
-//! al., JAIR 39, 2010).
+//! A\*: its rule for the best-first loop (on a grid's vertices or a mesh's
+//! corners), A\* on the 8-connected vertex grid (the baseline), and
+//! line-of-sight post-smoothing ("A\* PS", Botea, Müller & Schaeffer 2004,
+//! as evaluated in Daniel et al., JAIR 39, 2010).
 //!
 //! The octile heuristic is consistent for moves of cost 1 and sqrt 2; for a
 //! goal that is not a vertex it is the octile distance to the best corner of

@@ -1,6 +1,6 @@
 //! The best-first loop every vertex search runs, over any graph and any
 //! relaxation rule: A\*, Lazy Theta\* and the terrain-cost searches on a
-//! grid's vertices.
+//! grid's vertices, A\* and Lazy Theta\* over a navigation mesh's corners.
 //!
 //! A search is a [`SearchGraph`] (its nodes, their points, edges and line of
 //! sight) and a [`Rule`] (its heuristic, how a popped node's parent is
@@ -87,6 +87,13 @@ impl Scratch {
             self.generation = 1;
         }
         self.open.clear();
+    }
+
+    /// Makes room for node ids below `len` (for a graph that numbers its
+    /// nodes as the search meets them).
+    #[inline]
+    pub(crate) fn cover(&mut self, len: usize) {
+        self.nodes.cover(len);
     }
 
     /// Bytes held: node pages, their table and the open list.

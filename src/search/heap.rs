@@ -2,8 +2,9 @@
 //! noise in `f` ignored and larger `g` first ([`pops_before`]).
 //!
 //! - [`IndexedHeap`], the vertex searches' open list (A\*, Lazy Theta\* and
-//!   the terrain-cost searches on a grid's vertices): each node is queued
-//!   at most once, and a node improved while queued moves up in place.
+//!   the terrain-cost searches on a grid's vertices, A\* and Lazy Theta\*
+//!   over a mesh's corners): each node is queued at most once, and a node
+//!   improved while queued moves up in place.
 //! - [`OpenList`], Anya's and Polyanya's: entries are never decreased in
 //!   place; a node improved after it was pushed is pushed again and the
 //!   stale entry is skipped when popped (the caller compares the entry's `g`

@@ -1,7 +1,7 @@
 //! Lazy Theta\* (Nash, Koenig & Tovey, "Lazy Theta\*: Any-Angle Path
 //! Planning and Path Length Analysis in 3D", AAAI 2010), after Theta\*
 //! (Daniel, Nash, Koenig & Felner, JAIR 39, 2010): its rule for the
-//! best-first loop, on any vertex graph.
+//! best-first loop, on a grid's vertices or a mesh's corners.
 //!
 //! Like A\* on the vertex graph, but a node generated from `n` takes `n`'s
 //! parent as its own, *assuming* the parent sees it. The assumption is

@@ -49,7 +49,7 @@ mod trace;
 mod vertex_graph;
 
 pub(crate) use crate::endpoint;
-pub(crate) use crate::endpoint::{Endpoint, nearest_valid_point};
+pub(crate) use crate::endpoint::Endpoint;
 pub(crate) use context::{Outcome, SearchContext};
 pub(crate) use costed::Costs;
 pub(crate) use planner::Step;

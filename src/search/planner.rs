@@ -132,8 +132,8 @@ impl Planner {
     /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]
     /// on the last grid [`Planner::plan`] ran Polyanya on, as it was then
     /// (`None` before the first such query, and while a search run in steps,
-    /// as [`PlanTask`] runs them, is still building it). It is not counted in
-    /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
+    /// as [`PlanTask`](super::PlanTask) runs them, is still building it). It
+    /// is not counted in [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
     ///
     /// A planner keeps up to [`Planner::KEPT_MESHES`] meshes (for example
     /// of a grid and the eroded grids of a few agent sizes), each

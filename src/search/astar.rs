@@ -1,6 +1,7 @@
-//! A* on the 8-connected vertex grid (the baseline), and line-of-sight
-//! post-smoothing ("A* PS", Botea, Müller & Schaeffer 2004, as evaluated in
-//! Daniel et al., JAIR 39, 2010).
+//! A\*: its rule for the best-first loop (on a grid's vertices or a mesh's
+//! corners), A\* on the 8-connected vertex grid (the baseline), and
+//! line-of-sight post-smoothing ("A\* PS", Botea, Müller & Schaeffer 2004,
+//! as evaluated in Daniel et al., JAIR 39, 2010).
 //!
 //! The octile heuristic is consistent for moves of cost 1 and sqrt 2; for a
 //! goal that is not a vertex it is the octile distance to the best corner of
@@ -9,9 +10,43 @@
 
 use bevy_math::DVec2;
 
-use super::vertex_graph::{Graph, Scratch};
+use super::best_first::{Rule, Scratch, SearchGraph, run};
+use super::vertex_graph::Graph;
 use super::{Endpoint, Outcome, SearchContext};
 use crate::los::line_of_sight;
+
+/// A\*'s rule on any vertex graph: an expanded node offers each neighbour
+/// the path through itself and the edge between them; `h` is the heuristic.
+pub(crate) struct AStar<H> {
+    pub h: H,
+}
+
+impl<G: SearchGraph, H: Fn(DVec2) -> f64> Rule<G> for AStar<H> {
+    #[inline]
+    fn h(&self, p: DVec2) -> f64 {
+        (self.h)(p)
+    }
+
+    #[expect(
+        clippy::inline_always,
+        reason = "the search loop's body: its edge callback must inline into the graph's edge loop"
+    )]
+    #[inline(always)]
+    fn expand(&mut self, graph: &G, scratch: &mut Scratch, ctx: &mut SearchContext<'_>, n: u32) {
+        let g_n = scratch.get(n).g;
+        // (Inlined by hand, as in Lazy Theta*.)
+        graph.neighbours(
+            n,
+            #[inline(always)]
+            |m, p, cost| {
+                if scratch.relax(m, g_n + cost, n, || (self.h)(p)) {
+                    ctx.stats.generated += 1;
+                    ctx.stats.pushed += 1;
+                }
+            },
+        );
+    }
+}
 
 fn octile(a: DVec2, b: DVec2) -> f64 {
     let d = (a - b).abs();
@@ -25,7 +60,7 @@ pub(crate) fn search(
     out: &mut Vec<DVec2>,
     resume: bool,
 ) -> Outcome {
-    let graph = Graph::new(ctx);
+    let mut graph = Graph::new(ctx);
     let weight = ctx.options.weight();
     // Targets for the heuristic: the goal vertex, or the goal's cell corners
     // with the straight remainder to the goal point.
@@ -56,34 +91,7 @@ pub(crate) fn search(
                 .fold(f64::INFINITY, f64::min)
     };
 
-    let start = graph.start;
-    if !resume {
-        graph.seed(scratch, ctx, h(graph.point(start)));
-    }
-
-    loop {
-        if let Some(stop) = ctx.should_stop() {
-            return stop;
-        }
-        let Some(n) = scratch.pop() else {
-            return Outcome::Exhausted;
-        };
-        if graph.finish_or_close(scratch, ctx, n, out) {
-            return Outcome::Found;
-        }
-        let g_n = scratch.get(n).g;
-        // (Inlined by hand, as in Lazy Theta*.)
-        graph.neighbours(
-            n,
-            #[inline(always)]
-            |m, p, cost| {
-                if scratch.relax(m, g_n + cost, n, || h(p)) {
-                    ctx.stats.generated += 1;
-                    ctx.stats.pushed += 1;
-                }
-            },
-        );
-    }
+    run(&mut graph, &mut AStar { h }, scratch, ctx, out, resume)
 }
 
 /// Whether a leg between two path points is usable (visible, and allowed by

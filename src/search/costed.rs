@@ -20,7 +20,8 @@
 
 use bevy_math::DVec2;
 
-use super::vertex_graph::{Graph, Scratch};
+use super::best_first::{Rule, Scratch, SearchGraph, run};
+use super::vertex_graph::Graph;
 use super::{Outcome, SearchContext};
 use crate::terrain::{Profile, TerrainMap, segment_cost};
 
@@ -51,6 +52,80 @@ impl Costs<'_> {
 /// goal, plus the direct edge; 8 moves plus 4 onto specials for a vertex.
 const MAX_EDGES: usize = 32;
 
+/// The terrain-cost searches' rule on any vertex graph: Theta\* (checked
+/// lazily) with `any_angle`, else A\*; `h` is the heuristic.
+struct Costed<'a, H> {
+    costs: Costs<'a>,
+    any_angle: bool,
+    h: H,
+    /// The edges of the node being expanded.
+    edges: [(u32, DVec2); MAX_EDGES],
+}
+
+impl<G: SearchGraph, H: Fn(DVec2) -> f64> Rule<G> for Costed<'_, H> {
+    #[inline]
+    fn h(&self, p: DVec2) -> f64 {
+        (self.h)(p)
+    }
+
+    /// Path 2, checked when the node is popped: straight from its parent's
+    /// parent, if that sees it and costs less (the node was queued with its
+    /// cost from its parent, an upper bound).
+    #[inline]
+    fn mend(
+        &mut self,
+        graph: &mut G,
+        scratch: &mut Scratch,
+        ctx: &mut SearchContext<'_>,
+        n: u32,
+    ) -> bool {
+        if !self.any_angle {
+            return true;
+        }
+        let state = scratch.get(n);
+        let grand = scratch.get(state.parent).parent;
+        if grand != state.parent
+            && graph.visible(ctx, grand, n)
+            && let Some(c) = self.costs.segment(graph.point(grand), graph.point(n))
+        {
+            let g = scratch.get(grand).g + c;
+            if g < state.g {
+                let s = scratch.get_mut(n);
+                s.g = g;
+                s.parent = grand;
+            }
+        }
+        true
+    }
+
+    /// Path 1: from `n`, one grid move (or a move within a start or goal's
+    /// cell), cheap to cost.
+    #[inline]
+    fn expand(&mut self, graph: &G, scratch: &mut Scratch, ctx: &mut SearchContext<'_>, n: u32) {
+        let g_n = scratch.get(n).g;
+        let here = graph.point(n);
+        let mut count = 0;
+        let edges = &mut self.edges;
+        graph.neighbours(n, |m, p, _| {
+            if count < MAX_EDGES {
+                edges[count] = (m, p);
+                count += 1;
+            }
+        });
+        for &(m, p) in &self.edges[..count] {
+            if scratch.get(m).closed {
+                continue;
+            }
+            if let Some(c) = self.costs.segment(here, p)
+                && scratch.relax(m, g_n + c, n, || (self.h)(p))
+            {
+                ctx.stats.generated += 1;
+                ctx.stats.pushed += 1;
+            }
+        }
+    }
+}
+
 /// Runs Theta\* (`any_angle`) or A\* with `costs` from `ctx.start` to
 /// `ctx.goal`; on success the path is in `out`, start first.
 pub(crate) fn search(
@@ -61,66 +136,15 @@ pub(crate) fn search(
     out: &mut Vec<DVec2>,
     resume: bool,
 ) -> Outcome {
-    let graph = Graph::new(ctx);
+    let mut graph = Graph::new(ctx);
     let weight = ctx.options.weight();
     let goal_point = ctx.goal.p;
     let h = |p: DVec2| weight * p.distance(goal_point);
-
-    let start = graph.start;
-    if !resume {
-        graph.seed(scratch, ctx, h(graph.point(start)));
-    }
-
-    let mut edges = [(0u32, DVec2::ZERO); MAX_EDGES];
-    loop {
-        if let Some(stop) = ctx.should_stop() {
-            return stop;
-        }
-        let Some(n) = scratch.pop() else {
-            return Outcome::Exhausted;
-        };
-        // Path 2, checked when the node is popped: straight from its
-        // parent's parent, if that sees it and costs less (the node was
-        // queued with its cost from its parent, an upper bound).
-        if any_angle && n != start {
-            let state = scratch.get(n);
-            let grand = scratch.get(state.parent).parent;
-            if grand != state.parent
-                && graph.visible(ctx, grand, n)
-                && let Some(c) = costs.segment(graph.point(grand), graph.point(n))
-            {
-                let g = scratch.get(grand).g + c;
-                if g < state.g {
-                    let s = scratch.get_mut(n);
-                    s.g = g;
-                    s.parent = grand;
-                }
-            }
-        }
-        if graph.finish_or_close(scratch, ctx, n, out) {
-            return Outcome::Found;
-        }
-        let g_n = scratch.get(n).g;
-        let here = graph.point(n);
-        let mut count = 0;
-        graph.neighbours(n, |m, p, _| {
-            if count < MAX_EDGES {
-                edges[count] = (m, p);
-                count += 1;
-            }
-        });
-        // Path 1: from n, one grid move (or a move within a start or goal's
-        // cell), cheap to cost.
-        for &(m, p) in &edges[..count] {
-            if scratch.get(m).closed {
-                continue;
-            }
-            if let Some(c) = costs.segment(here, p)
-                && scratch.relax(m, g_n + c, n, || h(p))
-            {
-                ctx.stats.generated += 1;
-                ctx.stats.pushed += 1;
-            }
-        }
-    }
+    let mut rule = Costed {
+        costs,
+        any_angle,
+        h,
+        edges: [(0, DVec2::ZERO); MAX_EDGES],
+    };
+    run(&mut graph, &mut rule, scratch, ctx, out, resume)
 }

@@ -3,23 +3,24 @@
 //!
 //! The graph's nodes are the corners of the mesh's polygons, the start and
 //! the goal; two nodes are joined when one polygon holds both (its
-//! polygons are convex: the segment between them lies on the mesh). A\*
-//! runs on that graph. Lazy Theta\* (Nash, Koenig & Tovey, AAAI 2010) runs
-//! on it as on a grid: a node takes its predecessor's parent, and is checked
-//! when expanded to see that parent along a segment on the mesh, else takes
-//! the best expanded neighbour instead. Every segment of a path is one the
-//! mesh holds, so a path keeps the mesh's distance from the walls; neither
-//! planner promises the shortest path (Polyanya does). Both honour the
-//! query's node budget, heuristic weight and cancel flag, and run in slices
-//! like the grid planners.
-
-use core::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! polygons are convex: the segment between them lies on the mesh). The
+//! graph is built as the search meets it. The searches are the vertex
+//! searches' best-first loop ([`run`]) with A\*'s rule or Lazy Theta\*'s
+//! (Nash, Koenig & Tovey, AAAI 2010): there a node takes its predecessor's
+//! parent, and is checked when expanded to see that parent along a segment
+//! on the mesh, else takes the best expanded neighbour instead. Every
+//! segment of a path is one the mesh holds, so a path keeps the mesh's
+//! distance from the walls; neither planner promises the shortest path
+//! (Polyanya does). Both honour the query's node budget, heuristic weight
+//! and cancel flag, and run in slices like the grid planners.
 
 use crate::fast_hash::FastMap;
 
 use bevy_math::DVec2;
 
+use super::astar::AStar;
+use super::best_first::{Scratch, SearchGraph, run};
+use super::lazy_theta::LazyTheta;
 use super::{Outcome, SearchContext};
 use crate::mesh::locate::{polygons_at, walk_segment};
 use crate::mesh::{NavMesh, PORTAL};
@@ -27,15 +28,21 @@ use crate::mesh::{NavMesh, PORTAL};
 /// Scratch memory for searches over a mesh's corners, kept between queries.
 #[derive(Default)]
 pub(crate) struct MeshGraph {
+    lists: Lists,
+    scratch: Scratch,
+}
+
+/// What a search has met of its graph.
+#[derive(Default)]
+struct Lists {
     /// Node of each corner met, by its lattice coordinates.
     index: FastMap<[i32; 2], u32>,
     nodes: Vec<Node>,
-    open: BinaryHeap<Open>,
     /// Polygons around a node.
     around: Vec<u32>,
     /// Polygons holding the goal.
     goal_polys: Vec<u32>,
-    /// Neighbours of a node: (node, its point).
+    /// Neighbours of the node popped last: (node, its point).
     neighbours: Vec<(u32, DVec2)>,
 }
 
@@ -43,45 +50,16 @@ pub(crate) struct MeshGraph {
 const START: u32 = 0;
 /// The goal's node.
 const GOAL: u32 = 1;
-/// No node.
+/// No polygon.
 const NIL: u32 = u32::MAX;
 
-/// A node: a point (in mesh coordinates) and where the search put it.
+/// A node: a point (in mesh coordinates) and, for a corner, a polygon
+/// holding it and its index there.
 #[derive(Clone, Copy)]
 struct Node {
     p: DVec2,
-    /// A polygon holding the point and its index there (for corners).
     poly: u32,
     slot: u16,
-    g: f64,
-    parent: u32,
-    closed: bool,
-}
-
-/// An entry of the open list (smallest `f` first, then largest `g`).
-#[derive(Clone, Copy, PartialEq)]
-struct Open {
-    f: f64,
-    g: f64,
-    node: u32,
-}
-
-impl Eq for Open {}
-
-impl Ord for Open {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .f
-            .total_cmp(&self.f)
-            .then(self.g.total_cmp(&other.g))
-            .then(other.node.cmp(&self.node))
-    }
-}
-
-impl PartialOrd for Open {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
 }
 
 /// How the search runs.
@@ -115,173 +93,164 @@ impl MeshGraph {
         resume: bool,
     ) -> Outcome {
         let scale = mesh.scale() as f64;
-        let (s, t) = (from * scale, to * scale);
-        let weight = ctx.options.weight();
+        let t = to * scale;
+        let lists = &mut self.lists;
         if !resume {
-            self.index.clear();
-            self.nodes.clear();
-            self.open.clear();
-            self.goal_polys.clear();
-            polygons_at(mesh, to, &mut self.goal_polys);
+            lists.index.clear();
+            lists.nodes.clear();
+            lists.goal_polys.clear();
+            polygons_at(mesh, to, &mut lists.goal_polys);
             let point = |p: DVec2| Node {
                 p,
                 poly: NIL,
                 slot: 0,
-                g: f64::INFINITY,
-                parent: NIL,
-                closed: false,
             };
-            self.nodes.push(Node {
-                g: 0.0,
-                parent: START,
-                ..point(s)
-            });
-            self.nodes.push(point(t));
-            self.open.push(Open {
-                f: weight * s.distance(t),
-                g: 0.0,
-                node: START,
-            });
+            lists.nodes.extend([point(from * scale), point(t)]);
         }
-        let lazy = mode == Mode::LazyTheta;
-        while let Some(entry) = self.open.pop() {
-            let Open { g, node, .. } = entry;
-            let n = node as usize;
-            if self.nodes[n].closed || g > self.nodes[n].g {
-                continue;
+        let mut graph = Corners {
+            mesh,
+            scale,
+            from,
+            lists,
+            found,
+        };
+        let weight = ctx.options.weight();
+        let h = |p: DVec2| weight * p.distance(t);
+        let scratch = &mut self.scratch;
+        let mut path = Vec::new();
+        let outcome = match mode {
+            Mode::LazyTheta => run(
+                &mut graph,
+                &mut LazyTheta { h },
+                scratch,
+                ctx,
+                &mut path,
+                resume,
+            ),
+            Mode::AStar | Mode::AStarSmoothed => run(
+                &mut graph,
+                &mut AStar { h },
+                scratch,
+                ctx,
+                &mut path,
+                resume,
+            ),
+        };
+        if outcome == Outcome::Found {
+            if mode == Mode::AStarSmoothed {
+                smooth(mesh, &mut path, graph.found);
             }
-            match ctx.should_stop() {
-                Some(Outcome::Budget) => {
-                    ctx.stats.popped += 1;
-                    return Outcome::Budget;
-                }
-                Some(stop) => {
-                    // Paused or cancelled: the node is expanded on resuming.
-                    self.open.push(entry);
-                    return stop;
-                }
-                None => {}
-            }
-            let stats = &mut ctx.stats;
-            stats.popped += 1;
-            self.neighbours_of(mesh, node, found);
-            if lazy && node != START {
-                // The parent was taken on trust: check it sees the node,
-                // else take the best expanded neighbour.
-                let parent = self.nodes[n].parent;
-                stats.los_checks += 1;
-                if !sees(mesh, self.nodes[parent as usize].p, self.nodes[n].p, found) {
-                    let p = self.nodes[n].p;
-                    let best = self
-                        .neighbours
-                        .iter()
-                        .filter(|&&(m, _)| self.nodes[m as usize].closed)
-                        .map(|&(m, q)| (self.nodes[m as usize].g + q.distance(p), m))
-                        .min_by(|a, b| a.0.total_cmp(&b.0));
-                    // (The node was generated from an expanded neighbour,
-                    // which it sees: there is one.)
-                    let Some((g, m)) = best else {
-                        continue;
-                    };
-                    self.nodes[n].g = g;
-                    self.nodes[n].parent = m;
-                }
-            }
-            self.nodes[n].closed = true;
-            stats.expanded += 1;
-            if node == GOAL {
-                let mut path = Vec::new();
-                let mut at = GOAL;
-                while at != START {
-                    path.push(self.nodes[at as usize].p / scale);
-                    at = self.nodes[at as usize].parent;
-                }
-                path.push(from);
-                path.reverse();
-                if mode == Mode::AStarSmoothed {
-                    smooth(mesh, &mut path, found);
-                }
-                out.extend(path);
-                return Outcome::Found;
-            }
-            let (p, gn) = (self.nodes[n].p, self.nodes[n].g);
-            let (via, gv) = if lazy && node != START {
-                let parent = self.nodes[n].parent;
-                (parent, self.nodes[parent as usize].g)
-            } else {
-                (node, gn)
-            };
-            let via_p = self.nodes[via as usize].p;
-            for k in 0..self.neighbours.len() {
-                let (m, q) = self.neighbours[k];
-                let mi = m as usize;
-                if self.nodes[mi].closed {
-                    continue;
-                }
-                stats.generated += 1;
-                let (parent, g) = if via == node {
-                    (node, gn + p.distance(q))
-                } else {
-                    (via, gv + via_p.distance(q))
-                };
-                if g < self.nodes[mi].g {
-                    self.nodes[mi].g = g;
-                    self.nodes[mi].parent = parent;
-                    stats.pushed += 1;
-                    self.open.push(Open {
-                        f: g + weight * q.distance(t),
-                        g,
-                        node: m,
-                    });
-                }
-            }
+            out.extend(path);
         }
-        Outcome::Exhausted
+        outcome
     }
+}
 
-    /// Fills `self.neighbours` with the nodes that share a polygon with
-    /// `node` (the goal among them where it does).
-    fn neighbours_of(&mut self, mesh: &NavMesh, node: u32, found: &mut Vec<u32>) {
-        self.around.clear();
-        let n = self.nodes[node as usize];
+/// The graph of one search over a mesh's corners.
+struct Corners<'a> {
+    mesh: &'a NavMesh,
+    /// Mesh coordinates a cell.
+    scale: f64,
+    /// The start, in cells.
+    from: DVec2,
+    lists: &'a mut Lists,
+    /// Polygons found around a point (a buffer).
+    found: &'a mut Vec<u32>,
+}
+
+impl Corners<'_> {
+    /// Fills `neighbours` with the nodes that share a polygon with `node`
+    /// (the goal among them where it does), numbering the corners met for
+    /// the first time.
+    fn list_neighbours(&mut self, node: u32) {
+        let (mesh, lists) = (self.mesh, &mut *self.lists);
+        lists.around.clear();
+        let n = lists.nodes[node as usize];
         if n.poly == NIL {
             // The start or the goal: the polygons holding it.
-            found.clear();
-            polygons_at(mesh, n.p / mesh.scale() as f64, found);
-            self.around.extend_from_slice(found);
+            self.found.clear();
+            polygons_at(mesh, n.p / self.scale, self.found);
+            lists.around.extend_from_slice(self.found);
         } else {
-            polygons_around(mesh, n.poly, usize::from(n.slot), &mut self.around);
+            polygons_around(mesh, n.poly, usize::from(n.slot), &mut lists.around);
         }
-        self.neighbours.clear();
-        for i in 0..self.around.len() {
-            let id = self.around[i];
+        lists.neighbours.clear();
+        for i in 0..lists.around.len() {
+            let id = lists.around[i];
             let poly = mesh.polygon(id);
             for (k, slot) in poly.slots.iter().enumerate() {
-                let key = slot.v;
-                let m = match self.index.get(&key) {
-                    Some(&m) => m,
-                    None => {
-                        let m = self.nodes.len() as u32;
-                        self.nodes.push(Node {
-                            p: poly.at(k),
-                            poly: id,
-                            slot: k as u16,
-                            g: f64::INFINITY,
-                            parent: NIL,
-                            closed: false,
-                        });
-                        self.index.insert(key, m);
-                        m
-                    }
-                };
+                let m = *lists.index.entry(slot.v).or_insert_with(|| {
+                    lists.nodes.push(Node {
+                        p: poly.at(k),
+                        poly: id,
+                        slot: k as u16,
+                    });
+                    lists.nodes.len() as u32 - 1
+                });
                 if m != node {
-                    self.neighbours.push((m, poly.at(k)));
+                    lists.neighbours.push((m, poly.at(k)));
                 }
             }
-            if node != GOAL && self.goal_polys.contains(&id) {
-                self.neighbours.push((GOAL, self.nodes[GOAL as usize].p));
+            if node != GOAL && lists.goal_polys.contains(&id) {
+                lists.neighbours.push((GOAL, lists.nodes[GOAL as usize].p));
             }
         }
+    }
+}
+
+impl SearchGraph for Corners<'_> {
+    #[inline]
+    fn start(&self) -> u32 {
+        START
+    }
+
+    #[inline]
+    fn goal(&self) -> u32 {
+        GOAL
+    }
+
+    fn id_bound(&self) -> usize {
+        self.lists.nodes.len()
+    }
+
+    #[inline]
+    fn point(&self, n: u32) -> DVec2 {
+        self.lists.nodes[n as usize].p
+    }
+
+    fn traced_point(&self, n: u32) -> DVec2 {
+        self.point(n) / self.scale
+    }
+
+    fn reach(&mut self, n: u32, scratch: &mut Scratch) {
+        self.list_neighbours(n);
+        scratch.cover(self.lists.nodes.len());
+    }
+
+    /// The neighbours of the node popped last.
+    #[inline]
+    fn neighbours(&self, n: u32, mut f: impl FnMut(u32, DVec2, f64)) {
+        let p = self.point(n);
+        for &(m, q) in &self.lists.neighbours {
+            f(m, q, p.distance(q));
+        }
+    }
+
+    fn visible(&mut self, ctx: &mut SearchContext<'_>, a: u32, b: u32) -> bool {
+        ctx.stats.los_checks += 1;
+        sees(self.mesh, self.point(a), self.point(b), self.found)
+    }
+
+    /// The path in cells, from exactly the start.
+    fn path(&self, scratch: &Scratch, out: &mut Vec<DVec2>) {
+        out.clear();
+        let mut at = GOAL;
+        while at != START {
+            out.push(self.point(at) / self.scale);
+            at = scratch.get(at).parent;
+        }
+        out.push(self.from);
+        out.reverse();
     }
 }
 

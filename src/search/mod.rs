@@ -28,6 +28,7 @@
 
 mod anya;
 mod astar;
+mod best_first;
 mod context;
 mod costed;
 mod heap;
@@ -47,7 +48,7 @@ mod trace;
 mod vertex_graph;
 
 pub(crate) use crate::endpoint;
-pub(crate) use crate::endpoint::{Endpoint, nearest_valid_point};
+pub(crate) use crate::endpoint::Endpoint;
 pub(crate) use context::{Outcome, SearchContext};
 pub(crate) use costed::Costs;
 pub(crate) use planner::Step;

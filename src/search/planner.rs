@@ -11,8 +11,8 @@ use bevy_math::DVec2;
 use super::context::{SearchContext, visible};
 use super::{
     Algorithm, FallbackPolicy, Outcome, Path, PathKind, PathQuery, PlanError, PlanOptions, Query,
-    Role, SearchSpace, SearchStats, SearchTrace, anya, astar, costed, lazy_theta, mesh_graph,
-    polyanya, radius, vertex_graph,
+    Role, SearchSpace, SearchStats, SearchTrace, anya, astar, best_first, costed, lazy_theta,
+    mesh_graph, polyanya, radius,
 };
 use crate::clearance::Clearance;
 use crate::endpoint::{Endpoint, nearest_valid_point};
@@ -41,7 +41,7 @@ use crate::mesh::locate::PolygonMarks;
 /// ```
 #[derive(Default)]
 pub struct Planner {
-    vertex: vertex_graph::Scratch,
+    vertex: best_first::Scratch,
     anya: anya::Scratch,
     pub(super) polyanya: polyanya::Scratch,
     /// The meshes of the last few grids [`Planner::plan`] ran Polyanya on,
@@ -134,8 +134,8 @@ impl Planner {
     /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]
     /// on the last grid [`Planner::plan`] ran Polyanya on, as it was then
     /// (`None` before the first such query, and while a search run in steps,
-    /// as [`PlanTask`] runs them, is still building it). It is not counted in
-    /// [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
+    /// as [`PlanTask`](super::PlanTask) runs them, is still building it). It
+    /// is not counted in [`Planner::memory_bytes`]; see [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes).
     ///
     /// A planner keeps up to [`Planner::KEPT_MESHES`] meshes (for example
     /// of a grid and the eroded grids of a few agent sizes), each

@@ -46,9 +46,11 @@ pub enum Algorithm {
     /// any-angle paths, the same lengths as [`Algorithm::Anya`], searched
     /// over a navigation mesh of the grid ([`crate::mesh::NavMesh`]) instead
     /// of its rows. The mesh is built once per grid and kept in step with
-    /// its edits chunk by chunk; [`Planner::plan`] keeps the meshes of its
-    /// last few grids (see [`Planner::mesh`]), [`Planner::plan_on_mesh`]
-    /// takes one the caller keeps. On game maps and mazes it answers in
+    /// its edits chunk by chunk; [`Planner::plan`](super::Planner::plan)
+    /// keeps the meshes of its last few grids (see
+    /// [`Planner::mesh`](super::Planner::mesh)),
+    /// [`Planner::plan_on_mesh`](super::Planner::plan_on_mesh) takes one the
+    /// caller keeps. On game maps and mazes it answers in
     /// about half of Anya's time (see `docs/compare.md`); on maps of
     /// scattered single-cell noise the mesh is fragmented, and with 40 % of
     /// the cells blocked Anya is faster.
@@ -243,7 +245,8 @@ pub struct Path {
     /// Euclidean length of the polyline.
     pub length: f64,
     /// What the path costs: its length, or with terrain costs
-    /// ([`Planner::plan_with_costs`]) the sum of its segments' costs.
+    /// ([`Planner::plan_with_costs`](super::Planner::plan_with_costs)) the
+    /// sum of its segments' costs.
     pub cost: f64,
     /// Whether the path reaches the goal or falls back.
     pub kind: PathKind,
@@ -318,13 +321,15 @@ pub enum PlanError {
     /// The cancel flag was raised while searching.
     #[error("the search was cancelled")]
     Cancelled,
-    /// [`Planner::plan_with_costs`] was asked for Anya with a profile whose
-    /// passable costs differ: Anya finds shortest paths, not cheapest ones.
+    /// [`Planner::plan_with_costs`](super::Planner::plan_with_costs) was
+    /// asked for Anya with a profile whose passable costs differ: Anya finds
+    /// shortest paths, not cheapest ones.
     /// Ask for Lazy Theta\* (Theta\* with costs) or A\* instead.
     #[error("{0} does not plan with terrain costs (use Lazy Theta* or A*)")]
     CostsNotSupported(Algorithm),
-    /// The terrain map and the grid given to [`Planner::plan_with_costs`]
-    /// differ in size.
+    /// The terrain map and the grid given to
+    /// [`Planner::plan_with_costs`](super::Planner::plan_with_costs) differ in
+    /// size.
     #[error("the terrain map is {terrain:?} cells, the grid {grid:?}")]
     TerrainSize {
         /// The terrain map's width and height.

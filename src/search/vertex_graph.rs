@@ -1,6 +1,7 @@
-//! The graph Lazy Theta* and grid A* search: the grid's vertices with their
-//! eight grid moves, plus a node for a start or goal that is not a vertex,
-//! joined to the corners of its cells.
+//! The graph the vertex searches run on over a grid (A\*, Lazy Theta\*, the
+//! terrain-cost searches): the grid's vertices with their eight grid moves,
+//! plus a node for a start or goal that is not a vertex, joined to the
+//! corners of its cells.
 //!
 //! Moves follow `SPEC.md`: a diagonal move crosses a free cell, a straight
 //! move runs along an edge with a free cell on at least one side, and no move
@@ -10,14 +11,11 @@
 
 use bevy_math::DVec2;
 
-use super::heap::f_key;
-use super::paged::{Paged, TILE, Tiling};
+use super::best_first::{NO_PARENT, Scratch, SearchGraph};
+use super::paged::{TILE, Tiling};
 use super::{Endpoint, SearchContext};
 use crate::grid::{Grid, VERTEX_MOVES};
 use crate::los::{line_of_sight, los_vertices};
-
-/// `parent` of a node that has none yet.
-pub(crate) const NO_PARENT: u32 = u32::MAX;
 
 /// Cost of each move of [`VERTEX_MOVES`].
 const MOVE_COST: [f64; 8] = {
@@ -28,274 +26,6 @@ const MOVE_COST: [f64; 8] = {
 /// The moves of [`VERTEX_MOVES`] that point into the south-east quadrant:
 /// the only ones a start or goal on a double corner may use.
 const SOUTH_EAST_MOVES: u16 = 0b0001_0101;
-
-/// Per-node search state.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct NodeState {
-    pub g: f64,
-    pub parent: u32,
-    /// The generation this state belongs to; older states read as unseen.
-    stamp: u32,
-    /// The node's slot in [`OpenHeap::pos`] once it has been queued in
-    /// this query, else [`NO_HANDLE`].
-    handle: u32,
-    pub closed: bool,
-}
-
-/// `handle` of a node never queued in this query.
-const NO_HANDLE: u32 = u32::MAX;
-
-/// Heap position of a node that is not on the open list.
-const NOT_OPEN: u32 = u32::MAX;
-
-const UNSEEN: NodeState = NodeState {
-    g: f64::INFINITY,
-    parent: NO_PARENT,
-    stamp: 0,
-    handle: NO_HANDLE,
-    closed: false,
-};
-
-/// An open-list entry: the node and the key it is ordered by.
-#[derive(Clone, Copy, Debug)]
-struct HeapItem {
-    /// [`f_key`] of `g + w h`.
-    f: u64,
-    g: f64,
-    node: u32,
-    /// The node's `handle`.
-    handle: u32,
-}
-
-impl HeapItem {
-    /// Pops first: smaller `f` (rounding noise ignored), then larger `g`
-    /// (deeper nodes first).
-    #[inline]
-    fn before(&self, other: &HeapItem) -> bool {
-        self.f < other.f || (self.f == other.f && self.g > other.g)
-    }
-}
-
-/// The open list: an indexed binary heap (a node improved while open moves
-/// up in place: no duplicate entries).
-///
-/// The heap position of each queued node is kept in a dense table indexed by
-/// a per-query handle, not in the node's paged state: sifting moves many
-/// entries, and the dense table spares each move a page lookup.
-#[derive(Default, Debug)]
-struct OpenHeap {
-    items: Vec<HeapItem>,
-    /// Heap position (or [`NOT_OPEN`]) of each node queued in this query,
-    /// by handle.
-    pos: Vec<u32>,
-}
-
-impl OpenHeap {
-    fn clear(&mut self) {
-        self.items.clear();
-        self.pos.clear();
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.items.capacity() * size_of::<HeapItem>() + self.pos.capacity() * size_of::<u32>()
-    }
-
-    /// Queues `node` with key `f` and cost `g`, or moves it up if it is
-    /// queued already. `handle` is the node's; one is assigned on first
-    /// queueing.
-    #[inline]
-    fn queue(&mut self, handle: &mut u32, f: u64, g: f64, node: u32) {
-        if *handle == NO_HANDLE {
-            *handle = self.pos.len() as u32;
-            self.pos.push(NOT_OPEN);
-        }
-        let item = HeapItem {
-            f,
-            g,
-            node,
-            handle: *handle,
-        };
-        let pos = match self.pos[item.handle as usize] {
-            NOT_OPEN => {
-                self.items.push(item);
-                self.items.len() - 1
-            }
-            pos => {
-                self.items[pos as usize] = item;
-                pos as usize
-            }
-        };
-        self.sift_up(pos);
-    }
-
-    /// Takes the best node off the heap.
-    #[inline]
-    fn pop(&mut self) -> Option<u32> {
-        let top = *self.items.first()?;
-        let last = self.items.pop().expect("the heap is not empty");
-        if !self.items.is_empty() {
-            self.items[0] = last;
-            self.sift_down(0);
-        }
-        self.pos[top.handle as usize] = NOT_OPEN;
-        Some(top.node)
-    }
-
-    fn sift_up(&mut self, mut pos: usize) {
-        let item = self.items[pos];
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            let p = self.items[parent];
-            if !item.before(&p) {
-                break;
-            }
-            self.items[pos] = p;
-            self.pos[p.handle as usize] = pos as u32;
-            pos = parent;
-        }
-        self.items[pos] = item;
-        self.pos[item.handle as usize] = pos as u32;
-    }
-
-    fn sift_down(&mut self, mut pos: usize) {
-        let item = self.items[pos];
-        let len = self.items.len();
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && self.items[right].before(&self.items[left]) {
-                right
-            } else {
-                left
-            };
-            let c = self.items[child];
-            if !c.before(&item) {
-                break;
-            }
-            self.items[pos] = c;
-            self.pos[c.handle as usize] = pos as u32;
-            pos = child;
-        }
-        self.items[pos] = item;
-        self.pos[item.handle as usize] = pos as u32;
-    }
-}
-
-/// Search memory reused across queries: one `NodeState` per node touched,
-/// in pages allocated on first touch (see [`Paged`]), valid only when stamped
-/// with the current generation, so nothing is cleared per query; and the
-/// open list.
-#[derive(Debug)]
-pub(crate) struct Scratch {
-    nodes: Paged<NodeState>,
-    generation: u32,
-    open: OpenHeap,
-}
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Scratch {
-            nodes: Paged::new(UNSEEN),
-            generation: 0,
-            open: OpenHeap::default(),
-        }
-    }
-}
-
-impl Scratch {
-    /// Allocates the node states of every node of `grid` now.
-    pub(crate) fn reserve(&mut self, grid: &Grid) {
-        let tiling = Tiling::new(grid.width(), grid.height());
-        self.nodes.cover(tiling.len());
-        for id in tiling.tiles() {
-            self.nodes.allocate(id);
-        }
-    }
-
-    /// Starts a new query over node ids below `len`.
-    pub(crate) fn prepare(&mut self, len: usize) {
-        self.nodes.cover(len);
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.nodes.reset();
-            self.generation = 1;
-        }
-        self.open.clear();
-    }
-
-    /// Bytes held: node pages, their table and the open list.
-    pub(crate) fn memory_bytes(&self) -> usize {
-        self.nodes.memory_bytes() + self.open.memory_bytes()
-    }
-
-    /// Offers `node` a path of cost `g` through `parent`: if that improves
-    /// on its cost and it is not closed, records it and (re)queues the node
-    /// with key `g + h()`. Returns whether it improved.
-    #[expect(
-        clippy::inline_always,
-        reason = "left to the compiler it is not inlined into A*'s loop: 12 % more instructions (callgrind)"
-    )]
-    #[inline(always)]
-    pub(crate) fn relax(
-        &mut self,
-        node: u32,
-        g: f64,
-        parent: u32,
-        h: impl FnOnce() -> f64,
-    ) -> bool {
-        let generation = self.generation;
-        let s = self.nodes.get_mut(node);
-        if s.stamp != generation {
-            *s = NodeState {
-                stamp: generation,
-                ..UNSEEN
-            };
-        }
-        if s.closed || g >= s.g {
-            return false;
-        }
-        let f = g + h();
-        s.g = g;
-        s.parent = parent;
-        self.open.queue(&mut s.handle, f_key(f), g, node);
-        true
-    }
-
-    /// Takes the best open node off the open list, and puts its page in
-    /// focus (its neighbours are mostly there).
-    #[inline]
-    pub(crate) fn pop(&mut self) -> Option<u32> {
-        let n = self.open.pop()?;
-        self.nodes.focus(n);
-        Some(n)
-    }
-
-    /// The state of `node` in this query.
-    #[inline]
-    pub(crate) fn get(&self, node: u32) -> NodeState {
-        match self.nodes.get(node) {
-            Some(s) if s.stamp == self.generation => *s,
-            _ => UNSEEN,
-        }
-    }
-
-    /// Mutable state of `node`, reset first if it is from an older query.
-    #[inline]
-    pub(crate) fn get_mut(&mut self, node: u32) -> &mut NodeState {
-        let generation = self.generation;
-        let s = self.nodes.get_mut(node);
-        if s.stamp != generation {
-            *s = NodeState {
-                stamp: generation,
-                ..UNSEEN
-            };
-        }
-        s
-    }
-}
 
 /// Calls `f` out of line: for the rare edges at a start or goal, so that
 /// the edge callback is inlined only where grid moves call it (the hot loop).
@@ -353,11 +83,6 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// One more than the largest node id.
-    pub(crate) fn id_bound(&self) -> usize {
-        self.tiling.len()
-    }
-
     #[inline]
     pub(crate) fn xy(&self, id: u32) -> [i64; 2] {
         self.tiling.xy(id)
@@ -373,19 +98,6 @@ impl<'a> Graph<'a> {
     fn is_special(&self, id: u32) -> bool {
         (id == self.start && self.start_box.is_some())
             || (id == self.goal && self.goal_box.is_some())
-    }
-
-    /// The point of a node.
-    #[inline]
-    pub(crate) fn point(&self, id: u32) -> DVec2 {
-        if id == self.start && self.start_box.is_some() {
-            self.start_ep.p
-        } else if id == self.goal && self.goal_box.is_some() {
-            self.goal_ep.p
-        } else {
-            let [x, y] = self.xy(id);
-            DVec2::new(x as f64, y as f64)
-        }
     }
 
     /// The endpoint a node stands for, if it is the start or the goal.
@@ -411,10 +123,39 @@ impl<'a> Graph<'a> {
         self.endpoint(self.id(x, y))
             .is_some_and(|e| e.allows_towards(other))
     }
+}
+
+impl SearchGraph for Graph<'_> {
+    #[inline]
+    fn start(&self) -> u32 {
+        self.start
+    }
+
+    #[inline]
+    fn goal(&self) -> u32 {
+        self.goal
+    }
+
+    fn id_bound(&self) -> usize {
+        self.tiling.len()
+    }
+
+    /// The point of a node.
+    #[inline]
+    fn point(&self, id: u32) -> DVec2 {
+        if id == self.start && self.start_box.is_some() {
+            self.start_ep.p
+        } else if id == self.goal && self.goal_box.is_some() {
+            self.goal_ep.p
+        } else {
+            let [x, y] = self.xy(id);
+            DVec2::new(x as f64, y as f64)
+        }
+    }
 
     /// Calls `f(neighbour, its point, cost)` for every edge at `id`.
     #[inline]
-    pub(crate) fn neighbours(&self, id: u32, mut f: impl FnMut(u32, DVec2, f64)) {
+    fn neighbours(&self, id: u32, mut f: impl FnMut(u32, DVec2, f64)) {
         if self.is_special(id) {
             let ep = self.endpoint(id).expect("special nodes are endpoints");
             for c in ep.cells() {
@@ -510,7 +251,7 @@ impl<'a> Graph<'a> {
     /// and allowed by the south-east rule at a start or goal on a double
     /// corner). Counts a line-of-sight check.
     #[inline]
-    pub(crate) fn visible(&self, ctx: &mut SearchContext<'_>, a: u32, b: u32) -> bool {
+    fn visible(&mut self, ctx: &mut SearchContext<'_>, a: u32, b: u32) -> bool {
         ctx.stats.los_checks += 1;
         let endpoint = |n: u32| n == self.start || n == self.goal;
         if !endpoint(a) && !endpoint(b) {
@@ -533,43 +274,8 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Starts a fresh search: clears `scratch` for this graph and queues
-    /// the start with heuristic `h_start`.
-    pub(crate) fn seed(&self, scratch: &mut Scratch, ctx: &mut SearchContext<'_>, h_start: f64) {
-        scratch.prepare(self.id_bound());
-        scratch.relax(self.start, 0.0, self.start, || h_start);
-        ctx.stats.generated += 1;
-        ctx.stats.pushed += 1;
-    }
-
-    /// The step after popping `n`: if it is the goal, writes the path into
-    /// `out` and returns `true`; otherwise closes and counts it as expanded
-    /// (the search then makes its successors) and returns `false`.
-    #[inline]
-    pub(crate) fn finish_or_close(
-        &self,
-        scratch: &mut Scratch,
-        ctx: &mut SearchContext<'_>,
-        n: u32,
-        out: &mut Vec<DVec2>,
-    ) -> bool {
-        ctx.stats.popped += 1;
-        if n == self.goal {
-            self.reconstruct(scratch, out);
-            return true;
-        }
-        let s = scratch.get_mut(n);
-        s.closed = true;
-        let parent = s.parent;
-        ctx.stats.expanded += 1;
-        if let Some(trace) = ctx.trace.as_deref_mut() {
-            trace.point(self.point(n), self.point(parent));
-        }
-        false
-    }
-
     /// Writes the path ending at `goal` into `out`, start first.
-    pub(crate) fn reconstruct(&self, scratch: &Scratch, out: &mut Vec<DVec2>) {
+    fn path(&self, scratch: &Scratch, out: &mut Vec<DVec2>) {
         out.clear();
         let mut n = self.goal;
         loop {

@@ -97,7 +97,7 @@ pub(crate) fn way_out(
     // a straight line without crossing a wall.
     let view = nav.view(key)?;
     let exit = if key.1.is_none() {
-        crate::search::nearest_valid_point(view.grid, agent, None)?
+        crate::endpoint::nearest_valid_point(view.grid, agent, None)?
     } else {
         view.start_point(key.1, agent)?
     };

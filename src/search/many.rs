@@ -5,7 +5,7 @@
 use bevy_math::DVec2;
 
 use super::endpoint::Endpoint;
-use super::planner::{resolve_goal, resolve_start};
+use super::resolve::{resolve_goal, resolve_start};
 use super::{
     Algorithm, Outcome, Path, PathKind, PathQuery, PlanError, PlanOptions, Planner, SearchContext,
     SearchStats, Step, polyanya,

@@ -40,6 +40,7 @@ mod planner;
 mod polyanya;
 mod query;
 mod radius;
+mod resolve;
 mod route;
 #[cfg(test)]
 mod slice_tests;

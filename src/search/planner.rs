@@ -9,13 +9,12 @@ use std::cell::RefCell;
 use bevy_math::DVec2;
 
 use super::context::{SearchContext, visible};
+use super::resolve::{Resolved, resolve};
 use super::{
-    Algorithm, FallbackPolicy, Outcome, Path, PathKind, PathQuery, PlanError, PlanOptions, Query,
-    Role, SearchSpace, SearchStats, SearchTrace, anya, astar, best_first, costed, lazy_theta,
-    mesh_graph, polyanya, radius,
+    Algorithm, Outcome, Path, PathQuery, PlanError, PlanOptions, Query, SearchSpace, SearchTrace,
+    anya, astar, best_first, costed, lazy_theta, mesh_graph, polyanya, radius,
 };
 use crate::clearance::Clearance;
-use crate::endpoint::{Endpoint, nearest_valid_point};
 use crate::geom::polyline_length;
 use crate::grid::Grid;
 use crate::mesh::locate::PolygonMarks;
@@ -64,16 +63,6 @@ pub struct Planner {
     pub(super) paused_many: Option<super::many::ManySearch>,
     /// Scratch memory for A\* and Lazy Theta\* on meshes for a radius.
     pub(super) mesh_graph: mesh_graph::MeshGraph,
-}
-
-/// What a search paused between slices needs besides its scratch memory:
-/// the query as [`Planner::plan_slice`] resolved it, and the work done.
-struct Resolved {
-    start: Endpoint,
-    goal: Endpoint,
-    kind: PathKind,
-    start_moved_from: Option<DVec2>,
-    stats: SearchStats,
 }
 
 /// How far a search run in slices got ([`Planner::plan_slice`]).
@@ -221,7 +210,7 @@ impl Planner {
     /// goal, every start when the goal is off the mesh (their fallback
     /// targets depend on where each start is), and Lazy Theta\* or A\*
     /// (`options.algorithm`) are planned one by one. The paths of a shared
-    /// search carry its [`SearchStats`].
+    /// search carry its [`SearchStats`](super::SearchStats).
     ///
     /// ```
     /// use bevy_anyangle::mesh::NavMesh;
@@ -261,7 +250,7 @@ impl Planner {
     /// - [`PlanError::NonFinite`] if a coordinate is NaN or infinite.
     /// - [`PlanError::NoFreeCell`] if the grid has no free cell.
     /// - [`PlanError::Unreachable`] if the goal is unreachable and the policy
-    ///   is [`FallbackPolicy::Fail`].
+    ///   is [`FallbackPolicy::Fail`](super::FallbackPolicy::Fail).
     /// - [`PlanError::BudgetExhausted`] if the node budget runs out.
     pub fn plan(
         &mut self,
@@ -449,7 +438,7 @@ impl Planner {
             Step::Done(answer) => answer,
             // (Without a slice limit a search never pauses.)
             Step::Paused => Err(PlanError::SearchFailed {
-                stats: SearchStats::default(),
+                stats: super::SearchStats::default(),
             }),
         }
     }
@@ -625,82 +614,6 @@ fn sync_mesh<'m>(
     }
     let mesh = &mut kept[0];
     mesh.sync_within(grid, work).then_some(&*mesh)
-}
-
-/// Checks a query's endpoints and resolves them: the start moved to the
-/// nearest valid point if need be, an unreachable goal replaced by its
-/// fallback target (or refused, as the policy says).
-fn resolve(query: &Query<'_>) -> Result<Resolved, PlanError> {
-    let Query {
-        grid,
-        start,
-        goal,
-        options,
-        ..
-    } = *query;
-    if !start.is_finite() {
-        return Err(PlanError::NonFinite(Role::Start));
-    }
-    if !goal.is_finite() {
-        return Err(PlanError::NonFinite(Role::Goal));
-    }
-    // -0.0 is the number 0: make it +0.0 so that ordering by bits or
-    // `total_cmp` treats it as such.
-    let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
-    let (start_ep, start_moved_from) = resolve_start(grid, start)?;
-    let (goal_ep, kind) = resolve_goal(grid, goal, start_ep.region, options)?;
-    Ok(Resolved {
-        start: start_ep,
-        goal: goal_ep,
-        kind,
-        start_moved_from,
-        stats: SearchStats::default(),
-    })
-}
-
-/// The start of a path from `start` (finite, not -0.0): the point itself
-/// if valid, else the nearest valid point, with `start` as where it moved
-/// from.
-pub(super) fn resolve_start(
-    grid: &Grid,
-    start: DVec2,
-) -> Result<(Endpoint, Option<DVec2>), PlanError> {
-    Ok(match Endpoint::resolve(grid, start) {
-        Some(ep) => (ep, None),
-        None => {
-            let p = nearest_valid_point(grid, start, None).ok_or(PlanError::NoFreeCell)?;
-            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
-            (ep, Some(start))
-        }
-    })
-}
-
-/// The end of the paths from region `region` towards `goal` (a valid
-/// `goal`): the goal itself if it is in that region, else its fallback
-/// target there, or the error the policy asks for.
-pub(super) fn resolve_goal(
-    grid: &Grid,
-    goal: DVec2,
-    region: crate::grid::RegionId,
-    options: &PlanOptions,
-) -> Result<(Endpoint, PathKind), PlanError> {
-    match Endpoint::resolve(grid, goal) {
-        Some(ep) if ep.region == region => Ok((ep, PathKind::Found)),
-        _ => {
-            let p = nearest_valid_point(grid, goal, Some(region))
-                .expect("the start's region has a free cell");
-            if options.fallback == FallbackPolicy::Fail {
-                return Err(PlanError::Unreachable { closest: p });
-            }
-            let ep = Endpoint::resolve(grid, p).expect("nearest_valid_point returns valid points");
-            Ok((
-                ep,
-                PathKind::Fallback {
-                    requested_goal: goal,
-                },
-            ))
-        }
-    }
 }
 
 thread_local! {

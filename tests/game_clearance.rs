@@ -49,7 +49,7 @@ use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use common::generate::Rng;
 use common::history::{History, note};
-use common::{cell_distance, wall_distance};
+use common::{cell_distance, keeps_radius, wall_distance};
 
 const FPS: f32 = 60.0;
 /// Agent radii, in world units (one cell is one unit).
@@ -155,7 +155,7 @@ fn check_applied_paths(
                     .0
                     .push(format!("{e}: no eroded grid kept for {clearance:?}"));
             }
-            keeps_radius(e, path, own, request.radius, &mut violations);
+            keeps(e, path, own, request.radius, &mut violations);
             continue;
         };
         let fresh = fresh
@@ -175,26 +175,21 @@ fn check_applied_paths(
                 ));
             }
         }
-        keeps_radius(e, path, own, request.radius, &mut violations);
+        keeps(e, path, own, request.radius, &mut violations);
     }
     fresh.retain(|&(v, _, _), _| v == nav.version());
 }
 
 /// Every point of `path` (sampled every 1/64 cell) keeps `radius` from
-/// every blocked cell of `own` and from its edge.
-fn keeps_radius(e: Entity, path: &NavPath, own: &Grid, radius: f32, violations: &mut Violations) {
-    for w in path.grid_waypoints.windows(2) {
-        let steps = (w[0].distance(w[1]) * 64.0).ceil().max(1.0) as usize;
-        for i in 0..=steps {
-            let p = w[0].lerp(w[1], i as f64 / steps as f64);
-            let c = wall_distance(own, p, within(radius));
-            if c < f64::from(radius) - 1e-9 {
-                violations.0.push(format!(
-                    "{e} (radius {radius}): its path passes {p}, {c} from a wall"
-                ));
-                return;
-            }
-        }
+/// every blocked cell of `own` and from its edge. A path of one waypoint
+/// walks nowhere: it is where the agent stands (a path cut short before a
+/// segment an edit blocked), which the check of where agents stand covers.
+fn keeps(e: Entity, path: &NavPath, own: &Grid, radius: f32, violations: &mut Violations) {
+    if path.grid_waypoints.len() < 2 {
+        return;
+    }
+    if let Err(why) = keeps_radius(own, &path.grid_waypoints, f64::from(radius)) {
+        violations.0.push(format!("{e} (radius {radius}): {why}"));
     }
 }
 

@@ -20,7 +20,7 @@ use bevy_anyangle::prelude::*;
 use common::generate::walled_pocket;
 use common::harness::{Optimality, Spec, Tally, check_queries, check_query};
 use common::strategies::{GridCase, Mix, cells, check, edits, grids, on_grid, queries, several};
-use common::{Expect, Reference, close};
+use common::{Expect, Reference, close, keeps_radius};
 
 /// Grids per run and queries per grid: 1,000 x 8 = 8,000 queries per planner.
 const GRIDS: u32 = 1_000;
@@ -992,16 +992,6 @@ fn many_as_alone(
     Ok(answers)
 }
 
-/// Whether every point of `a`-`b` (sampled every 1/64 cell) keeps `radius`
-/// from every wall.
-fn keeps_radius(grid: &Grid, a: DVec2, b: DVec2, radius: f64) -> bool {
-    let steps = (a.distance(b) * 64.0).ceil().max(1.0) as usize;
-    (0..=steps).all(|i| {
-        let p = a.lerp(b, i as f64 / steps as f64);
-        common::wall_distance(grid, p, radius.ceil() as i64 + 2) >= radius - 1e-9
-    })
-}
-
 /// On meshes for random radii of random grids, starts anywhere (in walls,
 /// off the grid) share searches to a goal and get what their own
 /// `plan_on_mesh` gives; every path keeps the radius from the walls.
@@ -1025,14 +1015,8 @@ fn one_search_for_many_starts_on_meshes_for_a_radius_answers_as_single_searches(
             if path.waypoints.len() > 2 {
                 *shared.borrow_mut() += 1;
             }
-            for w in path.waypoints.windows(2) {
-                if !keeps_radius(&grid, w[0], w[1], mesh.radius()) {
-                    return Err(format!(
-                        "r {radius}: {} to {} is too close to a wall",
-                        w[0], w[1]
-                    ));
-                }
-            }
+            keeps_radius(&grid, &path.waypoints, mesh.radius())
+                .map_err(|e| format!("r {radius}: {e}"))?;
         }
         Ok(())
     });

@@ -16,9 +16,10 @@
 //!   planned on equals a fresh erosion of the current grid, and every point
 //!   of it (sampled every 1/64 cell) keeps the agent's radius from every
 //!   blocked cell and from the grid's edge;
-//! - every agent keeps its radius from every wall, except one that spawned
-//!   where it does not fit, or that an edit closed in on: it must fit again
-//!   within a bounded number of frames (or have been told
+//! - every point agent stands on a traversable point of its profile's grid,
+//!   and every disc keeps its radius from every wall of it, except an agent
+//!   that spawned where it does not fit, or that an edit closed in on: it
+//!   must fit again within a bounded number of frames (or have been told
 //!   [`PathFailure::NoRoom`], standing where no place that fits it is in
 //!   sight);
 //! - the grid keeps an eroded grid for exactly the (profile, clearance)
@@ -54,8 +55,14 @@ use common::{cell_distance, keeps_radius, wall_distance};
 const FPS: f32 = 60.0;
 /// Agent radii, in world units (one cell is one unit).
 const RADII: [f32; 5] = [0.0, 0.45, 1.0, 1.6, 2.4];
-/// Slack for `f32` world positions, in cells.
+/// Slack for `f32` world positions of discs, in cells.
 const TOLERANCE: f64 = 1e-3;
+/// Slack for `f32` world positions of point agents, in cells: a follower
+/// walking exactly along a wall's edge may be stored a few ulps inside it
+/// (1/4096 is four ulps at 512). It stays below the 1/1024 by which a
+/// fallback point on a double corner is moved into its cell, so that an
+/// agent standing there when that cell is blocked counts as in the wall.
+const POINT_TOLERANCE: f64 = 1.0 / 4096.0;
 /// Frames an agent may take to fit again after spawning where it does not
 /// or an edit closed in on it.
 const RECOVERY_FRAMES: usize = 400;
@@ -333,7 +340,7 @@ impl Game {
         }
         let e = agent.id();
         self.agents.push(e);
-        if self.gap(e) < -TOLERANCE {
+        if !self.fits(e) {
             self.recovering.insert(e, frame);
         }
     }
@@ -347,13 +354,42 @@ impl Game {
             .to_grid(self.app.world().get::<NavPosition>(e).unwrap().0)
     }
 
-    /// How much room agent `e` has beyond its radius (negative: too close
-    /// to a wall).
-    fn gap(&self, e: Entity) -> f64 {
-        let r = self.radius(e);
+    /// The grid of agent `e`'s profile.
+    fn own_grid(&self, e: Entity) -> &Grid {
         let profile = self.app.world().get::<PathRequest>(e).unwrap().profile;
-        let own = self.nav().grid_for(profile, Clearance::NONE).unwrap();
-        wall_distance(own, self.position(e), within(r)) - f64::from(r)
+        self.nav().grid_for(profile, Clearance::NONE).unwrap()
+    }
+
+    /// Whether agent `e` fits where it stands on its profile's grid, up to
+    /// the rounding of `f32` world positions: a point agent on a
+    /// traversable point, a disc at least its radius from every blocked
+    /// cell and from the grid's edge.
+    fn fits(&self, e: Entity) -> bool {
+        let (r, p, own) = (self.radius(e), self.position(e), self.own_grid(e));
+        if r == 0.0 {
+            [
+                (0.0, 0.0),
+                (1.0, 1.0),
+                (1.0, -1.0),
+                (-1.0, 1.0),
+                (-1.0, -1.0),
+            ]
+            .iter()
+            .any(|&(dx, dy)| own.is_point_traversable(p + DVec2::new(dx, dy) * POINT_TOLERANCE))
+        } else {
+            wall_distance(own, p, within(r)) >= f64::from(r) - TOLERANCE
+        }
+    }
+
+    /// Where agent `e` stands, for failure reports: in a blocked cell, or
+    /// how far from a wall.
+    fn standing(&self, e: Entity) -> String {
+        let (r, p, own) = (self.radius(e), self.position(e), self.own_grid(e));
+        if r == 0.0 {
+            format!("{p}, in a blocked cell of its profile's grid")
+        } else {
+            format!("{p}, {} from a wall", wall_distance(own, p, within(r)))
+        }
     }
 
     /// Blocks or frees a few cells near where some agent is heading.
@@ -388,7 +424,7 @@ impl Game {
                 .agents
                 .iter()
                 .copied()
-                .filter(|&a| self.gap(a) < -TOLERANCE)
+                .filter(|&a| !self.fits(a))
                 .collect();
             for a in closed {
                 self.recovering.entry(a).or_insert(frame);
@@ -412,8 +448,7 @@ impl Game {
             let e = self.agents[i];
             let p = self.position(e);
             note(&mut self.history, self.app.world(), frame, e, p, 12);
-            let gap = self.gap(e);
-            if gap >= -TOLERANCE {
+            if self.fits(e) {
                 // Recovered once it has reached its path proper: on the way
                 // to the start it was moved to, it only promises to come no
                 // closer to a wall than where it set out.
@@ -427,10 +462,9 @@ impl Game {
             let status = world.get::<PathStatus>(e).unwrap();
             let Some(&since) = self.recovering.get(&e) else {
                 panic!(
-                    "frame {frame}: {e} (radius {}) at {} is {} from a wall; {status:?} {:?}{}",
+                    "frame {frame}: {e} (radius {}) at {}; {status:?} {:?}{}",
                     self.radius(e),
-                    self.position(e),
-                    gap + f64::from(self.radius(e)),
+                    self.standing(e),
                     world.get::<NavPath>(e).unwrap(),
                     self.report(e),
                 );

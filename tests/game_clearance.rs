@@ -23,7 +23,10 @@
 //!   [`PathFailure::NoRoom`], standing where no place that fits it is in
 //!   sight);
 //! - the grid keeps an eroded grid for exactly the (profile, clearance)
-//!   pairs in use.
+//!   pairs in use;
+//! - the searches shared in the frame are those the agents sent in it
+//!   imply (see `Game::shared_as_implied`): in the first frame, every
+//!   agent that may share a search is answered by a shared one.
 //!
 //! Once edits stop, every agent settles: at its goal, on a fallback path to
 //! a goal its mesh (or eroded grid) cannot reach, or `NoRoom`.
@@ -198,6 +201,13 @@ fn keeps(e: Entity, path: &NavPath, own: &Grid, radius: f32, violations: &mut Vi
     if let Err(why) = keeps_radius(own, &path.grid_waypoints, f64::from(radius)) {
         violations.0.push(format!("{e} (radius {radius}): {why}"));
     }
+}
+
+/// The agents waiting for a search before a frame, and the counters then
+/// (see [`Game::shared_as_implied`]).
+struct Waiting {
+    agents: EntityHashSet,
+    diagnostics: PathfindingDiagnostics,
 }
 
 struct Game {
@@ -545,6 +555,88 @@ impl Game {
         out
     }
 
+    /// Who waits for a search before a frame, with the counters then.
+    fn waiting(&self) -> Waiting {
+        let world = self.app.world();
+        Waiting {
+            agents: self
+                .agents
+                .iter()
+                .copied()
+                .filter(|&e| *world.get::<PathStatus>(e).unwrap() == PathStatus::Pending)
+                .collect(),
+            diagnostics: *world.resource::<PathfindingDiagnostics>(),
+        }
+    }
+
+    /// What agent `e` must agree on with others to share a search with
+    /// them: its profile, its radius, its planner and its goal; `None` if
+    /// it plans alone (by Lazy Theta\*, with costs, or on an eroded grid).
+    fn sharing_key(&self, e: Entity) -> Option<(ProfileId, u64, Algorithm, [u32; 2])> {
+        let world = self.app.world();
+        let rule = *world.resource::<MeshRule>();
+        let request = world.get::<PathRequest>(e).unwrap();
+        let algorithm = request
+            .algorithm
+            .unwrap_or(world.resource::<PathfindingSettings>().algorithm);
+        let exact = matches!(algorithm, Algorithm::Anya | Algorithm::Polyanya);
+        let fits = request.radius == 0.0 || on_mesh(request, rule);
+        let PathGoal::Point(goal) = request.goal else {
+            unreachable!()
+        };
+        (exact && fits && request.profile != rule.foresters).then(|| {
+            (
+                request.profile,
+                mesh_radius(request.radius).to_bits(),
+                algorithm,
+                [goal.x.to_bits(), goal.y.to_bits()],
+            )
+        })
+    }
+
+    /// After a frame: the searches dispatch shared in it are those the
+    /// agents it sent imply. Agents share a search when at least 8 of them
+    /// with one [`Game::sharing_key`] are sent in one frame (a shared
+    /// search per 4,096 of them). So the agents sent this frame (that
+    /// waited before it and no longer do) imply at least one for each key
+    /// 8 of them have, and at most one for each key 8 have counting every
+    /// agent that did not wait before the frame too (any of them may have
+    /// been sent again). In the first frame, when no agent had been sent
+    /// before, both counts are the same: every agent sent that may share a
+    /// search was answered by a shared one. Returns the least count.
+    fn shared_as_implied(&self, before: &Waiting, frame: usize) -> usize {
+        let world = self.app.world();
+        // Per key: agents sent this frame, and others that may have been.
+        let mut keys: HashMap<_, (usize, usize)> = HashMap::new();
+        let mut sent = 0;
+        for &e in &self.agents {
+            let waited = before.agents.contains(&e);
+            let waits = *world.get::<PathStatus>(e).unwrap() == PathStatus::Pending;
+            sent += usize::from(waited && !waits);
+            let Some(key) = self.sharing_key(e) else {
+                continue;
+            };
+            let counts = keys.entry(key).or_default();
+            if waited && !waits {
+                counts.0 += 1;
+            } else if !waited {
+                counts.1 += 1;
+            }
+        }
+        let groups = |n: usize| if n >= 8 { n.div_ceil(4096) } else { 0 };
+        let (least, most) = keys
+            .values()
+            .map(|&(n, others)| (groups(n), groups(n + others)))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let d = world.resource::<PathfindingDiagnostics>();
+        let shared = (d.shared_searches - before.diagnostics.shared_searches) as usize;
+        assert!(
+            (least..=most).contains(&shared),
+            "frame {frame}: {shared} shared searches, where the {sent} agents sent imply {least} to {most}; {d:?}"
+        );
+        least
+    }
+
     /// Despawns a few agents, preferring ones mid-search, and spawns others.
     fn churn(&mut self, frame: usize) {
         for _ in 0..5 {
@@ -583,6 +675,8 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
 fn play(agents: usize, seed: u64, meshes: bool) {
     let mut game = Game::new("den520d.map", agents, seed, meshes);
     let frames = 480;
+    // Shared searches the agents sent implied, in all.
+    let mut implied = 0;
     for frame in 0..frames {
         game.app
             .world_mut()
@@ -611,7 +705,9 @@ fn play(agents: usize, seed: u64, meshes: bool) {
                 Algorithm::Anya
             };
         }
+        let waiting = game.waiting();
         game.frame(frame, 2);
+        implied += game.shared_as_implied(&waiting, frame);
     }
     game.app
         .world_mut()
@@ -753,8 +849,11 @@ fn play(agents: usize, seed: u64, meshes: bool) {
         .count();
     assert!(fallbacks > 10, "only {fallbacks} fallbacks: {tally:?}");
     let n = game.agents.len();
-    let d = *game.app.world().resource::<PathfindingDiagnostics>();
-    assert!(d.shared_searches > 0, "{d:?}");
+    // Half the agents head for two rally points from the start: those of
+    // one profile and radius that head for one, if at least 8, are sent
+    // together (dispatch takes those further down the line that head for
+    // a goal it sends), and share a search.
+    assert!(implied > 0, "no shared search implied");
     if meshes {
         assert!(
             on_meshes > n / 4 && on_meshes + n / 4 < n,

@@ -468,9 +468,10 @@ fn a_disc_passes_through_a_crowd_that_has_arrived() {
     assert_eq!(record.in_walls, 0);
 }
 
-/// Random discs (some with unusable numbers) on random grids: every step is
-/// finite, unusable discs stand still, and a disc clear of the walls stays
-/// clear all along its step.
+/// Random discs and points (some with unusable numbers) on random grids:
+/// every step is finite, unusable discs stand still, a disc clear of the
+/// walls stays clear all along its step, and a point in free space steps
+/// along a visible segment.
 #[test]
 fn random_crowds_keep_clear_of_the_walls() {
     use proptest::prelude::*;
@@ -484,12 +485,14 @@ fn random_crowds_keep_clear_of_the_walls() {
             1 => Just(-1.0),
         ]
     };
+    // Radii: discs, and points (radius 0).
+    let radius = prop_oneof![4 => number(0.0, 0.9), 1 => Just(0.0)];
     let discs = prop::collection::vec(
         (
             (0.0..12.0, 0.0..12.0),
             (-2.0..2.0, -2.0..2.0),
             (-3.0..3.0, -3.0..3.0),
-            number(0.0, 0.9),
+            radius,
             number(0.0, 3.0),
             any::<bool>(),
         ),
@@ -503,6 +506,8 @@ fn random_crowds_keep_clear_of_the_walls() {
     };
     let mut runner =
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]));
+    // Points in free space whose step was checked.
+    let points = std::cell::Cell::new(0_usize);
     let result = runner.run(&(discs, cells), |(discs, cells)| {
         let mut grid = Grid::new(12, 12).expect("a grid");
         for (x, y) in cells {
@@ -548,6 +553,7 @@ fn random_crowds_keep_clear_of_the_walls() {
                 }
             }
             if disc.radius == 0.0 && grid.is_point_traversable(disc.position) {
+                points.set(points.get() + 1);
                 let end = disc.position + motion.step;
                 prop_assert!(
                     line_of_sight(&grid, disc.position, end),
@@ -562,4 +568,5 @@ fn random_crowds_keep_clear_of_the_walls() {
     if let Err(failure) = result {
         panic!("{failure}");
     }
+    assert!(points.get() > 200, "only {} points checked", points.get());
 }

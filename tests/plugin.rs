@@ -156,12 +156,25 @@ fn nav_path(app: &App, e: Entity) -> NavPath {
 /// Checks `path` against the grid with the rules of `SPEC.md`, after
 /// converting its world waypoints back to grid coordinates.
 fn assert_valid(nav: &NavGrid, path: &NavPath, start: Vec2, goal: Option<Vec2>) {
+    assert_valid_within(nav, path, start, goal, 1e-9);
+}
+
+/// [`assert_valid`], the world waypoints mapping back to the grid's within
+/// `rounding` (cells): the `f32` rounding of waypoints off the lattice, as
+/// the paths of agents of a radius have.
+fn assert_valid_within(
+    nav: &NavGrid,
+    path: &NavPath,
+    start: Vec2,
+    goal: Option<Vec2>,
+    rounding: f64,
+) {
     assert!(!path.is_empty(), "no path");
     assert_eq!(path.waypoints.len(), path.grid_waypoints.len());
     let grid_pts: Vec<DVec2> = path.waypoints.iter().map(|&w| nav.to_grid(w)).collect();
     for (p, q) in grid_pts.iter().zip(&path.grid_waypoints) {
         assert!(
-            p.distance(*q) < 1e-9,
+            p.distance(*q) < rounding,
             "world waypoint {p} does not map back to {q}"
         );
     }
@@ -390,11 +403,24 @@ fn agents_with_one_goal_share_searches_and_get_paths_as_long_as_their_own() {
                 (la - lb).abs() <= 1e-9 * la.max(1.0),
                 "agent {i} ({threads:?}): {la} alone, {lb} shared"
             );
-            if starts[i].2 == 0.0 {
-                let goal = (b.0 == PathStatus::Ready).then_some(starts[i].1);
-                assert_valid(&nav, &b.1, starts[i].0, goal);
-            }
             assert_eq!(b.1.grid_version, nav.version());
+            let (start, goal, radius) = starts[i];
+            let goal = (b.0 == PathStatus::Ready).then_some(goal);
+            if radius == 0.0 {
+                assert_valid(&nav, &b.1, start, goal);
+                continue;
+            }
+            // An agent of a radius closer to a wall than that starts where
+            // it fits; every point of its path keeps its radius.
+            let start = if b.1.start_moved {
+                b.1.waypoints[0]
+            } else {
+                start
+            };
+            assert_valid_within(&nav, &b.1, start, goal, 1e-4);
+            if let Err(e) = keeps_radius(&grid, &b.1.grid_waypoints, f64::from(radius)) {
+                panic!("agent {i} ({threads:?}): {e}");
+            }
         }
     }
 }

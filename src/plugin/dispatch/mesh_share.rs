@@ -213,7 +213,41 @@ impl MeshShare {
 
 #[cfg(test)]
 mod tests {
+    use bevy_math::DVec2;
+
     use super::*;
+
+    /// Checks that `mesh` holds exactly the points `fresh` holds, on the
+    /// lattice of spacing 1/16 cell over the grid (the closed polygons,
+    /// each point looked up in the cells around it).
+    fn holds_what_a_fresh_mesh_holds(mesh: &NavMesh, fresh: &NavMesh) {
+        let grid = fresh.grid();
+        assert_eq!(mesh.grid(), grid);
+        let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
+        let mut found = Vec::new();
+        let mut on = |m: &NavMesh, p: DVec2| {
+            let cells: Vec<[i64; 2]> = [(0.0, 0.0), (-0.5, 0.0), (0.0, -0.5), (-0.5, -0.5)]
+                .iter()
+                .map(|&(dx, dy)| {
+                    let c = (p + DVec2::new(dx, dy)).floor();
+                    [(c.x as i64).clamp(0, w - 1), (c.y as i64).clamp(0, h - 1)]
+                })
+                .collect();
+            found.clear();
+            m.polygons_at(p * m.scale() as f64, &cells, &mut found);
+            !found.is_empty()
+        };
+        let mut held = 0;
+        for y in 0..=h * 16 {
+            for x in 0..=w * 16 {
+                let p = DVec2::new(x as f64, y as f64) / 16.0;
+                let (a, b) = (on(mesh, p), on(fresh, p));
+                assert_eq!(a, b, "{p}: on the synced mesh {a}, on a fresh one {b}");
+                held += usize::from(a);
+            }
+        }
+        assert!(held > 0, "the meshes hold no point");
+    }
 
     #[test]
     fn only_newer_grids_of_the_same_layout_are_kept_and_given() {
@@ -272,13 +306,13 @@ mod tests {
         assert!(Arc::ptr_eq(&d, &e));
         // The snapshot a search held is the mesh of the grid before.
         assert_eq!(a.grid(), &Grid::new(40, 40).unwrap());
-        let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
-        assert_eq!(d.polygon_count(), fresh.polygon_count());
+        holds_what_a_fresh_mesh_holds(&d, &NavMesh::with_radius(&grid, 0.5).unwrap());
 
-        // A point agent's mesh (for Polyanya) is kept beside them.
+        // A point agent's mesh (for Polyanya) is kept beside them, built
+        // afresh.
         let (_, point) = get(1, &grid, 0);
         assert_eq!(point.radius(), 0.0);
-        assert_eq!(point.polygon_count(), NavMesh::build(&grid).polygon_count());
+        assert!(point.polygons().eq(NavMesh::build(&grid).polygons()));
 
         // Unused classes and replaced layouts go; point meshes stay with
         // their layout.
@@ -306,6 +340,6 @@ mod tests {
         assert!(slices > 1, "built in {slices} slices");
         assert!(mesh.is_complete());
         let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
-        assert_eq!(mesh.polygon_count(), fresh.polygon_count());
+        assert!(mesh.polygons().eq(fresh.polygons()));
     }
 }

@@ -16,16 +16,8 @@ fn v(x: f64, y: f64) -> DVec2 {
     DVec2::new(x, y)
 }
 
-fn anya_run(
-    optimality: Optimality,
-    seed: u64,
-    grids: usize,
-    family: Option<Family>,
-    mix: QueryMix,
-) -> Tally {
-    exact_run(Algorithm::Anya, optimality, seed, grids, family, mix)
-}
-
+/// A run of the harness with `algorithm` (the exact planners differ only
+/// in it) on random grids of up to 16 x 16 cells, 8 queries each.
 fn exact_run(
     algorithm: Algorithm,
     optimality: Optimality,
@@ -47,82 +39,68 @@ fn exact_run(
     })
 }
 
+/// The exact planners, and the seed each one's runs start from.
+const EXACT: [(Algorithm, u64); 2] = [
+    (Algorithm::Anya, 0xa5a_0000),
+    (Algorithm::Polyanya, 0xa5a_1000),
+];
+
 #[test]
-fn anya_paths_are_valid() {
-    let t = anya_run(Optimality::Valid, 0xa5a_0001, 400, None, QueryMix::ANY);
-    assert!(t.queries >= 3_000 && t.fallback > 0 && t.moved > 0, "{t:?}");
+fn exact_planners_give_valid_paths() {
+    for (algorithm, seed) in EXACT {
+        let t = exact_run(
+            algorithm,
+            Optimality::Valid,
+            seed + 1,
+            400,
+            None,
+            QueryMix::ANY,
+        );
+        assert!(
+            t.queries >= 3_000 && t.fallback > 0 && t.moved > 0,
+            "{algorithm}: {t:?}"
+        );
+    }
 }
 
+/// For each exact planner (Polyanya on the grids' navigation meshes),
 /// 20,800 queries: 400 grids x 8 queries for each family with vertex and
 /// cell-centre endpoints, plus 600 x 8 of any family with any endpoints
 /// (float points, points outside, invalid starts).
 #[test]
-fn anya_is_optimal_on_random_small_grids() {
-    let mut total = 0;
-    for (i, family) in Family::ALL.into_iter().enumerate() {
-        let t = anya_run(
-            Optimality::Optimum,
-            0xa5a_0100 + i as u64,
-            400,
-            Some(family),
-            QueryMix::LATTICE,
-        );
-        assert_eq!(t.compared, t.queries, "{family:?}: every query compared");
-        total += t.queries;
-    }
-    let t = anya_run(Optimality::Optimum, 0xa5a_0200, 600, None, QueryMix::ANY);
-    assert!(
-        t.fallback > 0 && t.moved > 0 && t.double_corner_ends > 0,
-        "{t:?}"
-    );
-    total += t.queries;
-    assert!(total >= 20_000, "{total}");
-}
-
-#[test]
-fn polyanya_paths_are_valid() {
-    let t = exact_run(
-        Algorithm::Polyanya,
-        Optimality::Valid,
-        0xa5a_1001,
-        400,
-        None,
-        QueryMix::ANY,
-    );
-    assert!(t.queries >= 3_000 && t.fallback > 0 && t.moved > 0, "{t:?}");
-}
-
-/// As [`anya_is_optimal_on_random_small_grids`], for Polyanya on the grids'
-/// navigation meshes.
-#[test]
-fn polyanya_is_optimal_on_random_small_grids() {
-    let mut total = 0;
-    for (i, family) in Family::ALL.into_iter().enumerate() {
+fn exact_planners_are_optimal_on_random_small_grids() {
+    for (algorithm, seed) in EXACT {
+        let mut total = 0;
+        for (i, family) in Family::ALL.into_iter().enumerate() {
+            let t = exact_run(
+                algorithm,
+                Optimality::Optimum,
+                seed + 0x100 + i as u64,
+                400,
+                Some(family),
+                QueryMix::LATTICE,
+            );
+            assert_eq!(
+                t.compared, t.queries,
+                "{algorithm} {family:?}: every query compared"
+            );
+            total += t.queries;
+        }
         let t = exact_run(
-            Algorithm::Polyanya,
+            algorithm,
             Optimality::Optimum,
-            0xa5a_1100 + i as u64,
-            400,
-            Some(family),
-            QueryMix::LATTICE,
+            seed + 0x200,
+            600,
+            None,
+            QueryMix::ANY,
         );
-        assert_eq!(t.compared, t.queries, "{family:?}: every query compared");
+        assert!(
+            t.fallback > 0 && t.moved > 0 && t.double_corner_ends > 0,
+            "{algorithm}: {t:?}"
+        );
         total += t.queries;
+        assert!(total >= 20_000, "{algorithm}: {total}");
     }
-    let t = exact_run(
-        Algorithm::Polyanya,
-        Optimality::Optimum,
-        0xa5a_1200,
-        600,
-        None,
-        QueryMix::ANY,
-    );
-    assert!(
-        t.fallback > 0 && t.moved > 0 && t.double_corner_ends > 0,
-        "{t:?}"
-    );
-    total += t.queries;
-    assert!(total >= 20_000, "{total}");
 }
 
 // ----- named boundary cases ------------------------------------------------

@@ -14,32 +14,10 @@ use bevy_anyangle::prelude::*;
 use common::Reference;
 use common::generate::{Family, PointKind, Rng, grid_of, point};
 use common::harness::{Optimality, Tally, check_query};
-use common::wall_distance;
+use common::{path_clearance, wall_distance};
 
 /// Radii, in cells, the runs draw from.
 const RADII: [f64; 8] = [0.2, 0.5, 1.0, 1.2, 1.5, 2.2, 3.0, 4.5];
-/// Samples per cell of path length.
-const SAMPLES_PER_CELL: f64 = 64.0;
-
-/// The smallest clearance along `path`, sampled.
-fn path_clearance(grid: &Grid, path: &Path, within: i64) -> (f64, DVec2) {
-    let mut worst = (f64::INFINITY, path.start());
-    for pair in path.waypoints.windows(2) {
-        let (a, b) = (pair[0], pair[1]);
-        let steps = ((a.distance(b) * SAMPLES_PER_CELL).ceil() as usize).max(1);
-        for i in 0..=steps {
-            let p = a.lerp(b, i as f64 / steps as f64);
-            let c = wall_distance(grid, p, within);
-            if c < worst.0 {
-                worst = (c, p);
-            }
-        }
-    }
-    if path.waypoints.len() == 1 {
-        worst = (wall_distance(grid, path.start(), within), path.start());
-    }
-    worst
-}
 
 #[test]
 fn paths_on_eroded_grids_keep_the_radius_from_every_obstacle() {
@@ -87,7 +65,7 @@ fn paths_on_eroded_grids_keep_the_radius_from_every_obstacle() {
                 }
                 let path = result.unwrap();
                 let within = i64::from(clearance.reach()) + 2;
-                let (worst, at) = path_clearance(&generated.grid, &path, within);
+                let (worst, at) = path_clearance(&generated.grid, &path.waypoints, within);
                 assert!(
                     worst >= radius - 1e-9 && worst >= clearance.radius() - 1e-9,
                     "a point of the path, {at}, is {worst} from an obstacle (radius {radius}): \
@@ -172,7 +150,7 @@ fn eroded_grids_follow_edits_and_paths_on_them_stay_clear() {
                 continue;
             };
             let within = i64::from(clearance.reach()) + 2;
-            let (worst, at) = path_clearance(&grid, &path, within);
+            let (worst, at) = path_clearance(&grid, &path.waypoints, within);
             assert!(
                 worst >= radius - 1e-9,
                 "case {case} step {step}: {at} is {worst} from a wall"

@@ -133,9 +133,11 @@ fn a_crowd_crosses_a_door_both_ways_without_walls_and_with_little_overlap() {
     let (mut app, agents) = crowd_app(door_grid(), &crowd, true);
     let (frames, mean, worst) = run(&mut app, &agents, 60 * 120);
     let r = f64::from(RADIUS);
+    // Measured: a mean overlap of 0.15 to 0.5 % of the radius, and at
+    // worst, for a frame, two agents 20 to 47 % of it into each other.
     assert!(
-        mean < 0.05 * r,
-        "mean overlap {mean} cells ({frames} frames)"
+        mean < 0.01 * r && worst < 0.6 * r,
+        "overlap mean {mean}, worst {worst} cells ({frames} frames)"
     );
     // Everyone ended on the side it was sent to.
     for (&e, &(start, goal)) in agents.iter().zip(&crowd) {
@@ -179,22 +181,40 @@ fn a_crowd_sent_to_one_point_spreads_around_it() {
         })
         .collect();
     let (mut app, agents) = crowd_app(grid, &crowd, true);
-    run(&mut app, &agents, 60 * 60);
+    let (frames, mean, worst) = run(&mut app, &agents, 60 * 60);
+    let r = RADIUS;
+    // Measured on the way: a mean overlap of 0.45 to 0.6 % of the radius,
+    // at worst 30 % of it.
+    assert!(
+        mean < 0.01 * f64::from(r) && worst < 0.4 * f64::from(r),
+        "overlap mean {mean}, worst {worst} cells ({frames} frames)"
+    );
     let at: Vec<Vec2> = agents
         .iter()
         .map(|&e| app.world().get::<NavPosition>(e).unwrap().0)
         .collect();
-    let r = RADIUS;
-    let mut worst = 0.0_f32;
+    let mut closest = f32::INFINITY;
     for (i, p) in at.iter().enumerate() {
         for q in &at[i + 1..] {
-            worst = worst.max(2.0 * r - p.distance(*q));
+            closest = closest.min(p.distance(*q));
         }
     }
-    assert!(worst < 0.25 * r, "two agents overlap by {worst}");
     let spread = at.iter().map(|p| p.distance(goal)).fold(0.0, f32::max);
+    eprintln!(
+        "one point, {} agents: {frames} frames, overlap mean {:.2} % worst {:.1} % of the radius; at the end, closest pair {closest}, farthest from the goal {spread}",
+        agents.len(),
+        mean / f64::from(r) * 100.0,
+        worst / f64::from(r) * 100.0,
+    );
+    // Measured at the end: no two agents overlap, or by up to 2.6 % of the
+    // radius.
+    let overlap = 2.0 * r - closest;
+    assert!(overlap < 0.05 * r, "two agents overlap by {overlap}");
+    // 80 discs packed as tightly as discs pack would fill a circle of
+    // radius about 3.8; measured, the farthest stands 4.6 to 5.8 from the
+    // goal.
     assert!(
-        spread > 2.0 && spread < 8.0,
+        spread > 2.0 && spread < 6.5,
         "the farthest stands {spread} from the goal"
     );
 }

@@ -8,7 +8,10 @@
 //!   was blocked under it, which must walk out within a bounded number of
 //!   frames;
 //! - every path the plugin applies is valid on the grid version it names
-//!   (each segment visible), and the agent sees the waypoint it heads for.
+//!   (each segment visible), and the agent sees the waypoint it heads for;
+//! - in crowds, the searches shared in the frame are those the agents sent
+//!   in it imply (see `Game::shared_as_implied`): in the first frame, every
+//!   agent is answered by a search shared with those heading for its goal.
 //!
 //! Once edits stop, every agent settles on a valid path (or a fallback
 //! consistent with the region labels) within a bounded number of frames,
@@ -24,11 +27,12 @@ use bevy_anyangle::plugin::{
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, Update};
-use bevy_ecs::entity::EntityHashMap;
+use bevy_ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use common::generate::Rng;
 use common::history::{History, note};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 const FPS: f32 = 60.0;
@@ -412,6 +416,13 @@ fn random_free_point(rng: &mut Rng, grid: &Grid) -> Vec2 {
     }
 }
 
+/// The agents waiting for a search before a frame, and the counters then
+/// (see [`Game::shared_as_implied`]).
+struct Waiting {
+    agents: EntityHashSet,
+    diagnostics: PathfindingDiagnostics,
+}
+
 struct Game {
     app: App,
     rng: Rng,
@@ -559,6 +570,74 @@ impl Game {
                 self.walled.entry(a).or_insert(frame);
             }
         }
+    }
+
+    /// Who waits for a search before a frame, with the counters then.
+    fn waiting(&self) -> Waiting {
+        let world = self.app.world();
+        Waiting {
+            agents: self
+                .agents
+                .iter()
+                .copied()
+                .filter(|&e| *world.get::<PathStatus>(e).unwrap() == PathStatus::Pending)
+                .collect(),
+            diagnostics: *world.resource::<PathfindingDiagnostics>(),
+        }
+    }
+
+    /// After a frame: the searches dispatch shared in it are those the
+    /// agents it sent imply. Agents share a search when at least 8 of them
+    /// are sent in one frame towards one goal, planned by Anya or Polyanya
+    /// (a shared search per 4,096 of them on search threads, per 512 on
+    /// the main thread). So the agents sent this frame (that waited before
+    /// it and no longer do) imply at least one for each goal 8 of them head
+    /// for, and at most one for each goal 8 head for counting every agent
+    /// that did not wait before the frame too (any of them may have been
+    /// sent again). In the first frame, when no agent had been sent before,
+    /// both counts are the same: every agent sent that may share a search
+    /// was answered by a shared one. Returns the least count.
+    fn shared_as_implied(&self, before: &Waiting, frame: usize, threads: Option<usize>) -> usize {
+        let world = self.app.world();
+        let max = if threads == Some(0) { 512 } else { 4096 };
+        let exact = matches!(
+            world.resource::<PathfindingSettings>().algorithm,
+            Algorithm::Anya | Algorithm::Polyanya
+        );
+        let goal_of = |e: Entity| match world.get::<PathRequest>(e).unwrap().goal {
+            bevy_anyangle::plugin::PathGoal::Point(p) => [p.x.to_bits(), p.y.to_bits()],
+            bevy_anyangle::plugin::PathGoal::Entity(_) => unreachable!(),
+        };
+        // Per goal: agents sent this frame, and others that may have been.
+        let mut goals: HashMap<[u32; 2], (usize, usize)> = HashMap::new();
+        let mut sent = 0;
+        for &e in &self.agents {
+            let waited = before.agents.contains(&e);
+            let waits = *world.get::<PathStatus>(e).unwrap() == PathStatus::Pending;
+            let counts = goals.entry(goal_of(e)).or_default();
+            if waited && !waits {
+                counts.0 += 1;
+                sent += 1;
+            } else if !waited {
+                counts.1 += 1;
+            }
+        }
+        let groups = |n: usize| if n >= 8 { n.div_ceil(max) } else { 0 };
+        let (least, most) = if exact {
+            goals
+                .values()
+                .map(|&(n, others)| (groups(n), groups(n + others)))
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        } else {
+            (0, 0)
+        };
+        let d = world.resource::<PathfindingDiagnostics>();
+        let shared = (d.shared_searches - before.diagnostics.shared_searches) as usize;
+        assert!(
+            (least..=most).contains(&shared),
+            "frame {frame}: {shared} shared searches, where the {sent} agents sent imply {least} to {most}; {d:?}"
+        );
+        least
     }
 
     /// One frame: the game's own changes, then the app's update, then the
@@ -758,6 +837,9 @@ struct Figures {
     /// Resident memory after warm-up and at the end, in bytes (Linux only).
     memory: Option<(u64, u64)>,
     wall: Duration,
+    /// In crowds, the shared searches that the agents dispatch sent in the
+    /// frames with edits imply (see [`Game::shared_as_implied`]), in all.
+    implied_shared: usize,
 }
 
 /// The resident memory of this process in bytes, where the system says.
@@ -850,6 +932,8 @@ fn run_game_with(
     }
     let warm_up = frames / 5;
     let mut memory_after_warm_up = None;
+    // Shared searches the agents sent implied, in all.
+    let mut implied_shared = 0;
     for frame in 0..frames {
         if frame == warm_up {
             memory_after_warm_up = resident_bytes();
@@ -918,7 +1002,11 @@ fn run_game_with(
                 game.spawn();
             }
         }
+        let waiting = game.waiting();
         game.frame(frame, edits);
+        if crowd {
+            implied_shared += game.shared_as_implied(&waiting, frame, threads);
+        }
     }
     // Edits stop, results flow: everyone settles within a bounded time.
     if switch_settings {
@@ -1021,6 +1109,7 @@ fn run_game_with(
         diagnostics: *game.app.world().resource::<PathfindingDiagnostics>(),
         memory: memory_after_warm_up.zip(resident_bytes()),
         wall: began.elapsed(),
+        implied_shared,
     }
 }
 
@@ -1053,15 +1142,24 @@ fn crowd_goals(game: &mut Game) -> Vec<Vec2> {
 }
 
 /// A crowd's game (see [`Run::crowd`]) with `threads`: the same invariants
-/// hold, and shared searches did answer.
+/// hold, and every frame's shared searches are those the agents it sent
+/// imply. The agents head for three goals from the start: the agents that
+/// head for each goal first are sent together (dispatch takes those
+/// further down the line that head for a goal it sends), so their first
+/// searches alone imply at least one shared search per goal.
 fn crowd_game(threads: Option<usize>, agents: usize, frames: usize, seed: u64) {
     let run = Run {
         crowd: true,
         threads,
         ..Run::default()
     };
-    let d = run_game_with("den520d.map", agents, frames, 1, seed, run).diagnostics;
-    assert!(d.shared_searches > 0, "{d:?}");
+    let figures = run_game_with("den520d.map", agents, frames, 1, seed, run);
+    assert!(
+        figures.implied_shared >= 3,
+        "{} shared searches implied; {:?}",
+        figures.implied_shared,
+        figures.diagnostics
+    );
 }
 
 /// Crowds: agents head for a few goals (which move), so that dispatch sends

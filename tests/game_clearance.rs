@@ -16,13 +16,17 @@
 //!   planned on equals a fresh erosion of the current grid, and every point
 //!   of it (sampled every 1/64 cell) keeps the agent's radius from every
 //!   blocked cell and from the grid's edge;
-//! - every agent keeps its radius from every wall, except one that spawned
-//!   where it does not fit, or that an edit closed in on: it must fit again
-//!   within a bounded number of frames (or have been told
+//! - every point agent stands on a traversable point of its profile's grid,
+//!   and every disc keeps its radius from every wall of it, except an agent
+//!   that spawned where it does not fit, or that an edit closed in on: it
+//!   must fit again within a bounded number of frames (or have been told
 //!   [`PathFailure::NoRoom`], standing where no place that fits it is in
 //!   sight);
 //! - the grid keeps an eroded grid for exactly the (profile, clearance)
-//!   pairs in use.
+//!   pairs in use;
+//! - the searches shared in the frame are those the agents sent in it
+//!   imply (see `Game::shared_as_implied`): in the first frame, every
+//!   agent that may share a search is answered by a shared one.
 //!
 //! Once edits stop, every agent settles: at its goal, on a fallback path to
 //! a goal its mesh (or eroded grid) cannot reach, or `NoRoom`.
@@ -49,13 +53,19 @@ use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use common::generate::Rng;
 use common::history::{History, note};
-use common::{cell_distance, wall_distance};
+use common::{cell_distance, keeps_radius, wall_distance};
 
 const FPS: f32 = 60.0;
 /// Agent radii, in world units (one cell is one unit).
 const RADII: [f32; 5] = [0.0, 0.45, 1.0, 1.6, 2.4];
-/// Slack for `f32` world positions, in cells.
+/// Slack for `f32` world positions of discs, in cells.
 const TOLERANCE: f64 = 1e-3;
+/// Slack for `f32` world positions of point agents, in cells: a follower
+/// walking exactly along a wall's edge may be stored a few ulps inside it
+/// (1/4096 is four ulps at 512). It stays below the 1/1024 by which a
+/// fallback point on a double corner is moved into its cell, so that an
+/// agent standing there when that cell is blocked counts as in the wall.
+const POINT_TOLERANCE: f64 = 1.0 / 4096.0;
 /// Frames an agent may take to fit again after spawning where it does not
 /// or an edit closed in on it.
 const RECOVERY_FRAMES: usize = 400;
@@ -155,7 +165,7 @@ fn check_applied_paths(
                     .0
                     .push(format!("{e}: no eroded grid kept for {clearance:?}"));
             }
-            keeps_radius(e, path, own, request.radius, &mut violations);
+            keeps(e, path, own, request.radius, &mut violations);
             continue;
         };
         let fresh = fresh
@@ -175,27 +185,29 @@ fn check_applied_paths(
                 ));
             }
         }
-        keeps_radius(e, path, own, request.radius, &mut violations);
+        keeps(e, path, own, request.radius, &mut violations);
     }
     fresh.retain(|&(v, _, _), _| v == nav.version());
 }
 
 /// Every point of `path` (sampled every 1/64 cell) keeps `radius` from
-/// every blocked cell of `own` and from its edge.
-fn keeps_radius(e: Entity, path: &NavPath, own: &Grid, radius: f32, violations: &mut Violations) {
-    for w in path.grid_waypoints.windows(2) {
-        let steps = (w[0].distance(w[1]) * 64.0).ceil().max(1.0) as usize;
-        for i in 0..=steps {
-            let p = w[0].lerp(w[1], i as f64 / steps as f64);
-            let c = wall_distance(own, p, within(radius));
-            if c < f64::from(radius) - 1e-9 {
-                violations.0.push(format!(
-                    "{e} (radius {radius}): its path passes {p}, {c} from a wall"
-                ));
-                return;
-            }
-        }
+/// every blocked cell of `own` and from its edge. A path of one waypoint
+/// walks nowhere: it is where the agent stands (a path cut short before a
+/// segment an edit blocked), which the check of where agents stand covers.
+fn keeps(e: Entity, path: &NavPath, own: &Grid, radius: f32, violations: &mut Violations) {
+    if path.grid_waypoints.len() < 2 {
+        return;
     }
+    if let Err(why) = keeps_radius(own, &path.grid_waypoints, f64::from(radius)) {
+        violations.0.push(format!("{e} (radius {radius}): {why}"));
+    }
+}
+
+/// The agents waiting for a search before a frame, and the counters then
+/// (see [`Game::shared_as_implied`]).
+struct Waiting {
+    agents: EntityHashSet,
+    diagnostics: PathfindingDiagnostics,
 }
 
 struct Game {
@@ -338,7 +350,7 @@ impl Game {
         }
         let e = agent.id();
         self.agents.push(e);
-        if self.gap(e) < -TOLERANCE {
+        if !self.fits(e) {
             self.recovering.insert(e, frame);
         }
     }
@@ -352,13 +364,42 @@ impl Game {
             .to_grid(self.app.world().get::<NavPosition>(e).unwrap().0)
     }
 
-    /// How much room agent `e` has beyond its radius (negative: too close
-    /// to a wall).
-    fn gap(&self, e: Entity) -> f64 {
-        let r = self.radius(e);
+    /// The grid of agent `e`'s profile.
+    fn own_grid(&self, e: Entity) -> &Grid {
         let profile = self.app.world().get::<PathRequest>(e).unwrap().profile;
-        let own = self.nav().grid_for(profile, Clearance::NONE).unwrap();
-        wall_distance(own, self.position(e), within(r)) - f64::from(r)
+        self.nav().grid_for(profile, Clearance::NONE).unwrap()
+    }
+
+    /// Whether agent `e` fits where it stands on its profile's grid, up to
+    /// the rounding of `f32` world positions: a point agent on a
+    /// traversable point, a disc at least its radius from every blocked
+    /// cell and from the grid's edge.
+    fn fits(&self, e: Entity) -> bool {
+        let (r, p, own) = (self.radius(e), self.position(e), self.own_grid(e));
+        if r == 0.0 {
+            [
+                (0.0, 0.0),
+                (1.0, 1.0),
+                (1.0, -1.0),
+                (-1.0, 1.0),
+                (-1.0, -1.0),
+            ]
+            .iter()
+            .any(|&(dx, dy)| own.is_point_traversable(p + DVec2::new(dx, dy) * POINT_TOLERANCE))
+        } else {
+            wall_distance(own, p, within(r)) >= f64::from(r) - TOLERANCE
+        }
+    }
+
+    /// Where agent `e` stands, for failure reports: in a blocked cell, or
+    /// how far from a wall.
+    fn standing(&self, e: Entity) -> String {
+        let (r, p, own) = (self.radius(e), self.position(e), self.own_grid(e));
+        if r == 0.0 {
+            format!("{p}, in a blocked cell of its profile's grid")
+        } else {
+            format!("{p}, {} from a wall", wall_distance(own, p, within(r)))
+        }
     }
 
     /// Blocks or frees a few cells near where some agent is heading.
@@ -393,7 +434,7 @@ impl Game {
                 .agents
                 .iter()
                 .copied()
-                .filter(|&a| self.gap(a) < -TOLERANCE)
+                .filter(|&a| !self.fits(a))
                 .collect();
             for a in closed {
                 self.recovering.entry(a).or_insert(frame);
@@ -417,8 +458,7 @@ impl Game {
             let e = self.agents[i];
             let p = self.position(e);
             note(&mut self.history, self.app.world(), frame, e, p, 12);
-            let gap = self.gap(e);
-            if gap >= -TOLERANCE {
+            if self.fits(e) {
                 // Recovered once it has reached its path proper: on the way
                 // to the start it was moved to, it only promises to come no
                 // closer to a wall than where it set out.
@@ -432,10 +472,9 @@ impl Game {
             let status = world.get::<PathStatus>(e).unwrap();
             let Some(&since) = self.recovering.get(&e) else {
                 panic!(
-                    "frame {frame}: {e} (radius {}) at {} is {} from a wall; {status:?} {:?}{}",
+                    "frame {frame}: {e} (radius {}) at {}; {status:?} {:?}{}",
                     self.radius(e),
-                    self.position(e),
-                    gap + f64::from(self.radius(e)),
+                    self.standing(e),
                     world.get::<NavPath>(e).unwrap(),
                     self.report(e),
                 );
@@ -516,6 +555,88 @@ impl Game {
         out
     }
 
+    /// Who waits for a search before a frame, with the counters then.
+    fn waiting(&self) -> Waiting {
+        let world = self.app.world();
+        Waiting {
+            agents: self
+                .agents
+                .iter()
+                .copied()
+                .filter(|&e| *world.get::<PathStatus>(e).unwrap() == PathStatus::Pending)
+                .collect(),
+            diagnostics: *world.resource::<PathfindingDiagnostics>(),
+        }
+    }
+
+    /// What agent `e` must agree on with others to share a search with
+    /// them: its profile, its radius, its planner and its goal; `None` if
+    /// it plans alone (by Lazy Theta\*, with costs, or on an eroded grid).
+    fn sharing_key(&self, e: Entity) -> Option<(ProfileId, u64, Algorithm, [u32; 2])> {
+        let world = self.app.world();
+        let rule = *world.resource::<MeshRule>();
+        let request = world.get::<PathRequest>(e).unwrap();
+        let algorithm = request
+            .algorithm
+            .unwrap_or(world.resource::<PathfindingSettings>().algorithm);
+        let exact = matches!(algorithm, Algorithm::Anya | Algorithm::Polyanya);
+        let fits = request.radius == 0.0 || on_mesh(request, rule);
+        let PathGoal::Point(goal) = request.goal else {
+            unreachable!()
+        };
+        (exact && fits && request.profile != rule.foresters).then(|| {
+            (
+                request.profile,
+                mesh_radius(request.radius).to_bits(),
+                algorithm,
+                [goal.x.to_bits(), goal.y.to_bits()],
+            )
+        })
+    }
+
+    /// After a frame: the searches dispatch shared in it are those the
+    /// agents it sent imply. Agents share a search when at least 8 of them
+    /// with one [`Game::sharing_key`] are sent in one frame (a shared
+    /// search per 4,096 of them). So the agents sent this frame (that
+    /// waited before it and no longer do) imply at least one for each key
+    /// 8 of them have, and at most one for each key 8 have counting every
+    /// agent that did not wait before the frame too (any of them may have
+    /// been sent again). In the first frame, when no agent had been sent
+    /// before, both counts are the same: every agent sent that may share a
+    /// search was answered by a shared one. Returns the least count.
+    fn shared_as_implied(&self, before: &Waiting, frame: usize) -> usize {
+        let world = self.app.world();
+        // Per key: agents sent this frame, and others that may have been.
+        let mut keys: HashMap<_, (usize, usize)> = HashMap::new();
+        let mut sent = 0;
+        for &e in &self.agents {
+            let waited = before.agents.contains(&e);
+            let waits = *world.get::<PathStatus>(e).unwrap() == PathStatus::Pending;
+            sent += usize::from(waited && !waits);
+            let Some(key) = self.sharing_key(e) else {
+                continue;
+            };
+            let counts = keys.entry(key).or_default();
+            if waited && !waits {
+                counts.0 += 1;
+            } else if !waited {
+                counts.1 += 1;
+            }
+        }
+        let groups = |n: usize| if n >= 8 { n.div_ceil(4096) } else { 0 };
+        let (least, most) = keys
+            .values()
+            .map(|&(n, others)| (groups(n), groups(n + others)))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let d = world.resource::<PathfindingDiagnostics>();
+        let shared = (d.shared_searches - before.diagnostics.shared_searches) as usize;
+        assert!(
+            (least..=most).contains(&shared),
+            "frame {frame}: {shared} shared searches, where the {sent} agents sent imply {least} to {most}; {d:?}"
+        );
+        least
+    }
+
     /// Despawns a few agents, preferring ones mid-search, and spawns others.
     fn churn(&mut self, frame: usize) {
         for _ in 0..5 {
@@ -554,6 +675,8 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
 fn play(agents: usize, seed: u64, meshes: bool) {
     let mut game = Game::new("den520d.map", agents, seed, meshes);
     let frames = 480;
+    // Shared searches the agents sent implied, in all.
+    let mut implied = 0;
     for frame in 0..frames {
         game.app
             .world_mut()
@@ -582,7 +705,9 @@ fn play(agents: usize, seed: u64, meshes: bool) {
                 Algorithm::Anya
             };
         }
+        let waiting = game.waiting();
         game.frame(frame, 2);
+        implied += game.shared_as_implied(&waiting, frame);
     }
     game.app
         .world_mut()
@@ -724,8 +849,11 @@ fn play(agents: usize, seed: u64, meshes: bool) {
         .count();
     assert!(fallbacks > 10, "only {fallbacks} fallbacks: {tally:?}");
     let n = game.agents.len();
-    let d = *game.app.world().resource::<PathfindingDiagnostics>();
-    assert!(d.shared_searches > 0, "{d:?}");
+    // Half the agents head for two rally points from the start: those of
+    // one profile and radius that head for one, if at least 8, are sent
+    // together (dispatch takes those further down the line that head for
+    // a goal it sends), and share a search.
+    assert!(implied > 0, "no shared search implied");
     if meshes {
         assert!(
             on_meshes > n / 4 && on_meshes + n / 4 < n,

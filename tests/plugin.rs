@@ -24,6 +24,7 @@ use bevy_ecs::prelude::*;
 use bevy_math::{Vec2, Vec3};
 use bevy_transform::components::Transform;
 use common::generate::walled_pocket;
+use common::keeps_radius;
 
 fn map(name: &str) -> String {
     let path = format!("{}/data/maps/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -155,12 +156,25 @@ fn nav_path(app: &App, e: Entity) -> NavPath {
 /// Checks `path` against the grid with the rules of `SPEC.md`, after
 /// converting its world waypoints back to grid coordinates.
 fn assert_valid(nav: &NavGrid, path: &NavPath, start: Vec2, goal: Option<Vec2>) {
+    assert_valid_within(nav, path, start, goal, 1e-9);
+}
+
+/// [`assert_valid`], the world waypoints mapping back to the grid's within
+/// `rounding` (cells): the `f32` rounding of waypoints off the lattice, as
+/// the paths of agents of a radius have.
+fn assert_valid_within(
+    nav: &NavGrid,
+    path: &NavPath,
+    start: Vec2,
+    goal: Option<Vec2>,
+    rounding: f64,
+) {
     assert!(!path.is_empty(), "no path");
     assert_eq!(path.waypoints.len(), path.grid_waypoints.len());
     let grid_pts: Vec<DVec2> = path.waypoints.iter().map(|&w| nav.to_grid(w)).collect();
     for (p, q) in grid_pts.iter().zip(&path.grid_waypoints) {
         assert!(
-            p.distance(*q) < 1e-9,
+            p.distance(*q) < rounding,
             "world waypoint {p} does not map back to {q}"
         );
     }
@@ -389,11 +403,24 @@ fn agents_with_one_goal_share_searches_and_get_paths_as_long_as_their_own() {
                 (la - lb).abs() <= 1e-9 * la.max(1.0),
                 "agent {i} ({threads:?}): {la} alone, {lb} shared"
             );
-            if starts[i].2 == 0.0 {
-                let goal = (b.0 == PathStatus::Ready).then_some(starts[i].1);
-                assert_valid(&nav, &b.1, starts[i].0, goal);
-            }
             assert_eq!(b.1.grid_version, nav.version());
+            let (start, goal, radius) = starts[i];
+            let goal = (b.0 == PathStatus::Ready).then_some(goal);
+            if radius == 0.0 {
+                assert_valid(&nav, &b.1, start, goal);
+                continue;
+            }
+            // An agent of a radius closer to a wall than that starts where
+            // it fits; every point of its path keeps its radius.
+            let start = if b.1.start_moved {
+                b.1.waypoints[0]
+            } else {
+                start
+            };
+            assert_valid_within(&nav, &b.1, start, goal, 1e-4);
+            if let Err(e) = keeps_radius(&grid, &b.1.grid_waypoints, f64::from(radius)) {
+                panic!("agent {i} ({threads:?}): {e}");
+            }
         }
     }
 }
@@ -2718,30 +2745,6 @@ fn a_wide_agent_walled_in_by_an_edit_walks_to_the_nearest_place_it_fits_in_sight
     settle(&mut app);
 }
 
-/// The least distance (cells) from any point of `path` (sampled every 1/64
-/// cell) to a blocked cell of `grid` or its edge.
-fn least_clearance(grid: &Grid, path: &NavPath) -> f64 {
-    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
-    let mut least = f64::INFINITY;
-    for s in path.grid_waypoints.windows(2) {
-        let steps = (s[0].distance(s[1]) * 64.0).ceil().max(1.0) as usize;
-        for i in 0..=steps {
-            let p = s[0].lerp(s[1], i as f64 / steps as f64);
-            least = least.min(p.x.min(w - p.x).min(p.y).min(h - p.y));
-            for y in (p.y.floor() as i64 - 4)..=(p.y.floor() as i64 + 4) {
-                for x in (p.x.floor() as i64 - 4)..=(p.x.floor() as i64 + 4) {
-                    if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
-                        let dx = (x as f64 - p.x).max(p.x - (x + 1) as f64).max(0.0);
-                        let dy = (y as f64 - p.y).max(p.y - (y + 1) as f64).max(0.0);
-                        least = least.min(dx.hypot(dy));
-                    }
-                }
-            }
-        }
-    }
-    least
-}
-
 #[test]
 fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_it() {
     // Agents of a radius plan on the mesh for their radius, by Anya and by
@@ -2782,8 +2785,9 @@ fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_i
         assert_eq!(status(&app, e), PathStatus::Ready);
         let path = nav_path(&app, e);
         assert_eq!(path.end(), Some(world(18.5, 5.0)));
-        let least = least_clearance(nav.grid(), &path);
-        assert!(least >= r - 1e-9, "{e}: {least} from a wall; {path:?}");
+        if let Err(e2) = keeps_radius(nav.grid(), &path.grid_waypoints, r) {
+            panic!("{e}: {e2}; {path:?}");
+        }
     }
 
     // Closing the corridor blocks both paths: they replan, as close as
@@ -2809,8 +2813,9 @@ fn a_disc_goes_through_a_corridor_it_fits_and_replans_when_edits_close_or_open_i
     let nav = app.world().resource::<NavGrid>().clone();
     for (e, r) in [(through, 0.5), (small, 0.3), (lazy, 0.5)] {
         assert_eq!(status(&app, e), PathStatus::Ready, "{e}");
-        let least = least_clearance(nav.grid(), &nav_path(&app, e));
-        assert!(least >= r - 1e-9, "{e}: {least} from a wall");
+        if let Err(e2) = keeps_radius(nav.grid(), &nav_path(&app, e).grid_waypoints, r) {
+            panic!("{e}: {e2}");
+        }
     }
 }
 
@@ -2841,8 +2846,9 @@ fn a_disc_an_edit_closes_in_on_stops_and_walks_back_onto_its_mesh() {
     assert!(path.start_moved, "{path:?}");
     assert_eq!(path.next, 0, "it walks to the start first");
     let nav = app.world().resource::<NavGrid>().clone();
-    let least = least_clearance(nav.grid(), &path);
-    assert!(least >= 0.5 - 1e-9, "{least}: {path:?}");
+    if let Err(e) = keeps_radius(nav.grid(), &path.grid_waypoints, 0.5) {
+        panic!("{e}: {path:?}");
+    }
     let exit = path.grid_waypoints[0];
     assert!(DVec2::new(5.75, 5.5).distance(exit) <= 0.25 + 0.1, "{exit}");
 }

@@ -20,7 +20,7 @@ use bevy_anyangle::prelude::*;
 use common::generate::walled_pocket;
 use common::harness::{Optimality, Spec, Tally, check_queries, check_query};
 use common::strategies::{GridCase, Mix, cells, check, edits, grids, on_grid, queries, several};
-use common::{Expect, Reference, close};
+use common::{Expect, Reference, close, keeps_radius};
 
 /// Grids per run and queries per grid: 1,000 x 8 = 8,000 queries per planner.
 const GRIDS: u32 = 1_000;
@@ -992,14 +992,25 @@ fn many_as_alone(
     Ok(answers)
 }
 
-/// Whether every point of `a`-`b` (sampled every 1/64 cell) keeps `radius`
-/// from every wall.
-fn keeps_radius(grid: &Grid, a: DVec2, b: DVec2, radius: f64) -> bool {
-    let steps = (a.distance(b) * 64.0).ceil().max(1.0) as usize;
-    (0..=steps).all(|i| {
-        let p = a.lerp(b, i as f64 / steps as f64);
-        common::wall_distance(grid, p, radius.ceil() as i64 + 2) >= radius - 1e-9
-    })
+/// The paths of `answers` that reach the goal (of more than one waypoint)
+/// all come from one search: they carry its statistics. Returns how many
+/// of them turn.
+fn from_one_search(answers: &[Result<Path, PlanError>]) -> Result<usize, String> {
+    let found: Vec<&Path> = answers
+        .iter()
+        .flatten()
+        .filter(|p| p.kind == PathKind::Found && p.waypoints.len() > 1)
+        .collect();
+    let Some(first) = found.first() else {
+        return Ok(0);
+    };
+    if found.iter().any(|p| p.stats != first.stats) {
+        let stats: Vec<_> = found.iter().map(|p| p.stats).collect();
+        return Err(format!(
+            "the paths to the goal come from several searches: {stats:?}"
+        ));
+    }
+    Ok(found.iter().filter(|p| p.waypoints.len() > 2).count())
 }
 
 /// On meshes for random radii of random grids, starts anywhere (in walls,
@@ -1021,23 +1032,20 @@ fn one_search_for_many_starts_on_meshes_for_a_radius_answers_as_single_searches(
         let starts: Vec<DVec2> = placed.iter().map(|q| q.start).collect();
         let answers = many_as_alone(&mut planner.borrow_mut(), &mesh, &starts, goal, &options)
             .map_err(|e| format!("r {radius}: {e}"))?;
+        let turn = from_one_search(&answers).map_err(|e| format!("r {radius}: {e}"))?;
+        *shared.borrow_mut() += turn;
         for path in answers.iter().flatten() {
-            if path.waypoints.len() > 2 {
-                *shared.borrow_mut() += 1;
-            }
-            for w in path.waypoints.windows(2) {
-                if !keeps_radius(&grid, w[0], w[1], mesh.radius()) {
-                    return Err(format!(
-                        "r {radius}: {} to {} is too close to a wall",
-                        w[0], w[1]
-                    ));
-                }
-            }
+            keeps_radius(&grid, &path.waypoints, mesh.radius())
+                .map_err(|e| format!("r {radius}: {e}"))?;
         }
         Ok(())
     });
+    // Enough paths that turn from shared searches, so they did real work.
     let shared = shared.into_inner();
-    assert!(shared >= 100, "only {shared} paths turn");
+    assert!(
+        shared >= 100,
+        "only {shared} paths from shared searches turn"
+    );
 }
 
 /// `Planner::plan_many_on_mesh` (one search from the goal for many
@@ -1061,10 +1069,9 @@ fn one_search_for_many_starts_answers_as_single_searches() {
         let mesh = NavMesh::build(&grid);
         let answers = many_as_alone(&mut planner.borrow_mut(), &mesh, &starts, goal, &options)
             .map_err(|e| format!("{e}\n{}", reference.picture()))?;
+        *shared.borrow_mut() +=
+            from_one_search(&answers).map_err(|e| format!("{e}\n{}", reference.picture()))?;
         for (&start, answer) in starts.iter().zip(&answers) {
-            if answer.as_ref().is_ok_and(|p| p.waypoints.len() > 2) {
-                *shared.borrow_mut() += 1;
-            }
             check_query(
                 &reference,
                 Algorithm::Polyanya,
@@ -1077,9 +1084,12 @@ fn one_search_for_many_starts_answers_as_single_searches() {
         }
         Ok(())
     });
-    // Enough paths that turn, so the shared search did real work.
+    // Enough paths that turn from shared searches, so they did real work.
     let shared = shared.into_inner();
-    assert!(shared >= 400, "only {shared} paths turn");
+    assert!(
+        shared >= 400,
+        "only {shared} paths from shared searches turn"
+    );
 }
 
 /// The same on a bundled game map, 300 starts spread over it to one goal.

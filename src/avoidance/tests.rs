@@ -225,9 +225,15 @@ fn two_crowds_cross_a_door() {
     );
     let arrived = discs.iter().filter(|d| d.arrived).count();
     assert_eq!(record.in_walls, 0, "{record:?}");
-    assert!(record.mean_overlap() < 0.05 * 0.4, "{record:?}");
+    // Measured with the starts moved by up to 0.1 cell each way: a mean
+    // overlap of 0.06 to 0.09 % of the radius, at worst 12 to 26 %; all
+    // arrive in 130 to 180 s, or all but 2 in 200 s.
     assert!(
-        arrived * 100 >= 95 * discs.len(),
+        record.mean_overlap() < 0.002 * 0.4 && record.overlap_worst < 0.3 * 0.4,
+        "{record:?}"
+    );
+    assert!(
+        arrived * 100 >= 99 * discs.len(),
         "{arrived} of {} arrived in {} s",
         discs.len(),
         record.frames / 60
@@ -267,19 +273,27 @@ fn a_hundred_discs_sent_to_one_point_spread_around_it() {
         .fold(0.0, f64::max);
     let mean = discs.iter().map(|d| d.position.distance(goal)).sum::<f64>() / 100.0;
     // 100 discs packed as tightly as discs pack fill a circle of radius
-    // about 4.2 around the goal (mean distance 2.8).
+    // about 4.2 around the goal (mean distance 2.8). Measured, with the
+    // starts and the goal moved by up to 0.15 cell each way: the farthest
+    // stands 6.5 to 8.75 from the goal, 3.5 to 4.4 on average.
     assert!(
-        farthest < 12.0 && mean < 6.0,
+        farthest < 9.5 && mean < 4.8,
         "a blob: mean {mean}, farthest {farthest}"
     );
+    // At the end, two discs overlap by at most 1.1 % of the radius
+    // (measured likewise); on the way, by 0.02 to 0.08 % on average and at
+    // worst 2.5 to 12.5 %.
     let mut worst: f64 = 0.0;
     for (i, a) in discs.iter().enumerate() {
         for b in &discs[..i] {
             worst = worst.max(0.8 - a.position.distance(b.position));
         }
     }
-    assert!(worst < 0.1 * 0.4, "overlap {worst}");
-    assert!(record.mean_overlap() < 0.05 * 0.4, "{record:?}");
+    assert!(worst < 0.015 * 0.4, "overlap {worst}");
+    assert!(
+        record.mean_overlap() < 0.002 * 0.4 && record.overlap_worst < 0.15 * 0.4,
+        "{record:?}"
+    );
 }
 
 #[test]
@@ -454,9 +468,10 @@ fn a_disc_passes_through_a_crowd_that_has_arrived() {
     assert_eq!(record.in_walls, 0);
 }
 
-/// Random discs (some with unusable numbers) on random grids: every step is
-/// finite, unusable discs stand still, and a disc clear of the walls stays
-/// clear all along its step.
+/// Random discs and points (some with unusable numbers) on random grids:
+/// every step is finite, unusable discs stand still, a disc clear of the
+/// walls stays clear all along its step, and a point in free space steps
+/// along a visible segment.
 #[test]
 fn random_crowds_keep_clear_of_the_walls() {
     use proptest::prelude::*;
@@ -470,12 +485,14 @@ fn random_crowds_keep_clear_of_the_walls() {
             1 => Just(-1.0),
         ]
     };
+    // Radii: discs, and points (radius 0).
+    let radius = prop_oneof![4 => number(0.0, 0.9), 1 => Just(0.0)];
     let discs = prop::collection::vec(
         (
             (0.0..12.0, 0.0..12.0),
             (-2.0..2.0, -2.0..2.0),
             (-3.0..3.0, -3.0..3.0),
-            number(0.0, 0.9),
+            radius,
             number(0.0, 3.0),
             any::<bool>(),
         ),
@@ -489,6 +506,8 @@ fn random_crowds_keep_clear_of_the_walls() {
     };
     let mut runner =
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]));
+    // Points in free space whose step was checked.
+    let points = std::cell::Cell::new(0_usize);
     let result = runner.run(&(discs, cells), |(discs, cells)| {
         let mut grid = Grid::new(12, 12).expect("a grid");
         for (x, y) in cells {
@@ -534,6 +553,7 @@ fn random_crowds_keep_clear_of_the_walls() {
                 }
             }
             if disc.radius == 0.0 && grid.is_point_traversable(disc.position) {
+                points.set(points.get() + 1);
                 let end = disc.position + motion.step;
                 prop_assert!(
                     line_of_sight(&grid, disc.position, end),
@@ -548,4 +568,5 @@ fn random_crowds_keep_clear_of_the_walls() {
     if let Err(failure) = result {
         panic!("{failure}");
     }
+    assert!(points.get() > 200, "only {} points checked", points.get());
 }

@@ -19,6 +19,13 @@ pub(crate) fn wall_distance(grid: &Grid, p: DVec2) -> f64 {
 /// The distance beyond which [`wall_distance`] does not look.
 const FAR: f64 = 8.0;
 
+/// Distance from `p` to the nearest blocked cell or the grid's outside, or
+/// `radius` if that is farther: enough to tell whether `p` keeps `radius`.
+fn keeps_at(grid: &Grid, p: DVec2, radius: f64) -> f64 {
+    let blocked = |x, y| !grid.is_free_xy(x, y);
+    wall_distance_below((grid.width(), grid.height()), &blocked, p, radius)
+}
+
 /// A map of rooms joined by corridors one to three cells wide, with doors
 /// one cell wide.
 pub(crate) fn rooms_and_corridors(rng: &mut Rng, w: u32, h: u32) -> Grid {
@@ -96,13 +103,6 @@ fn check(grid: &Grid, radius: f64, rng: &mut Rng) -> f64 {
             for k in 0..n {
                 let turn = crate::geom::orient_sign(pts[k], pts[(k + 1) % n], pts[(k + 2) % n]);
                 assert!(turn.is_gt() || turn.is_eq(), "polygon {id} is not convex");
-                // Every point of the polygon keeps the radius: its edges,
-                // sampled, and points inside.
-                for t in 0..=8 {
-                    let q = pts[k].lerp(pts[(k + 1) % n], f64::from(t) / 8.0) / s;
-                    let d = wall_distance(grid, q);
-                    assert!(d >= radius - 1e-9, "r = {radius}: {q} is {d} from a wall");
-                }
                 let across = poly.slots[k].neigh;
                 assert_ne!(across, PORTAL, "every portal is linked or closed");
                 if across != NONE {
@@ -116,6 +116,39 @@ fn check(grid: &Grid, radius: f64, rng: &mut Rng) -> f64 {
                     assert!(back, "polygon {id}'s edge {k} is not met by {across}");
                 }
             }
+            // Every point of the polygon keeps the radius: its edges,
+            // sampled every 1/64 cell, and points inside: the points of the
+            // lattice of spacing 1/4 cell inside it, and the centroid of its
+            // vertices. (With its edges clear, a wall closer to a point
+            // inside would lie inside the polygon, a whole blocked cell
+            // holding some of those lattice points.)
+            let holds = |q: DVec2| {
+                let d = keeps_at(grid, q, radius);
+                assert!(
+                    d >= radius - 1e-9,
+                    "r = {radius}: {q} of polygon {id} is {d} from a wall"
+                );
+            };
+            for k in 0..n {
+                let (a, b) = (pts[k] / s, pts[(k + 1) % n] / s);
+                let steps = (a.distance(b) * 64.0).ceil().max(1.0);
+                for t in 0..=steps as u32 {
+                    holds(a.lerp(b, f64::from(t) / steps));
+                }
+            }
+            let (lo, hi) = pts
+                .iter()
+                .fold((pts[0], pts[0]), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+            let (lo, hi) = ((lo / s * 4.0).ceil(), (hi / s * 4.0).floor());
+            for y in lo.y as i64..=hi.y as i64 {
+                for x in lo.x as i64..=hi.x as i64 {
+                    let q = DVec2::new(x as f64, y as f64) / 4.0;
+                    if poly.contains(q * s) {
+                        holds(q);
+                    }
+                }
+            }
+            holds(pts.iter().sum::<DVec2>() / n as f64 / s);
         }
     }
     // Every point a tolerance farther than the radius is on the mesh.

@@ -126,23 +126,33 @@ fn searches_with_terrain_costs_and_budgets_slice_too() {
         assert!(slices > 10, "{algorithm}: {slices} slices");
         assert_eq!(got, expected, "{algorithm}");
     }
-    // A node budget is counted over all slices.
+    // A node budget is counted over all slices: on the maze, every planner
+    // runs out of it after several slices, as it does run whole.
+    let (text, _) = map("maze512-1-0");
+    let maze = Grid::from_movingai(&text).unwrap();
+    let budget = 500;
     for algorithm in Algorithm::ALL {
         let options = PlanOptions {
-            node_budget: Some(500),
+            node_budget: Some(budget),
             ..PlanOptions::with_algorithm(algorithm)
         };
         let query = Query {
-            grid: &grid,
-            start: DVec2::new(2.5, 40.5),
-            goal: DVec2::new(118.5, 60.5),
+            grid: &maze,
+            start: DVec2::new(1.5, 1.5),
+            goal: DVec2::new(510.5, 510.5),
             options: &options,
             cancel: None,
             costs: None,
             mesh: None,
         };
         let expected = whole(&query);
-        let (got, _) = sliced(&mut Planner::new(), &query, 64);
+        assert!(
+            matches!(expected, Err(PlanError::BudgetExhausted { stats }) if stats.expanded >= budget),
+            "{algorithm}: {expected:?}"
+        );
+        let slice = 64;
+        let (got, slices) = sliced(&mut Planner::new(), &query, slice);
+        assert!(slices > budget / slice, "{algorithm}: {slices} slices");
         assert_eq!(got, expected, "{algorithm}");
     }
 }

@@ -1144,3 +1144,52 @@ pub fn wall_distance(grid: &Grid, p: DVec2, within: i64) -> f64 {
     }
     best
 }
+
+/// Samples per cell of path length of [`path_clearance`].
+pub const SAMPLES_PER_CELL: f64 = 64.0;
+
+/// The least distance from a point of the path through `waypoints` to a
+/// blocked cell of `grid` or to its edge, and the first point at that
+/// distance: every segment is sampled every 1/64 cell, its ends included
+/// (a path of one waypoint is that point; an empty one is infinitely far
+/// from every wall). Walls more than `within` cells from a sample are not
+/// seen (see [`wall_distance`]).
+#[must_use]
+pub fn path_clearance(grid: &Grid, waypoints: &[DVec2], within: i64) -> (f64, DVec2) {
+    let mut worst = (
+        f64::INFINITY,
+        waypoints.first().copied().unwrap_or(DVec2::NAN),
+    );
+    let mut look = |p: DVec2| {
+        let c = wall_distance(grid, p, within);
+        if c < worst.0 {
+            worst = (c, p);
+        }
+    };
+    if let [p] = waypoints {
+        look(*p);
+    }
+    for pair in waypoints.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let steps = ((a.distance(b) * SAMPLES_PER_CELL).ceil() as usize).max(1);
+        for i in 0..=steps {
+            look(a.lerp(b, i as f64 / steps as f64));
+        }
+    }
+    worst
+}
+
+/// Whether every point of the path through `waypoints` (sampled as
+/// [`path_clearance`] samples it) keeps `radius` (less 1e-9) from every
+/// blocked cell of `grid` and from its edge; if not, the closest point and
+/// its distance.
+pub fn keeps_radius(grid: &Grid, waypoints: &[DVec2], radius: f64) -> Result<(), String> {
+    let (least, at) = path_clearance(grid, waypoints, radius.ceil() as i64 + 2);
+    if least >= radius - 1e-9 {
+        Ok(())
+    } else {
+        Err(format!(
+            "the path passes {at}, {least} from a wall (radius {radius})"
+        ))
+    }
+}

@@ -213,7 +213,42 @@ impl MeshShare {
 
 #[cfg(test)]
 mod tests {
+    use bevy_math::DVec2;
+
     use super::*;
+
+    /// Checks that `mesh` holds exactly the points `fresh` holds, `fresh`
+    /// a mesh of the same grid built afresh (its polygons may be split
+    /// differently): on a lattice of spacing 1/32 cell over the grid, moved
+    /// by 1/64 cell off the lines where the meshes of radius classes (in
+    /// 64ths of a cell) have their edges (each point looked up in the cell
+    /// around it).
+    fn holds_what_a_fresh_mesh_holds(mesh: &NavMesh, fresh: &NavMesh) {
+        let grid = fresh.grid();
+        assert_eq!(mesh.grid(), grid);
+        let (w, h) = (i64::from(grid.width()), i64::from(grid.height()));
+        let mut found = Vec::new();
+        let mut on = |m: &NavMesh, p: DVec2| {
+            let cell = p.floor();
+            let cell = [
+                (cell.x as i64).clamp(0, w - 1),
+                (cell.y as i64).clamp(0, h - 1),
+            ];
+            found.clear();
+            m.polygons_at(p * m.scale() as f64, &[cell], &mut found);
+            !found.is_empty()
+        };
+        let mut held = 0;
+        for y in 0..h * 32 {
+            for x in 0..w * 32 {
+                let p = (DVec2::new(x as f64, y as f64) + 0.5) / 32.0;
+                let (a, b) = (on(mesh, p), on(fresh, p));
+                assert_eq!(a, b, "{p}: on the mesh {a}, on a fresh one {b}");
+                held += usize::from(a);
+            }
+        }
+        assert!(held > 0, "the meshes hold no point");
+    }
 
     #[test]
     fn only_newer_grids_of_the_same_layout_are_kept_and_given() {
@@ -272,13 +307,18 @@ mod tests {
         assert!(Arc::ptr_eq(&d, &e));
         // The snapshot a search held is the mesh of the grid before.
         assert_eq!(a.grid(), &Grid::new(40, 40).unwrap());
-        let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
-        assert_eq!(d.polygon_count(), fresh.polygon_count());
+        // It is the mesh before the edit synced with the grid after it, and
+        // holds what a fresh mesh of that grid holds.
+        let mut synced = NavMesh::with_radius(&Grid::new(40, 40).unwrap(), 0.5).unwrap();
+        synced.sync(&grid);
+        assert!(d.polygons().eq(synced.polygons()));
+        holds_what_a_fresh_mesh_holds(&d, &NavMesh::with_radius(&grid, 0.5).unwrap());
 
-        // A point agent's mesh (for Polyanya) is kept beside them.
+        // A point agent's mesh (for Polyanya) is kept beside them, built
+        // afresh.
         let (_, point) = get(1, &grid, 0);
         assert_eq!(point.radius(), 0.0);
-        assert_eq!(point.polygon_count(), NavMesh::build(&grid).polygon_count());
+        assert!(point.polygons().eq(NavMesh::build(&grid).polygons()));
 
         // Unused classes and replaced layouts go; point meshes stay with
         // their layout.
@@ -306,6 +346,6 @@ mod tests {
         assert!(slices > 1, "built in {slices} slices");
         assert!(mesh.is_complete());
         let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
-        assert_eq!(mesh.polygon_count(), fresh.polygon_count());
+        assert!(mesh.polygons().eq(fresh.polygons()));
     }
 }

@@ -390,9 +390,10 @@ pub(crate) fn track_progress(
             // Moved off the end it had reached: a plain follower farther
             // than its arrive radius; an agent in a crowd that reached its
             // end itself farther than its radius from it, one held up by
-            // others close to its end farther than its radius from where it
-            // came to rest (one that came to rest beside others at a shared
-            // end keeps the rule above). It walks
+            // others close to its end out of that reach (three radii) and
+            // farther than its radius from where it came to rest (one that
+            // came to rest beside others at a shared end keeps the rule
+            // above). It walks
             // back (marked changed, so that steering takes it up again), or
             // plans again from where it is if it cannot see the end from
             // there.
@@ -401,7 +402,8 @@ pub(crate) fn track_progress(
             let back = match in_crowd {
                 Some((crowd, _)) if steer::in_crowd(request.radius) => match crowd.arrival() {
                     Some(Arrival::AtEnd) => end > r,
-                    Some(Arrival::HeldUp) => end > r && off > r,
+                    // Out of the reach in which it was held up.
+                    Some(Arrival::HeldUp) => end > 3.0 * r + 0.05 && off > r,
                     Some(Arrival::Beside) | None => false,
                 },
                 _ => end > follower.arrive_radius.max(0.0) + OFF_PATH_TOLERANCE,

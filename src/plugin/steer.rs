@@ -201,9 +201,9 @@ pub(crate) fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> 
 /// put back on it, so that it walks the planned segment and not a line a
 /// rounding error away, which could graze an obstacle corner the segment
 /// passes close by. An agent farther off (pushed by the game) walks straight
-/// to its next waypoint if `sees(from, next)` says it can see it, and
-/// otherwise stays where it is until it has a new path (it replans from
-/// there, see `track_progress`). The way out of a wall
+/// to its next waypoint if `sees` says it can see it, and otherwise stays
+/// where it is until it has a new path (the caller lists it in [`Unseen`],
+/// and it is planned again from there). The way out of a wall
 /// ([`NavPath::start_moved`]) is walked without that test: it crosses
 /// blocked cells by design.
 ///

@@ -351,7 +351,7 @@ pub enum PlanError {
     },
 }
 
-/// One query's inputs, as [`Planner::plan_slice`] reads them.
+/// One query's inputs, as [`Planner::plan_slice`](super::Planner::plan_slice) reads them.
 pub(crate) struct Query<'a> {
     pub grid: &'a Grid,
     pub start: DVec2,

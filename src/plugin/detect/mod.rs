@@ -320,7 +320,7 @@ type ProgressData = (
 /// For agents that moved: advances [`NavPath::next`] past waypoints they
 /// have passed (without triggering `Changed<NavPath>`), and replans those
 /// farther than [`PathfindingSettings::replan_distance`] from their path
-/// (for an agent with [`LocalAvoidance`](crate::plugin::LocalAvoidance)
+/// (for an agent with [`LocalAvoidance`]
 /// that arrived, from where it came to rest),
 /// and those with no room where their search started
 /// ([`PathFailure::NoRoom`]) that now fit or see a place that does.

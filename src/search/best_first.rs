@@ -238,6 +238,14 @@ pub(crate) trait Rule<G: SearchGraph> {
     fn expand(&mut self, graph: &G, scratch: &mut Scratch, ctx: &mut SearchContext<'_>, n: u32);
 }
 
+/// The heuristic of a search towards `to` with `ctx`'s weight: `w` times
+/// the straight distance.
+#[inline]
+pub(crate) fn towards(ctx: &SearchContext<'_>, to: DVec2) -> impl Fn(DVec2) -> f64 + Copy + use<> {
+    let weight = ctx.options.weight();
+    move |p: DVec2| weight * p.distance(to)
+}
+
 /// Runs the best-first search of `rule` on `graph` from its start to its
 /// goal, within `ctx`'s node budget, slice and cancel flag; on success the
 /// path is in `out`, start first. With `resume`, goes on with the search

@@ -11,7 +11,7 @@
 
 use bevy_math::DVec2;
 
-use super::best_first::{Rule, Scratch, SearchGraph, run};
+use super::best_first::{Rule, Scratch, SearchGraph, run, towards};
 use super::vertex_graph::Graph;
 use super::{Outcome, SearchContext};
 
@@ -103,8 +103,6 @@ pub(crate) fn search(
     resume: bool,
 ) -> Outcome {
     let mut graph = Graph::new(ctx);
-    let weight = ctx.options.weight();
-    let goal_point = ctx.goal.p;
-    let h = |p: DVec2| weight * p.distance(goal_point);
+    let h = towards(ctx, ctx.goal.p);
     run(&mut graph, &mut LazyTheta { h }, scratch, ctx, out, resume)
 }

@@ -19,7 +19,7 @@ use crate::fast_hash::FastMap;
 use bevy_math::DVec2;
 
 use super::astar::AStar;
-use super::best_first::{Scratch, SearchGraph, run};
+use super::best_first::{Scratch, SearchGraph, run, towards};
 use super::lazy_theta::LazyTheta;
 use super::{Outcome, SearchContext};
 use crate::mesh::locate::{polygons_at, walk_segment};
@@ -114,8 +114,7 @@ impl MeshGraph {
             lists,
             found,
         };
-        let weight = ctx.options.weight();
-        let h = |p: DVec2| weight * p.distance(t);
+        let h = towards(ctx, t);
         let scratch = &mut self.scratch;
         let mut path = Vec::new();
         let outcome = match mode {

@@ -117,13 +117,26 @@ fn run(app: &mut App, agents: &[Entity], max_frames: usize) -> (usize, f64, f64)
             return (frame, sum / samples as f64, worst);
         }
     }
-    let stuck = agents
+    let w = app.world();
+    let stuck: Vec<String> = agents
         .iter()
-        .filter(|&&e| !app.world().get::<NavPath>(e).unwrap().is_finished())
-        .count();
+        .filter(|&&e| !w.get::<NavPath>(e).unwrap().is_finished())
+        .map(|&e| {
+            let path = w.get::<NavPath>(e).unwrap();
+            format!(
+                "at {} heading for waypoint {} of {:?} ({:?})",
+                w.get::<NavPosition>(e).unwrap().0,
+                path.next,
+                path.waypoints,
+                w.get::<PathStatus>(e).unwrap()
+            )
+        })
+        .collect();
     panic!(
-        "{stuck} of {} agents have not arrived after {max_frames} frames",
-        agents.len()
+        "{} of {} agents have not arrived after {max_frames} frames:\n{}",
+        stuck.len(),
+        agents.len(),
+        stuck.join("\n")
     );
 }
 

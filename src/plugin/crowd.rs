@@ -14,7 +14,10 @@
 //!
 //! An agent arrives within its radius of its path's end (or its
 //! [`PathFollower::arrive_radius`], if larger), or when others hold it up
-//! within three radii of its end for half a second. Agents heading for one goal
+//! close to its end for half a second: it stands still within three radii
+//! of it, or, where others have already arrived at its end, it comes no
+//! closer to it within the reach of their crowd (the core's arrival bound),
+//! however it jostles. Agents heading for one goal
 //! do not stack on it: one that touches an agent already arrived there
 //! counts as arrived too (see the core's
 //! [arrival rule](crate::avoidance#arrival)), and its path is finished. An
@@ -112,8 +115,15 @@ pub(crate) struct CrowdState {
     arrived: bool,
     /// The goal it arrived at (its path's end, as bits).
     end: Option<(u64, u64)>,
-    /// Frames it has stood (nearly) still close to its path's end.
+    /// Frames it has come no closer to its path's end (by [`PROGRESS`])
+    /// while within reach of it (see [`held_reach`]).
     stalled: u16,
+    /// The closest it has come to its path's end (cells) since it last
+    /// made progress towards it within reach; `None` out of reach.
+    closest: Option<f64>,
+    /// How far from its end it may be held up (cells), as reckoned where
+    /// it was: its reach while it is arrived [`Arrival::HeldUp`].
+    reach: f64,
     /// Frames it has come no closer to the waypoint it heads for (by
     /// [`PROGRESS`]), since it last did or last looked whether it still
     /// sees that waypoint.
@@ -151,10 +161,29 @@ impl CrowdState {
     pub(crate) fn arrival(&self) -> Option<Arrival> {
         self.arrived.then_some(self.arrival)
     }
+
+    /// How far from its end (world units) an agent that arrived held up
+    /// was allowed to stop: pushed farther, it walks back.
+    pub(crate) fn held_reach(&self, cell: f32) -> f32 {
+        (self.reach * f64::from(cell)) as f32
+    }
 }
 
-/// Frames an agent close to its path's end may stand still, held up by
-/// others, before it counts as arrived: half a second at 60 fps.
+/// How far from its path's end (cells) an agent of `radius` (cells) that
+/// comes no closer to it may count as held up there: three radii, or, where
+/// `arrived` agents have already arrived at that end, the reach of their
+/// crowd (the core's [arrival bound](crate::avoidance#arrival)).
+fn held_reach(radius: f64, arrived: u32) -> f64 {
+    let alone = 3.0 * radius + 0.05;
+    if arrived == 0 {
+        alone
+    } else {
+        alone.max((2.0 * f64::from(arrived).sqrt() + 2.0) * radius)
+    }
+}
+
+/// Frames an agent close to its path's end may come no closer to it, held
+/// up by others, before it counts as arrived: half a second at 60 fps.
 const STALL_FRAMES: u16 = 30;
 
 /// Frames an agent on its way may come no closer to the waypoint it heads
@@ -176,6 +205,9 @@ pub(crate) struct Crowd {
     /// Each disc's agent and where it stood (grid coordinates).
     agents: Vec<(Entity, DVec2)>,
     profiles: Vec<ProfileId>,
+    /// Per goal id, the agents that stood arrived there at the frame's
+    /// start.
+    arrived_at: Vec<(u64, u32)>,
 }
 
 /// What the crowd stage reads and writes of an agent.
@@ -222,10 +254,12 @@ pub(crate) fn steer_crowds(
         motions,
         agents: order,
         profiles,
+        arrived_at,
     } = &mut *crowd;
     discs.clear();
     order.clear();
     profiles.clear();
+    arrived_at.clear();
     for (entity, follower, request, path, mut state, place) in &mut agents {
         // (Points are steered as plain followers.)
         if !in_crowd(request.radius) {
@@ -298,6 +332,14 @@ pub(crate) fn steer_crowds(
         return;
     };
     avoidance.step(discs, &grids, &settings.options(), dt, motions);
+    for disc in discs.iter().filter(|d| d.arrived) {
+        if let Some((id, _)) = disc.goal {
+            match arrived_at.iter_mut().find(|(g, _)| *g == id) {
+                Some((_, n)) => *n += 1,
+                None => arrived_at.push((id, 1)),
+            }
+        }
+    }
     for (&(entity, here), (motion, disc)) in order.iter().zip(motions.iter().zip(discs.iter())) {
         let Ok((_, follower, request, mut path, mut state, mut place)) = agents.get_mut(entity)
         else {
@@ -321,17 +363,38 @@ pub(crate) fn steer_crowds(
         };
         let to = here + step;
         // Held up close to its end (its goal taken by agents that arrived
-        // elsewhere and were pushed there): it has arrived.
-        let end = path.grid_waypoints.last().copied();
-        let close = end.is_some_and(|e| to.distance(e) <= 3.0 * disc.radius + 0.05);
-        let still = step.length() < 0.1 * disc.max_speed * dt;
-        state.stalled = if close && still && !state.arrived {
-            state.stalled.saturating_add(1)
-        } else {
-            0
-        };
+        // elsewhere and were pushed there, or the crowd arrived there in
+        // its way): once it has come no closer to its end for a while, it
+        // has arrived. However it jostles, it ends.
+        let arrived_here = disc.goal.map_or(0, |(id, _)| {
+            arrived_at
+                .iter()
+                .find(|(g, _)| *g == id)
+                .map_or(0, |&(_, n)| n)
+        });
+        let reach = held_reach(disc.radius, arrived_here);
+        let to_end = path.grid_waypoints.last().map(|e| to.distance(*e));
+        // Alone at its end, it must also stand still: one that jostles on
+        // towards its own goal is not held up yet.
+        let still = arrived_here > 0 || step.length() < 0.1 * disc.max_speed * dt;
+        match to_end {
+            Some(d) if d <= reach && !state.arrived && still => match state.closest {
+                Some(closest) if d > closest - PROGRESS => {
+                    state.stalled = state.stalled.saturating_add(1);
+                }
+                _ => {
+                    state.closest = Some(d);
+                    state.stalled = 0;
+                }
+            },
+            _ => {
+                state.closest = None;
+                state.stalled = 0;
+            }
+        }
         if state.stalled >= STALL_FRAMES {
             state.arrived = true;
+            state.reach = reach;
         }
         // Held up on its way: pushed to where a wall hides its waypoint
         // (the wall then leaves it no way forward, or only a slide to and

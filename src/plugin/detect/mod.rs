@@ -390,7 +390,7 @@ pub(crate) fn track_progress(
             // Moved off the end it had reached: a plain follower farther
             // than its arrive radius; an agent in a crowd that reached its
             // end itself farther than its radius from it, one held up by
-            // others close to its end out of that reach (three radii) and
+            // others close to its end out of the reach it was held up in and
             // farther than its radius from where it came to rest (one that
             // came to rest beside others at a shared end keeps the rule
             // above). It walks
@@ -403,7 +403,10 @@ pub(crate) fn track_progress(
                 Some((crowd, _)) if steer::in_crowd(request.radius) => match crowd.arrival() {
                     Some(Arrival::AtEnd) => end > r,
                     // Out of the reach in which it was held up.
-                    Some(Arrival::HeldUp) => end > 3.0 * r + 0.05 && off > r,
+                    Some(Arrival::HeldUp) => {
+                        let cell = nav.as_deref().map_or(1.0, |n| n.transform().cell_size());
+                        end > crowd.held_reach(cell) + OFF_PATH_TOLERANCE && off > r
+                    }
                     Some(Arrival::Beside) | None => false,
                 },
                 _ => end > follower.arrive_radius.max(0.0) + OFF_PATH_TOLERANCE,

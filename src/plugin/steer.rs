@@ -36,6 +36,12 @@
 //! [`NavPath::next`] by hand does so through `&mut NavPath`, which marks it
 //! changed and so wakes the follower up again.
 //!
+//! A follower moved off its path (by the game) walks straight to the
+//! waypoint it heads for only if it sees it; otherwise, or if its step
+//! there ends where the waypoint is hidden (a line through a wall's corner,
+//! rounded), it stops: its path is cut to where it stands
+//! ([`NavPath::cut`]) and it is planned again from there.
+//!
 //! Followers with [`LocalAvoidance`] and a radius are steered by the crowd
 //! stage instead: around each other and the walls, towards the same
 //! waypoints.
@@ -60,7 +66,7 @@ use bevy_transform::components::{GlobalTransform, Transform};
 
 use crate::plugin::agent::PlanState;
 use crate::plugin::api::{NavPath, PathRequest};
-use crate::plugin::geometry::{closest_on_segment, sees_waypoint};
+use crate::plugin::geometry::{closest_on_segment, sees_waypoint, stop_here};
 use crate::plugin::stats::Meter;
 use crate::plugin::world::{Fit, NavGrid, NavPosition, ProfileId, WorldPlane, plane_of};
 
@@ -202,8 +208,12 @@ pub(crate) fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> 
 /// rounding error away, which could graze an obstacle corner the segment
 /// passes close by. An agent farther off (pushed by the game) walks straight
 /// to its next waypoint if `sees` says it can see it, and otherwise stays
-/// where it is until it has a new path (the caller lists it in [`Unseen`],
-/// and it is planned again from there). The way out of a wall
+/// where it is until it has a new path (the caller cuts its path to where it
+/// stands and lists it in [`Unseen`], and it is planned again from there).
+/// Such a straight walk is not a segment of its path, to be put back on: if
+/// rounding its new position leaves the waypoint hidden from there (the
+/// line passes a wall's corner within a rounding error), it stops there
+/// too, so that it never heads for a waypoint it cannot see. The way out of a wall
 /// ([`NavPath::start_moved`]) is walked without that test: it crosses
 /// blocked cells by design.
 ///
@@ -216,7 +226,7 @@ fn advance(
     from: Vec2,
     step: f32,
     snap: f64,
-    sees: impl FnOnce(&NavPath, Vec2) -> bool,
+    mut sees: impl FnMut(&NavPath, Vec2) -> bool,
 ) -> Option<Vec2> {
     let last = path.waypoints.len().checked_sub(1)?;
     if !from.is_finite() {
@@ -241,6 +251,7 @@ fn advance(
     if !on_path && !sees(path, from) {
         return None;
     }
+    let aim = path.next;
     while step > 0.0 && path.next <= last {
         let target = path.waypoints[path.next];
         if !target.is_finite() {
@@ -266,7 +277,13 @@ fn advance(
         }
     }
     let p = p.as_vec2();
-    (p != from && p.is_finite()).then_some(p)
+    let moved = p != from && p.is_finite();
+    if moved && !on_path && path.next == aim {
+        // (The answer is the caller's: heading for a waypoint hidden from
+        // its new position, it stops there.)
+        sees(path, p);
+    }
+    moved.then_some(p)
 }
 
 /// How far off its segment a follower is put back on it: a thousandth of
@@ -342,19 +359,29 @@ pub(crate) fn follow_paths(
         if !(follower.speed.is_finite() && follower.speed > 0.0) {
             return true;
         }
-        let path = path.bypass_change_detection();
         let step = follower.speed * dt;
         let mut hidden = false;
-        let sees = |path: &NavPath, from: Vec2| {
-            hidden = !may_walk(nav, state, path, from);
-            !hidden
-        };
-        let walk = |from: Vec2| advance(path, *follower, from, step, snap, sees);
-        #[cfg(feature = "transform")]
-        move_on(&mut place, &parents, plane, walk);
-        #[cfg(not(feature = "transform"))]
-        move_on(&mut place, plane, walk);
-        if hidden {
+        let mut at = None;
+        {
+            let path = path.bypass_change_detection();
+            let sees = |path: &NavPath, from: Vec2| {
+                hidden = !may_walk(nav, state, path, from);
+                !hidden
+            };
+            let walk = |from: Vec2| {
+                let to = advance(path, *follower, from, step, snap, sees);
+                at = Some(to.unwrap_or(from));
+                to
+            };
+            #[cfg(feature = "transform")]
+            move_on(&mut place, &parents, plane, walk);
+            #[cfg(not(feature = "transform"))]
+            move_on(&mut place, plane, walk);
+        }
+        if hidden && let (Some(nav), Some(at)) = (nav, at) {
+            // It stays where it stands (its path says so, for games that
+            // steer by it too) until it is planned again from there.
+            stop_here(nav, &mut path, nav.to_grid(at));
             unseen.0.push(entity);
         }
         !path.is_finished()
@@ -532,5 +559,45 @@ mod tests {
             None
         );
         assert_eq!(hidden.next, 1);
+    }
+
+    /// A follower off its path walking straight to a waypoint whose line
+    /// passes a wall's corner: one step, rounded to `f32`, lands a few
+    /// millionths of a cell on the wall's side of the line, from where the
+    /// waypoint is hidden. Steering looks again from there (and stops it
+    /// there, its path cut to where it stands): seen in a game with edits
+    /// every frame, the line running through the corner of a cell just
+    /// blocked.
+    #[test]
+    fn a_rounded_step_that_hides_the_waypoint_is_the_last() {
+        use crate::grid::Grid;
+        use crate::los::line_of_sight;
+        let mut grid = Grid::new(160, 120).unwrap();
+        grid.set_free(bevy_math::UVec2::new(151, 103), false)
+            .unwrap();
+        let target = Vec2::new(152.0, 101.0);
+        let from = Vec2::new(150.613_57, 103.772_86);
+        let mut path = NavPath {
+            waypoints: vec![Vec2::new(152.0, 98.0), target],
+            next: 1,
+            ..NavPath::default()
+        };
+        let f = PathFollower {
+            speed: 6.0,
+            arrive_radius: 0.05,
+        };
+        let mut looked = Vec::new();
+        let sees = |_: &NavPath, at: Vec2| {
+            looked.push(at);
+            line_of_sight(&grid, at.as_dvec2(), target.as_dvec2())
+        };
+        let to = advance(&mut path, f, from, 0.1, 1e-3, sees).unwrap();
+        assert!(line_of_sight(&grid, from.as_dvec2(), target.as_dvec2()));
+        assert!(
+            !line_of_sight(&grid, to.as_dvec2(), target.as_dvec2()),
+            "{to}"
+        );
+        // It looked from where it stood, then from where it stopped.
+        assert_eq!(looked, [from, to]);
     }
 }

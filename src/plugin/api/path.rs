@@ -258,9 +258,11 @@ pub struct NavPath {
     /// starts at the nearest walkable point and [`NavPath::next`] starts at
     /// 0, so a follower walks there first.
     pub start_moved: bool,
-    /// Whether the path was cut short before a segment an edit blocked: it
-    /// ends at the last waypoint the agent can still reach, not at the goal,
-    /// and a new plan is on its way. A [`PathFollower`](crate::plugin::PathFollower)
+    /// Whether the path was cut short before a segment an edit blocked (it
+    /// ends at the last waypoint the agent can still reach), or to where a
+    /// [`PathFollower`](crate::plugin::PathFollower) moved off its path
+    /// stands because it cannot see the waypoint it headed for: it does not
+    /// end at the goal, and a new plan is on its way. A [`PathFollower`](crate::plugin::PathFollower)
     /// walks all the way to such an end (its arrive radius applies to real
     /// ends only).
     pub cut: bool,

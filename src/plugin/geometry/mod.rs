@@ -9,5 +9,5 @@ pub(crate) mod path;
 pub(crate) use impact::{EditCheck, edit_impact, point_in_rect, rect_distance, region_point};
 pub(crate) use path::{
     closest_on_segment, cut_at_blocked_segment, fits, join, remaining, sees, sees_waypoint,
-    segment_distance, walk_out, way_out,
+    segment_distance, stop_here, walk_out, way_out,
 };

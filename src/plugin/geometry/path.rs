@@ -52,7 +52,7 @@ pub(crate) fn cut_at_blocked_segment(
 /// Cuts `path` to where the agent stands (`agent`, grid): a one-point path
 /// it has reached, rather than an empty path under a status that promises
 /// one, so that a follower stays there.
-fn stop_here(nav: &NavGrid, path: &mut NavPath, agent: DVec2) {
+pub(crate) fn stop_here(nav: &NavGrid, path: &mut NavPath, agent: DVec2) {
     path.waypoints = vec![nav.to_world(agent)];
     path.grid_waypoints = vec![agent];
     path.next = 1;

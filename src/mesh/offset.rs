@@ -133,9 +133,22 @@ impl Disc {
     }
 
     /// [`Disc::tolerance`] of [`Disc::new`]'s polygon for `radius`, computed
-    /// without building it.
+    /// without building it. Callers ask for a few radii over and over (an
+    /// edit's reach per agent): the last answer is kept, per thread.
     pub(crate) fn tolerance_of(radius: f64) -> f64 {
-        Disc::far(radius, Disc::step_for(radius)) - radius
+        std::thread_local! {
+            static LAST: core::cell::Cell<(u64, f64)> =
+                const { core::cell::Cell::new((u64::MAX, 0.0)) };
+        }
+        let key = radius.to_bits();
+        LAST.with(|last| match last.get() {
+            (k, tolerance) if k == key => tolerance,
+            _ => {
+                let tolerance = Disc::far(radius, Disc::step_for(radius)) - radius;
+                last.set((key, tolerance));
+                tolerance
+            }
+        })
     }
 
     /// Every how many of [`NORMALS`] `radius`'s polygon takes: the first

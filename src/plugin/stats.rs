@@ -17,9 +17,24 @@ use bevy_ecs::prelude::*;
 use crate::plugin::api::PathfindingDiagnostics;
 
 /// Time the plugin's systems spent since the last frame was published.
-#[derive(Resource, Default)]
+#[derive(Resource)]
 pub(crate) struct Meter {
     nanos: AtomicU64,
+    /// [`Meter::so_far`] when the searches of this frame ended (nanos).
+    searched: AtomicU64,
+    /// What the systems after the searches cost of late (nanos): a running
+    /// mean, each frame weighing a quarter.
+    after: AtomicU64,
+}
+
+impl Default for Meter {
+    fn default() -> Self {
+        Meter {
+            nanos: AtomicU64::new(0),
+            searched: AtomicU64::new(u64::MAX),
+            after: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Meter {
@@ -37,9 +52,33 @@ impl Meter {
         Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
     }
 
-    /// The time gathered since the last call, and a fresh start.
+    /// Marks the end of this frame's searches: what the plugin spends
+    /// after it (applying answers, steering) is reckoned from here.
+    /// `so_far` is [`Meter::so_far`] with the running system's time.
+    pub(crate) fn searches_ended(&self, so_far: Duration) {
+        let nanos = u64::try_from(so_far.as_nanos()).unwrap_or(u64::MAX);
+        self.searched.store(nanos, Ordering::Relaxed);
+    }
+
+    /// What the plugin's systems after the searches are expected to cost
+    /// this frame (as they did in recent frames), to be left out of the
+    /// searches' share of the budget.
+    pub(crate) fn after_searches(&self) -> Duration {
+        Duration::from_nanos(self.after.load(Ordering::Relaxed))
+    }
+
+    /// The time gathered since the last call, and a fresh start; updates
+    /// [`Meter::after_searches`] with this frame's.
     fn take(&self) -> Duration {
-        Duration::from_nanos(self.nanos.swap(0, Ordering::Relaxed))
+        let total = self.nanos.swap(0, Ordering::Relaxed);
+        let searched = self.searched.swap(u64::MAX, Ordering::Relaxed);
+        if searched != u64::MAX {
+            let after = total.saturating_sub(searched);
+            let mean = self.after.load(Ordering::Relaxed);
+            self.after
+                .store(mean / 4 * 3 + after / 4, Ordering::Relaxed);
+        }
+        Duration::from_nanos(total)
     }
 }
 

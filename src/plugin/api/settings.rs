@@ -87,10 +87,12 @@ pub struct PathfindingSettings {
     /// [`AnyAnglePlugin::search_threads`](crate::plugin::AnyAnglePlugin::search_threads)
     /// `Some(0)`), searches run on the main thread, in slices, and the
     /// plugin's systems take about this long a frame in all: searches get
-    /// what the plugin's other work that frame leaves of it. A search that
+    /// what the plugin's other work that frame leaves of it, reckoning with
+    /// what applying their answers and steering cost after them in recent
+    /// frames (at most half the budget is kept for that). A search that
     /// does not end in a frame goes on in the next, with the same path as
     /// on a thread. The last slice may run over by up to about 0.15 ms, and
-    /// applying the answers comes on top (see
+    /// a frame that applies more answers than of late costs more (see
     /// [`PathfindingDiagnostics::frame_cost`](crate::plugin::PathfindingDiagnostics::frame_cost)).
     /// While searches wait, one short slice (about 0.05 ms) runs each frame
     /// whatever the budget, so that they always go on. The first search on

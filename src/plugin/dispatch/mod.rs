@@ -109,9 +109,13 @@ pub(crate) fn dispatch_searches(
     // the budget once the plugin's other systems had their share of the
     // frame; sent a batch at a time, so that none waits long after it was
     // sent and the budget is used while agents wait.
+    // What applying the answers and steering will cost after the searches
+    // (as of late) is kept out of it too, up to half of it (a frame that
+    // applied thousands of answers at once must not starve the next ones).
+    let after = meter.after_searches().min(settings.main_thread_budget / 2);
     let budget = settings
         .main_thread_budget
-        .saturating_sub(meter.so_far() + cost.elapsed());
+        .saturating_sub(meter.so_far() + cost.elapsed() + after);
     let began = Instant::now();
     loop {
         let popped = match nav.as_mut() {
@@ -133,6 +137,7 @@ pub(crate) fn dispatch_searches(
             break;
         }
     }
+    meter.searches_ended(meter.so_far() + cost.elapsed());
     let counters = &mut planning.counters.0;
     counters.in_flight = planning.searches.outstanding();
     counters.queued = planning.book.queued();

@@ -10,7 +10,8 @@ mod common;
 use bevy_anyangle::grid::Grid;
 use bevy_anyangle::plugin::{
     AnyAnglePlugin, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition, PathFollower,
-    PathRequest, PathStatus, PathfindingSettings, SteeringClock,
+    PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, Replanning,
+    SteeringClock,
 };
 use bevy_app::App;
 use bevy_ecs::prelude::*;
@@ -262,11 +263,7 @@ fn pushed_at_random(seed: u64) {
         for &(e, kind, ..) in &agents {
             assert_in_free_space(&app, e, kind, frame);
         }
-        let done = agents.iter().all(|&(e, ..)| {
-            let w = app.world();
-            let path = w.get::<NavPath>(e).unwrap();
-            w.get::<PathStatus>(e).unwrap().has_path() && path.is_finished() && !path.cut
-        });
+        let done = all_finished(&app, agents.iter().map(|a| a.0));
         if done && frame > 1_200 {
             break;
         }
@@ -298,6 +295,21 @@ fn pushed_at_random(seed: u64) {
         }
     }
     assert!(pushes > 200, "seed {seed:x}: only {pushes} pushes");
+    // The frames above are not paced: on a loaded machine the search
+    // thread may not have answered the last plans yet. A game's frames
+    // would give it time; so do these.
+    let waited = std::time::Instant::now();
+    let mut frame = 6_000;
+    while !all_finished(&app, agents.iter().map(|a| a.0))
+        && waited.elapsed() < std::time::Duration::from_secs(10)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        app.update();
+        frame += 1;
+        for &(e, kind, ..) in &agents {
+            assert_in_free_space(&app, e, kind, frame);
+        }
+    }
     let nav = app.world().resource::<NavGrid>();
     for (i, &(e, kind, goal, pushed)) in agents.iter().enumerate() {
         let w = app.world();
@@ -313,12 +325,31 @@ fn pushed_at_random(seed: u64) {
         } + 1e-4;
         assert!(
             *status == PathStatus::Ready && path.is_finished() && at.distance(goal) <= reach,
-            "seed {seed:x}: agent {i} ({kind:?}, pushed {pushed} times) is at {at}, {} from its goal {goal}: \
-             {status:?}, finished {}",
+            "seed {seed:x}: agent {i} ({e}, {kind:?}, pushed {pushed} times) is at {at}, {} from its goal {goal}: \
+             {status:?}, finished {}, replanning {}, cut {}, next {} of {:?}; {:?}",
             at.distance(goal),
-            path.is_finished()
+            path.is_finished(),
+            w.get::<Replanning>(e).is_some(),
+            path.cut,
+            path.next,
+            path.grid_waypoints,
+            w.resource::<PathfindingDiagnostics>(),
         );
     }
+}
+
+/// Whether every agent has a path it has finished, one that ends at its
+/// goal (not cut short while it is planned again), and no plan on the way
+/// (one pushed off the end of a path it had finished is planned again).
+fn all_finished(app: &App, mut agents: impl Iterator<Item = Entity>) -> bool {
+    agents.all(|e| {
+        let w = app.world();
+        let path = w.get::<NavPath>(e).unwrap();
+        w.get::<PathStatus>(e).unwrap().has_path()
+            && path.is_finished()
+            && !path.cut
+            && w.get::<Replanning>(e).is_none()
+    })
 }
 
 #[test]

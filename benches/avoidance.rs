@@ -18,6 +18,9 @@
 //! CROSSING_SECONDS=61 cargo bench --bench avoidance   # a shorter run first
 //! ```
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -107,21 +110,6 @@ fn apply(discs: &mut [Disc], out: &[Motion]) {
     }
 }
 
-/// The distance from `p` to the nearest blocked cell within 2 cells.
-fn wall_distance(grid: &Grid, p: DVec2) -> f64 {
-    let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
-    let mut best = 2.0_f64;
-    for y in cy - 2..=cy + 2 {
-        for x in cx - 2..=cx + 2 {
-            if !grid.is_free_xy(x, y) {
-                let low = DVec2::new(x as f64, y as f64);
-                best = best.min(p.distance(p.clamp(low, low + DVec2::ONE)));
-            }
-        }
-    }
-    best
-}
-
 /// Each disc's largest overlap with another (0 when none), by a bucket
 /// sort of the centres into cells.
 fn overlaps(discs: &[Disc], buckets: &mut Vec<Vec<usize>>, out: &mut Vec<f64>) {
@@ -184,7 +172,7 @@ fn crossing(grid: &Grid, options: &AvoidanceOptions) -> Vec<Disc> {
         frames += 1;
         in_walls += discs
             .iter()
-            .filter(|d| wall_distance(grid, d.position) < d.radius - 1e-9)
+            .filter(|d| common::wall_distance(grid, d.position, 2) < d.radius - 1e-9)
             .count();
         overlaps(&discs, &mut buckets, &mut overlap);
         overlap_sum += overlap.iter().sum::<f64>();

@@ -447,7 +447,7 @@ pub(crate) fn steer_crowds(
             let arrive = if exact { 1e-9 } else { arrive };
             if last && (d <= arrive || (state.arrived && !exact)) {
                 path.next = n;
-                if !state.arrived || d <= arrive {
+                if !was_arrived || d <= arrive {
                     state.arrival = if d <= arrive {
                         Arrival::AtEnd
                     } else if state.stalled >= STALL_FRAMES {

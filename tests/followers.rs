@@ -398,3 +398,48 @@ fn an_avoiding_disc_an_edit_closes_in_on_walks_out_to_where_it_fits() {
         app.world().get::<NavPath>(agent).unwrap()
     );
 }
+
+/// A game that replaces the grid (a new level layout, a loaded save) while
+/// agents follow paths planned on the old one: their paths cross what are
+/// walls now, and their new plans come late (searches held). Every agent
+/// stops where it stands (an agent now in a wall walks out of it), never
+/// walks through the new walls, and reaches its goal once planned again.
+#[test]
+fn followers_stop_when_the_grid_is_replaced_and_never_cross_its_walls() {
+    for kind in [POINT, POINT_AVOIDING, DISC, DISC_AVOIDING] {
+        // The ledge map's room, world y up: from the left of the room
+        // along its bottom row to the right.
+        let world = |p: Vec2| Vec2::new(p.x, 8.0 - p.y);
+        let (start, goal) = (world(Vec2::new(1.5, 6.5)), world(Vec2::new(22.5, 6.5)));
+        let (mut app, agent) = ledge_app(kind, start, goal);
+        for _ in 0..40 {
+            app.update();
+        }
+        // The new grid: a wall across the bottom rows just ahead of the
+        // agent, a way round it through the top rows.
+        let mut grid = ledge_grid();
+        for y in 4..8 {
+            grid.set_free(bevy_math::UVec2::new(6, y), false).unwrap();
+        }
+        app.world_mut().resource_mut::<PathfindingSettings>().paused = true;
+        app.insert_resource(NavGrid::new(grid, GridTransform::default()));
+        for frame in 1..=240 {
+            app.update();
+            assert_in_free_space(&app, agent, kind, frame);
+        }
+        app.world_mut().resource_mut::<PathfindingSettings>().paused = false;
+        let mut arrived = false;
+        for frame in 241..=3_000 {
+            app.update();
+            assert_in_free_space(&app, agent, kind, frame);
+            let w = app.world();
+            let path = w.get::<NavPath>(agent).unwrap();
+            if path.is_finished() && !path.cut && w.get::<Replanning>(agent).is_none() {
+                let end = w.get::<NavPosition>(agent).unwrap().0;
+                arrived = end.distance(goal) <= 0.05 + kind.radius + 1e-4;
+                break;
+            }
+        }
+        assert!(arrived, "{kind:?} never reached {goal}");
+    }
+}

@@ -205,7 +205,9 @@ pub enum PlanReason {
     /// a reachable cell closer to it than the fallback point.
     RegionsConnected,
     /// A new [`NavGrid`](crate::plugin::NavGrid) was inserted or its transform
-    /// changed.
+    /// changed. Paths planned before may cross the new grid's walls: each
+    /// agent's path is cut to where it stands (or, if it now stands in a
+    /// wall, becomes the way out of it) until its new path comes.
     GridReplaced,
     /// The agent had no room where its last search started
     /// ([`PathFailure::NoRoom`]) and was moved to where it fits, or sees a

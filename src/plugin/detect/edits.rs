@@ -12,7 +12,7 @@ use crate::plugin::api::{
 };
 use crate::plugin::geometry::{
     EditCheck, cut_at_blocked_segment, edit_impact, fits, point_in_rect, rect_distance,
-    region_point, remaining, walk_out,
+    region_point, remaining, stop_here, walk_out,
 };
 use crate::plugin::stats::{Counters, Meter};
 use crate::plugin::world::{Fit, NavGrid, PositionData, ProfileId, position};
@@ -80,6 +80,24 @@ pub(crate) fn replan_on_grid_edits(
     let plane = nav.transform().plane();
     let Some(edits) = edits else {
         // A new grid (or a gap in the edit log): every path is suspect.
+        // Planned on the grid before, followed on this one it could cross
+        // walls (or leave the grid): each agent stops where it stands (or
+        // walks out of a wall it now stands in) until its new path comes.
+        for (_, state, _, mut path, pos) in &mut agents {
+            if path.is_empty() {
+                continue;
+            }
+            if let Some(here) = position(pos, plane).map(|p| nav.to_grid(p)) {
+                let walled = nav
+                    .view(state.key())
+                    .is_none_or(|view| !view.grid.is_point_traversable(here));
+                if walled {
+                    walk_out(&nav, state.key(), &mut path, here);
+                } else {
+                    stop_here(&nav, &mut path, here);
+                }
+            }
+        }
         let margin = index_margin(&nav, &settings);
         reindex_all(
             index,

@@ -209,7 +209,8 @@ impl NavGrid {
     }
 
     /// Moves or rescales the grid in the world. Every path planned before is
-    /// in old world coordinates, so the plugin replans every agent
+    /// in old world coordinates, so the plugin stops every agent where it
+    /// stands and replans it
     /// ([`PlanReason::GridReplaced`](crate::plugin::PlanReason::GridReplaced)).
     pub fn set_transform(&mut self, transform: GridTransform) {
         if transform != self.transform {

@@ -69,6 +69,27 @@ fn plugin_ops_corpus_replays() {
     );
 }
 
+#[test]
+fn radius_mesh_corpus_replays() {
+    assert!(
+        replay("radius_mesh", checks::radius_mesh::check) > 0,
+        "no radius_mesh corpus"
+    );
+}
+
+#[test]
+fn many_corpus_replays() {
+    assert!(replay("many", checks::many::check) > 0, "no many corpus");
+}
+
+#[test]
+fn avoidance_corpus_replays() {
+    assert!(
+        replay("avoidance", checks::avoidance::check) > 0,
+        "no avoidance corpus"
+    );
+}
+
 /// The decoders accept any bytes, the empty input included.
 #[test]
 fn empty_and_tiny_inputs_are_valid() {
@@ -77,5 +98,8 @@ fn empty_and_tiny_inputs_are_valid() {
         checks::los::check(data);
         checks::plan::check(data);
         checks::plugin_ops::check(data);
+        checks::radius_mesh::check(data);
+        checks::many::check(data);
+        checks::avoidance::check(data);
     }
 }

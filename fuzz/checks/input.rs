@@ -69,7 +69,13 @@ impl<'a> Input<'a> {
     /// blocked cells are (about 1/2, 1/4, 1/8 or 3/4), then each cell takes
     /// one to three bits. Built from an ASCII picture, so it has version 0.
     pub fn grid(&mut self) -> Grid {
-        let (w, h) = (1 + self.below(16), 1 + self.below(16));
+        self.grid_within(16)
+    }
+
+    /// [`Input::grid`] of 1 to `max_side` cells each way (`max_side` from 1
+    /// to 256); `grid_within(16)` is `grid()`.
+    pub fn grid_within(&mut self, max_side: u32) -> Grid {
+        let (w, h) = (1 + self.below(max_side), 1 + self.below(max_side));
         let mode = self.below(4);
         let mut picture = String::with_capacity(((w + 1) * h) as usize);
         for _ in 0..h {

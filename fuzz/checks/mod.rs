@@ -11,8 +11,11 @@
 #[path = "../../tests/common/mod.rs"]
 pub mod common;
 
+pub mod avoidance;
 pub mod input;
 pub mod los;
+pub mod many;
 pub mod parse;
 pub mod plan;
 pub mod plugin_ops;
+pub mod radius_mesh;

@@ -163,13 +163,14 @@ impl Grid {
 }
 
 /// The cells (one or two) whose closed span on one axis contains `v`:
-/// `[floor v]`, or `[v - 1, v]` when `v` is an integer.
+/// `[floor v]`, or `[v - 1, v]` when `v` is an integer. (Beyond the `i64`
+/// range the cell saturates, far outside any grid.)
 #[inline]
 pub(crate) fn cell_span(v: f64) -> [Option<i64>; 2] {
     let f = v.floor();
     let c = f as i64;
     if f == v {
-        [Some(c - 1), Some(c)]
+        [c.checked_sub(1), Some(c)]
     } else {
         [Some(c), None]
     }

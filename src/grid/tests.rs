@@ -5,6 +5,20 @@ use bevy_math::DVec2;
 
 use super::*;
 
+/// Points far beyond the `i64` range of cells (a game's position of
+/// 3e38) are outside the grid, not an overflow.
+#[test]
+fn points_far_outside_are_not_traversable_and_do_not_overflow() {
+    let g = Grid::new(4, 4).unwrap();
+    for p in [
+        bevy_math::DVec2::new(-3e38, 0.0),
+        bevy_math::DVec2::new(0.5, -3e38),
+        bevy_math::DVec2::new(3e38, 3e38),
+    ] {
+        assert!(!g.is_point_traversable(p), "{p}");
+    }
+}
+
 #[test]
 fn cells_far_outside_are_errors_not_overflows() {
     let mut g = Grid::new(4, 4).unwrap();

@@ -51,7 +51,7 @@ use crate::avoidance::{Avoidance, AvoidanceOptions, Disc, Motion};
 use crate::clearance::Clearance;
 use crate::grid::Grid;
 use crate::plugin::api::{NavPath, PathRequest};
-use crate::plugin::geometry::sees;
+use crate::plugin::geometry::{fits, sees};
 use crate::plugin::stats::{Counters, Meter};
 use crate::plugin::steer::{
     LocalAvoidance, PathFollower, Place, SteeringClock, Unseen, frame_step, in_crowd, move_on,
@@ -351,7 +351,16 @@ pub(crate) fn steer_crowds(
         // closer to a wall, and there avoidance takes over. It walks it to
         // the point: close to the way out's end it has not arrived (an
         // arrived agent stands still, and would stay where it does not fit).
-        let way_out = path.start_moved && path.next == 0;
+        // (One that fits where it stands, or does not see the way out's
+        // end, was moved there after its search started: it walks to its
+        // path's moved start by avoidance, which keeps it from the walls.)
+        let way_out = path.start_moved
+            && path.next == 0
+            && !fits(grids[disc.grid], f64::from(request.radius) / cell, here)
+            && path.grid_waypoints.first().is_some_and(|&end| {
+                !grids[disc.grid].is_point_traversable(here)
+                    || crate::los::line_of_sight(grids[disc.grid], here, end)
+            });
         state.velocity = motion.velocity;
         state.arrived = motion.arrived && !way_out;
         let was_arrived = disc.arrived;

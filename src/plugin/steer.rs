@@ -213,9 +213,13 @@ pub(crate) fn frame_step(clock: Option<&SteeringClock>, time: Option<&Time>) -> 
 /// Such a straight walk is not a segment of its path, to be put back on: if
 /// rounding its new position leaves the waypoint hidden from there (the
 /// line passes a wall's corner within a rounding error), it stops there
-/// too, so that it never heads for a waypoint it cannot see. The way out of a wall
-/// ([`NavPath::start_moved`]) is walked without that test: it crosses
-/// blocked cells by design.
+/// too, so that it never heads for a waypoint it cannot see. The way out of
+/// a wall ([`NavPath::start_moved`], `next` 0) is walked without that test
+/// while the agent is `stuck` in a blocked cell: it crosses blocked cells
+/// by design. Elsewhere (a disc that does not fit in free space, whose way
+/// out is in sight by construction, or an agent moved after its search
+/// started) it walks to its path's moved start only if it sees it, as to
+/// any waypoint.
 ///
 /// Works in `f64`, so that the difference of two far-apart `f32` points
 /// cannot overflow: each new position lies between two finite points, so it
@@ -226,6 +230,7 @@ fn advance(
     from: Vec2,
     step: f32,
     snap: f64,
+    stuck: bool,
     mut sees: impl FnMut(&NavPath, Vec2) -> bool,
 ) -> Option<Vec2> {
     let last = path.waypoints.len().checked_sub(1)?;
@@ -236,7 +241,7 @@ fn advance(
     let mut step = f64::from(step);
     let mut p = from.as_dvec2();
     // Whether it walks a segment of its path (or the way out of a wall).
-    let mut on_path = path.start_moved && path.next == 0 || path.next > last;
+    let mut on_path = path.start_moved && path.next == 0 && stuck || path.next > last;
     if (1..=last).contains(&path.next) {
         let (a, b) = (
             path.waypoints[path.next - 1].as_dvec2(),
@@ -369,7 +374,8 @@ pub(crate) fn follow_paths(
                 !hidden
             };
             let walk = |from: Vec2| {
-                let to = advance(path, *follower, from, step, snap, sees);
+                let stuck = path.start_moved && path.next == 0 && stuck_at(nav, state, from);
+                let to = advance(path, *follower, from, step, snap, stuck, sees);
                 at = Some(to.unwrap_or(from));
                 to
             };
@@ -407,7 +413,32 @@ fn may_walk(nav: Option<&NavGrid>, state: Option<&PlanState>, path: &NavPath, fr
         return true;
     };
     let key = state.map_or((ProfileId::DEFAULT, Fit::POINT), PlanState::key);
+    if path.start_moved && path.next == 0 {
+        // The way out of where a disc does not fit keeps its radius only
+        // from where it fits: it must be in sight.
+        let to = match (path.grid_waypoints.first(), path.waypoints.first()) {
+            (Some(&to), _) if path.grid_waypoints.len() == path.waypoints.len() => to,
+            (_, Some(&to)) => nav.to_grid(to),
+            _ => return false,
+        };
+        return nav
+            .view(key)
+            .is_some_and(|view| crate::los::line_of_sight(view.grid, nav.to_grid(from), to));
+    }
     sees_waypoint(nav, key, path, from, path.next)
+}
+
+/// Whether a follower at `from` (world) stands in a blocked cell of the
+/// grid it plans on (for an agent with a clearance, its eroded grid): the
+/// way out of there is walked without the sight test. Without a grid, it
+/// counts as stuck (nothing to test against).
+fn stuck_at(nav: Option<&NavGrid>, state: Option<&PlanState>, from: Vec2) -> bool {
+    let Some(nav) = nav else {
+        return true;
+    };
+    let key = state.map_or((ProfileId::DEFAULT, Fit::POINT), PlanState::key);
+    nav.view(key)
+        .is_none_or(|view| !view.grid.is_point_traversable(nav.to_grid(from)))
 }
 
 /// Whether a follower with [`LocalAvoidance`] and this
@@ -522,13 +553,13 @@ mod tests {
             speed: 1.0,
             arrive_radius: 0.01,
         };
-        let p = advance(&mut path, f, Vec2::ZERO, 1.5, 0.0, |_, _| true).unwrap();
+        let p = advance(&mut path, f, Vec2::ZERO, 1.5, 0.0, false, |_, _| true).unwrap();
         assert_eq!(p, Vec2::new(1.0, 0.5));
         assert_eq!(path.next, 2);
-        let p = advance(&mut path, f, p, 10.0, 0.0, |_, _| true).unwrap();
+        let p = advance(&mut path, f, p, 10.0, 0.0, false, |_, _| true).unwrap();
         assert_eq!(p, Vec2::new(1.0, 1.0));
         assert!(path.is_finished());
-        assert_eq!(advance(&mut path, f, p, 1.0, 0.0, |_, _| true), None);
+        assert_eq!(advance(&mut path, f, p, 1.0, 0.0, false, |_, _| true), None);
     }
 
     #[test]
@@ -540,13 +571,28 @@ mod tests {
         };
         let f = PathFollower::default();
         // Put back on the segment, then moved along it.
-        let p = advance(&mut path(), f, Vec2::new(2.0, 0.0005), 1.0, 1e-3, |_, _| {
-            false
-        })
+        let p = advance(
+            &mut path(),
+            f,
+            Vec2::new(2.0, 0.0005),
+            1.0,
+            1e-3,
+            false,
+            |_, _| false,
+        )
         .unwrap();
         assert_eq!(p, Vec2::new(3.0, 0.0));
         // Pushed farther off: it heads straight for the waypoint.
-        let p = advance(&mut path(), f, Vec2::new(2.0, 0.5), 1.0, 1e-3, |_, _| true).unwrap();
+        let p = advance(
+            &mut path(),
+            f,
+            Vec2::new(2.0, 0.5),
+            1.0,
+            1e-3,
+            false,
+            |_, _| true,
+        )
+        .unwrap();
         assert!(p.y > 0.4 && p.y < 0.5, "{p}");
         // Pushed off to where it cannot see its waypoint: it stays.
         let mut hidden = path();
@@ -555,7 +601,7 @@ mod tests {
             false
         };
         assert_eq!(
-            advance(&mut hidden, f, Vec2::new(2.0, 0.5), 1.0, 1e-3, sees),
+            advance(&mut hidden, f, Vec2::new(2.0, 0.5), 1.0, 1e-3, false, sees),
             None
         );
         assert_eq!(hidden.next, 1);
@@ -591,7 +637,7 @@ mod tests {
             looked.push(at);
             line_of_sight(&grid, at.as_dvec2(), target.as_dvec2())
         };
-        let to = advance(&mut path, f, from, 0.1, 1e-3, sees).unwrap();
+        let to = advance(&mut path, f, from, 0.1, 1e-3, false, sees).unwrap();
         assert!(line_of_sight(&grid, from.as_dvec2(), target.as_dvec2()));
         assert!(
             !line_of_sight(&grid, to.as_dvec2(), target.as_dvec2()),

@@ -49,6 +49,7 @@ use bevy_transform::components::GlobalTransform;
 
 use crate::avoidance::{Avoidance, AvoidanceOptions, Disc, Motion};
 use crate::clearance::Clearance;
+use crate::fast_hash::FastMap;
 use crate::grid::Grid;
 use crate::plugin::api::{NavPath, PathRequest};
 use crate::plugin::geometry::{fits, sees};
@@ -207,7 +208,7 @@ pub(crate) struct Crowd {
     profiles: Vec<ProfileId>,
     /// Per goal id, the agents that stood arrived there at the frame's
     /// start.
-    arrived_at: Vec<(u64, u32)>,
+    arrived_at: FastMap<u64, u32>,
 }
 
 /// What the crowd stage reads and writes of an agent.
@@ -334,10 +335,7 @@ pub(crate) fn steer_crowds(
     avoidance.step(discs, &grids, &settings.options(), dt, motions);
     for disc in discs.iter().filter(|d| d.arrived) {
         if let Some((id, _)) = disc.goal {
-            match arrived_at.iter_mut().find(|(g, _)| *g == id) {
-                Some((_, n)) => *n += 1,
-                None => arrived_at.push((id, 1)),
-            }
+            *arrived_at.entry(id).or_insert(0) += 1;
         }
     }
     for (&(entity, here), (motion, disc)) in order.iter().zip(motions.iter().zip(discs.iter())) {
@@ -375,12 +373,9 @@ pub(crate) fn steer_crowds(
         // elsewhere and were pushed there, or the crowd arrived there in
         // its way): once it has come no closer to its end for a while, it
         // has arrived. However it jostles, it ends.
-        let arrived_here = disc.goal.map_or(0, |(id, _)| {
-            arrived_at
-                .iter()
-                .find(|(g, _)| *g == id)
-                .map_or(0, |&(_, n)| n)
-        });
+        let arrived_here = disc
+            .goal
+            .map_or(0, |(id, _)| arrived_at.get(&id).copied().unwrap_or(0));
         let reach = held_reach(disc.radius, arrived_here);
         let to_end = path.grid_waypoints.last().map(|e| to.distance(*e));
         // Alone at its end, it must also stand still: one that jostles on

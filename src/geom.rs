@@ -233,6 +233,127 @@ pub(crate) fn cell_distance(p: DVec2, x: i64, y: i64) -> f64 {
     p.distance(closest_in_cell(p, x, y))
 }
 
+/// The distance from segment `a-b` to the closed axis-aligned rectangle
+/// `lo..=hi`: 0 where they meet.
+#[must_use]
+pub(crate) fn segment_rect_distance(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> f64 {
+    if segment_meets_rect(a, b, lo, hi) {
+        return 0.0;
+    }
+    let corners = [lo, DVec2::new(hi.x, lo.y), hi, DVec2::new(lo.x, hi.y)];
+    let ends = a.distance(a.clamp(lo, hi)).min(b.distance(b.clamp(lo, hi)));
+    corners
+        .iter()
+        .map(|&c| segment_distance(c, a, b))
+        .fold(ends, f64::min)
+}
+
+/// Whether segment `a-b` meets the closed rectangle `lo..=hi` (clipped
+/// against each slab in turn).
+fn segment_meets_rect(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> bool {
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0_f64, 1.0_f64);
+    for (start, step, low, high) in [(a.x, d.x, lo.x, hi.x), (a.y, d.y, lo.y, hi.y)] {
+        if step == 0.0 {
+            if start < low || start > high {
+                return false;
+            }
+            continue;
+        }
+        let (mut u, mut v) = ((low - start) / step, (high - start) / step);
+        if u > v {
+            core::mem::swap(&mut u, &mut v);
+        }
+        t0 = t0.max(u);
+        t1 = t1.min(v);
+        if t0 > t1 {
+            return false;
+        }
+    }
+    true
+}
+
+/// The shortest way from `a` to `b` through some point of the closed
+/// rectangle `lo..=hi`, ignoring obstacles: `min |a - p| + |p - b|` over
+/// its points `p` (`|a - b|` where the segment meets the rectangle). No
+/// path through the rectangle is shorter.
+#[must_use]
+pub(crate) fn detour_through_rect(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> f64 {
+    if segment_meets_rect(a, b, lo, hi) {
+        return a.distance(b);
+    }
+    // Outside, the minimum lies on an edge; along an edge the sum is convex
+    // and least where the straight line from `a` to `b` (or to `b`'s mirror
+    // image when both lie on one side) crosses the edge's line.
+    let via = |p: DVec2| a.distance(p) + p.distance(b);
+    let mut best = f64::INFINITY;
+    for axis in 0..2 {
+        let (u, v) = (axis, 1 - axis); // u varies along the edge, v is fixed
+        for fixed in [lo[v], hi[v]] {
+            let mut far = b;
+            if (a[v] - fixed) * (b[v] - fixed) > 0.0 {
+                far[v] = 2.0 * fixed - b[v];
+            }
+            let mut at = DVec2::ZERO;
+            at[v] = fixed;
+            for along in [lo[u], hi[u]] {
+                at[u] = along;
+                best = best.min(via(at));
+            }
+            if far[v] != a[v] {
+                let t = (fixed - a[v]) / (far[v] - a[v]);
+                at[u] = (a[u] + t * (far[u] - a[u])).clamp(lo[u], hi[u]);
+                best = best.min(via(at));
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod rect_tests {
+    use super::*;
+
+    /// Against dense sampling of the rectangle (and of the segment).
+    #[test]
+    fn rectangle_distances_match_sampling() {
+        let mut seed = 7_u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((seed >> 33) % 1000) as f64 / 100.0
+        };
+        for _ in 0..300 {
+            let (a, b) = (DVec2::new(next(), next()), DVec2::new(next(), next()));
+            let lo = DVec2::new(next(), next()).min(DVec2::splat(8.0));
+            let hi = lo + DVec2::new(next() / 5.0, next() / 5.0);
+            let steps = 200;
+            let (mut detour, mut distance) = (f64::INFINITY, f64::INFINITY);
+            for i in 0..=steps {
+                for j in 0..=steps {
+                    let t = DVec2::new(f64::from(i), f64::from(j)) / f64::from(steps);
+                    let p = lo + (hi - lo) * t;
+                    detour = detour.min(a.distance(p) + p.distance(b));
+                    distance = distance.min(segment_distance(p, a, b));
+                }
+            }
+            let exact = detour_through_rect(a, b, lo, hi);
+            assert!(
+                exact <= detour + 1e-12,
+                "{a} {b} {lo} {hi}: {exact} > {detour}"
+            );
+            assert!(
+                exact >= detour - 0.03,
+                "{a} {b} {lo} {hi}: {exact} << {detour}"
+            );
+            let d = segment_rect_distance(a, b, lo, hi);
+            assert!(
+                d <= distance + 1e-12 && d >= distance - 0.03,
+                "{a} {b} {lo} {hi}: {d} {distance}"
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@
 //! | [`mesh`] | navigation meshes of a grid's free space, kept in step with its edits (for Polyanya) |
 //! | [`terrain`] | terrain types per cell, movement profiles, the cost of a segment across terrain |
 //! | [`search`] | [`Planner`](search::Planner), [`Algorithm`](search::Algorithm), results and errors, search traces |
+//! | [`atlas`] | several areas joined by links (stairs, lifts, doors, teleports): exact shortest routes across them |
 //! | [`avoidance`] | local avoidance of disc agents among each other and a grid's walls (ORCA, with a safe step) |
 //! | `plugin` | the Bevy plugin (feature `plugin`), laid out as its pipeline (see its docs) |
 //!
@@ -30,6 +31,7 @@
 //! | `debug-gizmos` | no | `plugin::debug`: walls, paths, goals, recent edits and search traces drawn with Bevy's gizmos (`bevy_gizmos` and the crates it needs) |
 //! | `visual` | no | the `playground` example only (the full `bevy` crate; build it with `--ignore-rust-version`) |
 
+pub mod atlas;
 pub mod avoidance;
 pub mod clearance;
 mod endpoint;

@@ -83,6 +83,34 @@ impl Planner {
         }
     }
 
+    /// Where a search on `mesh` from `start` begins, and the point it was
+    /// moved from if it moved: `start` itself where it is valid, else the
+    /// point the start rule of [`Planner::plan_on_mesh`] moves it to.
+    pub(crate) fn start_on_mesh(
+        &mut self,
+        mesh: &NavMesh,
+        start: DVec2,
+    ) -> Result<(DVec2, Option<DVec2>), PlanError> {
+        if !start.is_finite() {
+            return Err(PlanError::NonFinite(super::Role::Start));
+        }
+        let start = start + DVec2::ZERO;
+        if mesh.radius() > 0.0 {
+            let within = f64::from(MAX_EXIT_DISTANCE);
+            let found = &mut self.polygon_marks.found;
+            let from = nearest_on_mesh(mesh, start, within, found).ok_or(
+                if mesh.polygon_count() == 0 {
+                    PlanError::NoFreeCell
+                } else {
+                    PlanError::NoRoom
+                },
+            )?;
+            Ok((from, (from != start).then_some(start)))
+        } else {
+            resolve_start(mesh.grid(), start).map(|(ep, moved)| (ep.p, moved))
+        }
+    }
+
     /// One slice of a one-to-many query (see [`Planner::step_many`]);
     /// `slice` `None` runs it to the end. The answers once done.
     pub(crate) fn many_slice(

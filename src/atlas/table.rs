@@ -1,0 +1,359 @@
+//! One area's link table for one agent radius: the exact shortest paths
+//! between the link ends in the area, kept current as the area is edited
+//! (only the entries an edit can change are searched again).
+
+use bevy_math::DVec2;
+
+use super::{LinkId, Side};
+use crate::endpoint::Endpoint;
+use crate::geom::{detour_through_rect, polyline_length, segment_rect_distance};
+use crate::grid::{EditKind, Grid, GridEdit, RegionId};
+use crate::mesh::NavMesh;
+use crate::mesh::locate::on_mesh;
+use crate::search::{FallbackPolicy, PathKind, PlanOptions, Planner};
+
+/// A link end that lies in the area.
+#[derive(Clone, Debug)]
+pub(super) struct End {
+    pub link: LinkId,
+    pub side: Side,
+    pub point: DVec2,
+    /// Whether an agent of the table's radius may stand there (the point
+    /// lies on the mesh).
+    pub valid: bool,
+    /// The grid region of the point, if it is a valid point of the grid.
+    region: Option<RegionId>,
+}
+
+/// Counters of the work a table did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableWork {
+    /// One-to-many searches run.
+    pub searches: u64,
+    /// Entries (pairs of link ends) searched again.
+    pub entries: u64,
+    /// Mesh chunks rebuilt.
+    pub chunks: u64,
+}
+
+impl core::ops::AddAssign for TableWork {
+    fn add_assign(&mut self, other: Self) {
+        self.searches += other.searches;
+        self.entries += other.entries;
+        self.chunks += other.chunks;
+    }
+}
+
+/// The distances and paths between every two link ends of one area, for
+/// one radius.
+pub(super) struct EndTable {
+    pub mesh: NavMesh,
+    pub ends: Vec<End>,
+    /// `dist[i * n + j]`: the length of the shortest path between ends `i`
+    /// and `j` (symmetric), infinite where none exists.
+    dist: Vec<f64>,
+    /// `paths[i * n + j]` for `i < j`: that path, from `i` to `j`.
+    paths: Vec<Vec<DVec2>>,
+    /// Scratch: the pairs to search again (`i < j`).
+    dirty: Vec<bool>,
+}
+
+/// The options of every table search: exact, no budget, fallback paths
+/// (which count as no path).
+fn exact() -> PlanOptions {
+    PlanOptions {
+        algorithm: crate::search::Algorithm::Polyanya,
+        fallback: FallbackPolicy::ClosestReachable,
+        heuristic_weight: 1.0,
+        node_budget: None,
+    }
+}
+
+impl EndTable {
+    /// A table without ends on `mesh`.
+    pub fn new(mesh: NavMesh) -> Self {
+        EndTable {
+            mesh,
+            ends: Vec::new(),
+            dist: Vec::new(),
+            paths: Vec::new(),
+            dirty: Vec::new(),
+        }
+    }
+
+    /// The length of the shortest path between ends `i` and `j`.
+    #[inline]
+    pub fn dist(&self, i: usize, j: usize) -> f64 {
+        self.dist[i * self.ends.len() + j]
+    }
+
+    /// The shortest path from end `i` to end `j`, appended to `out`
+    /// without its first point.
+    pub fn extend_path(&self, i: usize, j: usize, out: &mut Vec<DVec2>) {
+        let n = self.ends.len();
+        if i < j {
+            out.extend_from_slice(&self.paths[i * n + j][1..]);
+        } else {
+            let path = &self.paths[j * n + i];
+            out.extend(path.iter().rev().skip(1));
+        }
+    }
+
+    /// Sets the ends to `wanted` (link, side, point), keeping the entries
+    /// of ends that stay and searching the rows of new ones.
+    pub fn set_ends(
+        &mut self,
+        wanted: &[(LinkId, Side, DVec2)],
+        planner: &mut Planner,
+    ) -> TableWork {
+        let old_n = self.ends.len();
+        let index = |ends: &[End], &(link, side, point): &(LinkId, Side, DVec2)| {
+            ends.iter()
+                .position(|e| e.link == link && e.side == side && e.point == point)
+        };
+        let kept: Vec<Option<usize>> = wanted.iter().map(|w| index(&self.ends, w)).collect();
+        let n = wanted.len();
+        let mut dist = vec![f64::INFINITY; n * n];
+        let mut paths = vec![Vec::new(); n * n];
+        for i in 0..n {
+            dist[i * n + i] = 0.0;
+        }
+        for i in 0..n {
+            for j in i + 1..n {
+                if let (Some(a), Some(b)) = (kept[i], kept[j]) {
+                    dist[i * n + j] = self.dist[a * old_n + b];
+                    dist[j * n + i] = dist[i * n + j];
+                    let (lo, hi) = (a.min(b), a.max(b));
+                    let mut path = core::mem::take(&mut self.paths[lo * old_n + hi]);
+                    if a > b {
+                        path.reverse();
+                    }
+                    paths[i * n + j] = path;
+                }
+            }
+        }
+        let grid = self.mesh.grid().clone();
+        let mut found = Vec::new();
+        let ends: Vec<End> = wanted
+            .iter()
+            .zip(&kept)
+            .map(|(&(link, side, point), &k)| match k {
+                Some(k) => self.ends[k].clone(),
+                None => End {
+                    link,
+                    side,
+                    point,
+                    valid: on_mesh(&self.mesh, point, &mut found),
+                    region: Endpoint::resolve(&grid, point).map(|e| e.region),
+                },
+            })
+            .collect();
+        self.ends = ends;
+        self.dist = dist;
+        self.paths = paths;
+        self.dirty.clear();
+        self.dirty.resize(n * n, false);
+        for (i, k) in kept.iter().enumerate() {
+            if k.is_none() && self.ends[i].valid {
+                self.mark_row(i);
+            }
+        }
+        self.search_dirty(planner)
+    }
+
+    /// Marks every pair of end `i` with another valid end.
+    fn mark_row(&mut self, i: usize) {
+        let n = self.ends.len();
+        for j in 0..n {
+            if j != i && self.ends[j].valid {
+                self.dirty[i.min(j) * n + i.max(j)] = true;
+            }
+        }
+    }
+
+    /// Forgets every path of end `i` (it became invalid).
+    fn clear_row(&mut self, i: usize) {
+        let n = self.ends.len();
+        for j in 0..n {
+            if j != i {
+                self.dist[i * n + j] = f64::INFINITY;
+                self.dist[j * n + i] = f64::INFINITY;
+                self.paths[i.min(j) * n + i.max(j)].clear();
+                self.dirty[i.min(j) * n + i.max(j)] = false;
+            }
+        }
+    }
+
+    /// Brings the mesh and the table up to date with `grid`, edited by
+    /// `edits` since the table last saw it (or `None`: replaced, every
+    /// entry searched again).
+    pub fn sync(
+        &mut self,
+        grid: &Grid,
+        edits: Option<&[GridEdit]>,
+        planner: &mut Planner,
+    ) -> TableWork {
+        let mut work = TableWork::default();
+        let n = self.ends.len();
+        self.dirty.clear();
+        self.dirty.resize(n * n, false);
+        let Some(edits) = edits else {
+            self.mesh = if self.mesh.radius() > 0.0 {
+                NavMesh::with_radius(grid, self.mesh.radius()).expect("a radius the mesh had")
+            } else {
+                NavMesh::build(grid)
+            };
+            work.chunks = self.mesh.chunk_count() as u64;
+            let mut found = Vec::new();
+            for i in 0..n {
+                let end = &mut self.ends[i];
+                end.valid = on_mesh(&self.mesh, end.point, &mut found);
+                end.region = Endpoint::resolve(grid, end.point).map(|e| e.region);
+            }
+            for i in 0..n {
+                self.clear_row(i);
+            }
+            for i in 0..n {
+                if self.ends[i].valid {
+                    self.mark_row(i);
+                }
+            }
+            work += self.search_dirty(planner);
+            return work;
+        };
+        work.chunks = self.mesh.sync(grid) as u64;
+        // How far an edit reaches: the radius, the mesh's tolerance, and
+        // a margin for rounding.
+        let reach = self.mesh.radius() + self.mesh.tolerance() + 1e-9;
+        let mut found = Vec::new();
+        for i in 0..n {
+            let end = &mut self.ends[i];
+            end.region = Endpoint::resolve(grid, end.point).map(|e| e.region);
+            let near = edits.iter().any(|e| {
+                let (lo, hi) = (e.rect.min.as_dvec2(), e.rect.max.as_dvec2());
+                end.point.distance(end.point.clamp(lo, hi)) <= reach + 1.0
+            });
+            if near {
+                let valid = on_mesh(&self.mesh, end.point, &mut found);
+                if valid != end.valid {
+                    end.valid = valid;
+                    if valid {
+                        self.mark_row(i);
+                    } else {
+                        self.clear_row(i);
+                    }
+                }
+            }
+        }
+        for i in 0..n {
+            if !self.ends[i].valid {
+                continue;
+            }
+            for j in i + 1..n {
+                if !self.ends[j].valid || self.dirty[i * n + j] {
+                    continue;
+                }
+                let d = self.dist[i * n + j];
+                let path = &self.paths[i * n + j];
+                let same_region =
+                    self.ends[i].region.is_some() && self.ends[i].region == self.ends[j].region;
+                let changed = edits.iter().any(|e| {
+                    let (lo, hi) = (e.rect.min.as_dvec2(), e.rect.max.as_dvec2());
+                    let blocks = matches!(e.kind, EditKind::Blocked | EditKind::Mixed);
+                    let frees = matches!(e.kind, EditKind::Freed | EditKind::Mixed);
+                    if d.is_finite() {
+                        // A path the blocked cells do not come near stays
+                        // valid (and nothing shorter appears); only a way
+                        // through the freed cells can be shorter.
+                        (blocks
+                            && path
+                                .windows(2)
+                                .any(|w| segment_rect_distance(w[0], w[1], lo, hi) <= reach))
+                            || (frees
+                                && detour_through_rect(
+                                    self.ends[i].point,
+                                    self.ends[j].point,
+                                    lo,
+                                    hi,
+                                ) - 2.0 * reach
+                                    < d)
+                    } else {
+                        frees && same_region
+                    }
+                });
+                if changed {
+                    self.dirty[i * n + j] = true;
+                }
+            }
+        }
+        work += self.search_dirty(planner);
+        work
+    }
+
+    /// Searches every marked pair again: one one-to-many search from the
+    /// end with the most marked pairs towards its partners, until none is
+    /// left.
+    fn search_dirty(&mut self, planner: &mut Planner) -> TableWork {
+        let n = self.ends.len();
+        let mut work = TableWork::default();
+        let mut count = vec![0_u32; n];
+        for i in 0..n {
+            for j in i + 1..n {
+                if self.dirty[i * n + j] {
+                    count[i] += 1;
+                    count[j] += 1;
+                }
+            }
+        }
+        let options = exact();
+        let mut starts = Vec::new();
+        let mut partners = Vec::new();
+        let mut answers = Vec::new();
+        while let Some((source, &most)) = count.iter().enumerate().max_by_key(|&(i, c)| (*c, n - i))
+        {
+            if most == 0 {
+                break;
+            }
+            starts.clear();
+            partners.clear();
+            for (j, c) in count.iter_mut().enumerate() {
+                let k = source.min(j) * n + source.max(j);
+                if j != source && self.dirty[k] {
+                    self.dirty[k] = false;
+                    *c -= 1;
+                    partners.push(j);
+                    starts.push(self.ends[j].point);
+                }
+            }
+            count[source] = 0;
+            planner.plan_many_on_mesh(
+                &self.mesh,
+                &starts,
+                self.ends[source].point,
+                &options,
+                &mut answers,
+            );
+            work.searches += 1;
+            work.entries += partners.len() as u64;
+            for (&j, answer) in partners.iter().zip(answers.drain(..)) {
+                let (lo, hi) = (source.min(j), source.max(j));
+                let path = &mut self.paths[lo * n + hi];
+                path.clear();
+                let mut d = f64::INFINITY;
+                if let Ok(found) = answer
+                    && found.kind == PathKind::Found
+                {
+                    d = polyline_length(&found.waypoints);
+                    // The answer runs from `j` to `source`.
+                    path.extend_from_slice(&found.waypoints);
+                    if j > source {
+                        path.reverse();
+                    }
+                }
+                self.dist[source * n + j] = d;
+                self.dist[j * n + source] = d;
+            }
+        }
+        work
+    }
+}

@@ -1,7 +1,8 @@
 //! The exact planners' promise (`SPEC.md`): Anya and Polyanya give a
 //! shortest valid path, to 1e-9 relative, for any start and goal. Every path is checked by the validator of
 //! `tests/common` and its length compared with the reference optimum
-//! (Dijkstra on the corner visibility graph).
+//! (Dijkstra on the corner visibility graph). A node budget stops Anya's
+//! search.
 
 mod common;
 
@@ -311,6 +312,30 @@ fn named_cases_are_valid() {
         .filter_map(|c| check_case(c, false).err())
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The node budget stops the search.
+#[test]
+fn node_budget_stops_the_search() {
+    let grid = Grid::from_ascii(
+        "........
+         .######.
+         ........",
+    )
+    .expect("valid");
+    let opts = PlanOptions {
+        algorithm: Algorithm::Anya,
+        node_budget: Some(1),
+        ..PlanOptions::default()
+    };
+    let r = Planner::new().plan(&grid, DVec2::new(0.5, 1.5), DVec2::new(7.5, 1.5), &opts);
+    assert!(
+        matches!(
+            r,
+            Err(bevy_anyangle::search::PlanError::BudgetExhausted { .. })
+        ),
+        "{r:?}"
+    );
 }
 
 macro_rules! optimal_case {

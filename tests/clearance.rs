@@ -5,11 +5,12 @@
 //! the eroded grid (Anya's length against its optimum there), and then
 //! sampled densely: every sample's distance to every blocked cell of the
 //! *original* grid (and to its outside) must be at least the radius asked
-//! for.
+//! for. Radii are turned into clearance classes as `Clearance::from_radius`
+//! documents.
 
 mod common;
 
-use bevy_anyangle::clearance::{Clearance, ErodedGrid, erode};
+use bevy_anyangle::clearance::{Clearance, ClearanceError, ErodedGrid, MAX_RADIUS, erode};
 use bevy_anyangle::prelude::*;
 use common::Reference;
 use common::generate::{Family, PointKind, Rng, grid_of, point};
@@ -242,4 +243,38 @@ fn an_agent_that_does_not_fit_starts_at_the_nearest_place_in_sight_where_it_does
         moved > 100 && cramped > 5,
         "moved {moved}, cramped {cramped}"
     );
+}
+
+#[test]
+fn classes_are_the_sums_of_two_squares_at_or_above_the_squared_radius() {
+    let s = |r: f64| Clearance::from_radius(r).unwrap().squared();
+    assert_eq!(s(0.0), 0);
+    assert_eq!(s(f64::MIN_POSITIVE), 1);
+    assert_eq!(s(1.0), 1);
+    assert_eq!(s(1.0 + f64::EPSILON), 2);
+    assert_eq!(s(2f64.sqrt()), 4, "the f64 nearest √2 lies above √2");
+    assert_eq!(s(1.9), 4);
+    assert_eq!(s(2.0), 4);
+    assert_eq!(s(2.5), 8, "6.25 -> 8 (6 and 7 are not sums of two squares)");
+    assert_eq!(s(3.0), 9);
+    assert_eq!(s(MAX_RADIUS), 65536);
+    let classes: std::collections::BTreeSet<u32> =
+        (0..=300).map(|i| s(f64::from(i) * 0.01)).collect();
+    assert_eq!(
+        classes.into_iter().collect::<Vec<_>>(),
+        vec![0, 1, 2, 4, 5, 8, 9]
+    );
+    assert_eq!(
+        Clearance::from_radius(-0.1),
+        Err(ClearanceError::BadRadius(-0.1))
+    );
+    assert!(Clearance::from_radius(f64::NAN).is_err());
+    assert!(Clearance::from_radius(f64::INFINITY).is_err());
+    assert_eq!(
+        Clearance::from_radius(256.5),
+        Err(ClearanceError::TooLarge(256.5))
+    );
+    let c = Clearance::from_radius(2.2).unwrap();
+    assert_eq!((c.squared(), c.reach()), (5, 3));
+    assert!((c.radius() - 5f64.sqrt()).abs() < 1e-15);
 }

@@ -1,7 +1,8 @@
 //! The crate's fast line of sight (`los::line_of_sight`, a cell walk) against
 //! the plain one of `tests/common` (every grid-line crossing checked in exact
 //! rational arithmetic): they must agree on every segment, and both must be
-//! symmetric.
+//! symmetric. Hand-made grids check the map border, edges between blocked
+//! cells, double corners and touching a blocked cell's corner.
 
 mod common;
 
@@ -299,5 +300,68 @@ fn follows_the_spec_bullets() {
     assert!(
         both(v(2.0, 2.0), v(2.0, 2.0)),
         "vertex with one free cell (2, 1)"
+    );
+}
+
+#[test]
+fn border_edges_are_walkable_but_not_outside() {
+    let g = Grid::new(3, 3).unwrap();
+    assert!(line_of_sight(&g, v(0.0, 0.0), v(3.0, 0.0)));
+    assert!(line_of_sight(&g, v(0.0, 0.0), v(0.0, 3.0)));
+    assert!(line_of_sight(&g, v(0.0, 0.0), v(3.0, 3.0)));
+    assert!(!line_of_sight(&g, v(0.0, 0.0), v(3.1, 0.0)));
+    assert!(!line_of_sight(&g, v(-0.5, 0.0), v(1.0, 0.0)));
+}
+
+#[test]
+fn edges_between_two_blocked_cells_are_not() {
+    let g = Grid::from_ascii("...\n##.\n##.\n").unwrap();
+    assert!(
+        line_of_sight(&g, v(0.0, 1.0), v(2.0, 1.0)),
+        "free cells above"
+    );
+    assert!(
+        !line_of_sight(&g, v(1.0, 1.0), v(1.0, 3.0)),
+        "between the two blocked columns"
+    );
+    assert!(
+        line_of_sight(&g, v(2.0, 1.0), v(2.0, 3.0)),
+        "free cells to the right"
+    );
+    assert!(!line_of_sight(&g, v(0.0, 2.0), v(2.0, 2.0)));
+}
+
+#[test]
+fn double_corners_block_straight_and_diagonal_passage() {
+    let g = Grid::from_ascii(".#.\n#..\n...").unwrap();
+    // (1, 1) is a double corner: (0,0),(1,1) free, (1,0),(0,1) blocked.
+    assert!(g.is_double_corner(1, 1));
+    assert!(!line_of_sight(&g, v(0.0, 0.0), v(2.0, 2.0)));
+    assert!(!line_of_sight(&g, v(0.5, 0.5), v(1.5, 1.5)));
+    assert!(
+        line_of_sight(&g, v(0.5, 0.5), v(1.0, 1.0)),
+        "ending at it is fine"
+    );
+    assert!(line_of_sight(&g, v(1.0, 1.0), v(2.0, 2.0)));
+    // Along grid line y = 1 through the double corner.
+    assert!(!line_of_sight(&g, v(0.5, 1.0), v(1.5, 1.0)));
+    // Along x = 1.
+    assert!(!line_of_sight(&g, v(1.0, 0.5), v(1.0, 1.5)));
+}
+
+#[test]
+fn touching_a_blocked_corner_is_fine() {
+    let g = Grid::from_ascii("...\n.#.\n...").unwrap();
+    assert!(line_of_sight(&g, v(0.0, 3.0), v(1.0, 2.0)));
+    assert!(
+        line_of_sight(&g, v(0.0, 2.0), v(2.0, 0.0)),
+        "touches the corner (1, 1)"
+    );
+    assert!(line_of_sight(&g, v(0.0, 0.0), v(1.0, 1.0)));
+    assert!(line_of_sight(&g, v(0.0, 2.0), v(1.0, 1.0)));
+    assert!(!line_of_sight(&g, v(1.0, 2.0), v(2.0, 1.0)));
+    assert!(
+        line_of_sight(&g, v(0.0, 1.0), v(3.0, 1.0)),
+        "along the top edge"
     );
 }

@@ -5,11 +5,16 @@
 //!
 //! Scenario cells become points as `SPEC.md`, "Scenario runs", says:
 //! corners `(x, y)` (GPPC) or centres `(x + 1/2, y + 1/2)`.
+//!
+//! The parsers also take headers in any order, tab-separated scenarios and
+//! ASCII pictures, and give a grid or a typed error, never a panic, on
+//! mangled input.
 
 mod common;
 
 use std::path::{Path as FsPath, PathBuf};
 
+use bevy_anyangle::grid::MapParseErrorKind;
 use bevy_anyangle::prelude::*;
 use common::{Expect, Reference, close};
 
@@ -273,4 +278,74 @@ fn lazy_theta_is_within_one_and_a_half_percent_of_optimal_on_arena() {
 fn anya_is_optimal_on_arena() {
     let (count, _) = arena_against_reference(Algorithm::Anya);
     assert!(count >= 300, "{count}");
+}
+
+#[test]
+fn header_fields_in_any_order_and_crlf() {
+    let g =
+        Grid::from_movingai("width 3\r\ntype octile\r\nheight 2\r\nmap\r\n.@T\r\nGS.\r\n").unwrap();
+    assert_eq!((g.width(), g.height()), (3, 2));
+    assert!(g.is_free_xy(0, 0) && !g.is_free_xy(1, 0) && !g.is_free_xy(2, 0));
+    assert!(g.is_free_xy(0, 1) && g.is_free_xy(1, 1) && g.is_free_xy(2, 1));
+}
+
+#[test]
+fn tab_separated_scenarios_allow_spaces_in_map_names() {
+    let s = Scenario::parse("version 1\n3\tmy map.map\t4\t4\t0\t1\t3\t2\t3.4\n").unwrap();
+    assert_eq!(s.entries[0].map, "my map.map");
+    assert_eq!(s.entries[0].bucket, 3);
+    // Space-separated lines still parse, and a bad field is pointed at.
+    let e = Scenario::parse("version 1\n0 m.map 4 4 0 x 3 2 3.4\n").unwrap_err();
+    assert_eq!((e.line, e.column), (2, 15));
+    let e = Scenario::parse("version 1\n0\tm.map\t4\t4\t0\t9\t3\t2\t3.4\n").unwrap_err();
+    assert!(matches!(e.kind, MapParseErrorKind::PointOutside { .. }));
+    assert_eq!(e.column, 13, "the start's x field");
+}
+
+/// Mangled versions of a valid map and scenario (bytes dropped, repeated
+/// or replaced) give a grid or a typed error, never a panic.
+#[test]
+fn mangled_input_never_panics() {
+    let map = "type octile\nheight 3\nwidth 4\nmap\n.@..\n..T.\n....\n";
+    let scen = "version 1\n0\tm.map\t4\t3\t0\t0\t3\t2\t3.8\n";
+    let mut seed = 0x853C_49E6_748F_EA9Bu64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let alphabet = b"0123456789 \t\n\r.@-x";
+    for _ in 0..20_000 {
+        for text in [map, scen] {
+            let mut bytes = text.as_bytes().to_vec();
+            for _ in 0..=next(4) {
+                let i = next(bytes.len());
+                match next(3) {
+                    0 => {
+                        bytes.remove(i);
+                    }
+                    1 => bytes.insert(i, bytes[i]),
+                    _ => bytes[i] = alphabet[next(alphabet.len())],
+                }
+                if bytes.is_empty() {
+                    break;
+                }
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let _ = Grid::from_movingai(&text);
+            let _ = Grid::from_ascii(&text);
+            let _ = Scenario::parse(&text);
+        }
+    }
+}
+
+#[test]
+fn ascii_rows_must_match() {
+    let e = Grid::from_ascii("...\n..").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert_eq!(
+        Grid::from_ascii("  \n ").unwrap_err().kind,
+        MapParseErrorKind::Empty
+    );
 }

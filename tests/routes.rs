@@ -2,7 +2,9 @@
 //! radius, terrain costs, one goal for many starts) gives the same answer
 //! whole, in slices and traced, and gives up once its cancel flag is
 //! raised; the searches over a mesh's corners honour the cancel flag and
-//! the heuristic weight. Through the public API only.
+//! the heuristic weight. A `PlanTask` gives the planner's answer step by
+//! step, and a traced search returns the same path and records what it
+//! expanded. Through the public API only.
 
 use core::sync::atomic::AtomicBool;
 
@@ -260,4 +262,224 @@ fn one_goal_for_many_starts_answers_the_same_whole_and_in_slices() {
         }
     }
     assert!(paused >= 16, "only {paused} sliced runs paused");
+}
+
+#[test]
+fn a_plan_task_gives_the_planners_answer_and_hands_its_memory_on() {
+    use std::sync::Arc;
+
+    use bevy_anyangle::search::PlanTask;
+
+    let (text, scen) = map("den520d");
+    let grid = Arc::new(Grid::from_movingai(&text).unwrap());
+    let mut planner = Some(Planner::new());
+    let mut steps = 0;
+    for e in scen.entries.iter().step_by(97) {
+        for algorithm in Algorithm::ALL {
+            let options = PlanOptions::with_algorithm(algorithm);
+            let (start, goal) = (centre(e.start), centre(e.goal));
+            let expected = bevy_anyangle::search::plan(&grid, start, goal, &options);
+            let mut task = PlanTask::with_planner(
+                planner.take().unwrap(),
+                Arc::clone(&grid),
+                start,
+                goal,
+                options,
+            );
+            let answer = loop {
+                steps += 1;
+                // (A step of 0 expansions runs one.)
+                let slice = if steps % 3 == 0 { 0 } else { 25 };
+                if let Some(answer) = task.step(slice) {
+                    break answer;
+                }
+                assert!(!task.is_done());
+            };
+            assert_eq!(answer, expected, "{algorithm} {e:?}");
+            assert!(task.is_done());
+            assert_eq!(task.step(25), None, "nothing runs after the answer");
+            planner = Some(task.into_planner());
+        }
+    }
+    assert!(steps > 1000, "{steps} steps");
+}
+
+/// Search traces: what a traced search expanded, and the path it returns.
+mod traces {
+    use bevy_math::DVec2;
+
+    use bevy_anyangle::grid::Grid;
+    use bevy_anyangle::los::line_of_sight;
+    use bevy_anyangle::search::{Algorithm, PlanOptions, Planner, SearchTrace};
+
+    fn den520d() -> Grid {
+        Grid::from_movingai(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/data/maps/den520d.map"
+        )))
+        .unwrap()
+    }
+
+    /// Queries across den520d that need a search (start and goal do not see
+    /// each other).
+    /// (Scenario queries of the map's benchmark; the first two at cell
+    /// centres, the third at vertices.)
+    const QUERIES: [((f64, f64), (f64, f64)); 3] = [
+        ((244.5, 2.5), (18.5, 204.5)),
+        ((101.5, 147.5), (162.5, 23.5)),
+        ((100.0, 215.0), (71.0, 81.0)),
+    ];
+
+    #[test]
+    fn a_traced_search_returns_the_same_path_and_records_every_expansion() {
+        let grid = den520d();
+        let mut planner = Planner::new();
+        let mut trace = SearchTrace::default();
+        for algorithm in Algorithm::ALL {
+            let options = PlanOptions::with_algorithm(algorithm);
+            for ((sx, sy), (gx, gy)) in QUERIES {
+                let (s, g) = (DVec2::new(sx, sy), DVec2::new(gx, gy));
+                assert!(!line_of_sight(&grid, s, g), "{s} -> {g} needs a search");
+                let plain = planner.plan(&grid, s, g, &options).unwrap();
+                let traced = planner
+                    .plan_traced(&grid, s, g, &options, &mut trace)
+                    .unwrap();
+                assert_eq!(plain, traced, "{algorithm}: {s} -> {g}");
+                assert_eq!(trace.algorithm, Some(algorithm));
+                assert!(!trace.truncated);
+                let expanded = traced.stats.expanded as usize;
+                assert!(expanded > 0);
+                if algorithm == Algorithm::Anya {
+                    assert_eq!(trace.intervals.len(), expanded, "{s} -> {g}");
+                    assert!(trace.points.is_empty());
+                } else {
+                    assert_eq!(trace.points.len(), expanded, "{algorithm}: {s} -> {g}");
+                    assert!(trace.intervals.is_empty());
+                    // The search starts by expanding the start.
+                    assert_eq!(trace.points[0].point, s);
+                    assert_eq!(trace.points[0].parent, s);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn expanded_points_are_reached_from_their_parents() {
+        let grid = den520d();
+        let mut planner = Planner::new();
+        let mut trace = SearchTrace::default();
+        let ((sx, sy), (gx, gy)) = QUERIES[0];
+        let (s, g) = (DVec2::new(sx, sy), DVec2::new(gx, gy));
+        for algorithm in [Algorithm::AStar, Algorithm::LazyTheta] {
+            let options = PlanOptions::with_algorithm(algorithm);
+            planner
+                .plan_traced(&grid, s, g, &options, &mut trace)
+                .unwrap();
+            for e in &trace.points {
+                assert!(grid.contains_point(e.point), "{e:?}");
+                // A* moves one vertex at a time; Lazy Theta* expands a node
+                // only with a parent that sees it.
+                if algorithm == Algorithm::AStar && e.point != s {
+                    let step = (e.point - e.parent).abs();
+                    assert!(step.max_element() <= 1.0, "{algorithm}: {e:?}");
+                }
+                assert!(
+                    line_of_sight(&grid, e.parent, e.point),
+                    "{algorithm}: {e:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn anya_intervals_lie_on_grid_lines_and_are_seen_from_their_roots() {
+        let grid = den520d();
+        let mut planner = Planner::new();
+        let mut trace = SearchTrace::default();
+        let options = PlanOptions::with_algorithm(Algorithm::Anya);
+        let mut flat = 0;
+        for ((sx, sy), (gx, gy)) in QUERIES {
+            let (s, g) = (DVec2::new(sx, sy), DVec2::new(gx, gy));
+            planner
+                .plan_traced(&grid, s, g, &options, &mut trace)
+                .unwrap();
+            for i in &trace.intervals {
+                assert!(i.row <= grid.height(), "{i:?}");
+                assert!(
+                    0.0 <= i.left && i.left <= i.right && i.right <= f64::from(grid.width()),
+                    "{i:?}"
+                );
+                let y = f64::from(i.row);
+                flat += usize::from(i.root.y == y);
+                // Every point of the interval is visible from the root (with
+                // a margin for the rounded ends of irrational endpoints).
+                let eps = 1e-9;
+                for t in [0.0, 0.25, 0.5, 0.75, 1.0] {
+                    let x = (i.left + eps) + (i.right - i.left - 2.0 * eps).max(0.0) * t;
+                    let x = x.clamp(i.left, i.right);
+                    assert!(
+                        line_of_sight(&grid, i.root, DVec2::new(x, y)),
+                        "{i:?} at x = {x}"
+                    );
+                }
+            }
+        }
+        assert!(
+            flat > 0,
+            "flat intervals (along the root's row) are recorded too"
+        );
+    }
+
+    #[test]
+    fn a_full_trace_stops_recording_but_not_searching() {
+        let grid = den520d();
+        let mut planner = Planner::new();
+        let ((sx, sy), (gx, gy)) = QUERIES[1];
+        let (s, g) = (DVec2::new(sx, sy), DVec2::new(gx, gy));
+        for algorithm in [Algorithm::Anya, Algorithm::LazyTheta] {
+            let options = PlanOptions::with_algorithm(algorithm);
+            let plain = planner.plan(&grid, s, g, &options).unwrap();
+            let mut trace = SearchTrace::with_limit(10);
+            let traced = planner
+                .plan_traced(&grid, s, g, &options, &mut trace)
+                .unwrap();
+            assert_eq!(plain, traced);
+            assert_eq!(trace.len(), 10);
+            assert_eq!(trace.limit(), 10);
+            assert!(trace.truncated);
+        }
+    }
+
+    #[test]
+    fn a_trace_holds_only_the_last_search() {
+        let grid = den520d();
+        let mut planner = Planner::new();
+        let mut trace = SearchTrace::default();
+        let ((sx, sy), (gx, gy)) = QUERIES[0];
+        let (s, g) = (DVec2::new(sx, sy), DVec2::new(gx, gy));
+        planner
+            .plan_traced(
+                &grid,
+                s,
+                g,
+                &PlanOptions::with_algorithm(Algorithm::AStar),
+                &mut trace,
+            )
+            .unwrap();
+        assert!(!trace.points.is_empty());
+        // Start and goal see each other: no search, an empty trace.
+        let path = planner
+            .plan_traced(
+                &grid,
+                s,
+                s + DVec2::new(1.0, 0.0),
+                &PlanOptions::with_algorithm(Algorithm::Anya),
+                &mut trace,
+            )
+            .unwrap();
+        assert_eq!(path.waypoints.len(), 2);
+        assert_eq!(trace.algorithm, Some(Algorithm::Anya));
+        assert!(trace.is_empty());
+        assert!(!trace.truncated);
+    }
 }

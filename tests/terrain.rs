@@ -6,12 +6,15 @@
 //!   cost is what its segments cost, and at most [`THETA_FACTOR`] times the
 //!   cost of the cheapest path on a grid four times finer with 16 moves per
 //!   point (an upper bound on the cheapest path).
+//!
+//! Segment costs, profiles and terrain maps are checked on hand-made cases
+//! and on the bundled maps.
 
 mod common;
 
 use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::prelude::*;
-use bevy_anyangle::terrain::{Profile, Terrain, TerrainMap, segment_cost};
+use bevy_anyangle::terrain::{Profile, ProfileError, Terrain, TerrainMap, segment_cost};
 use common::generate::Rng;
 use common::lattice::{EIGHT, lattice_dijkstra, sixteen};
 
@@ -240,4 +243,119 @@ fn uniform_profiles_plan_as_usual_and_anya_refuses_costs() {
         planner.plan_with_costs(&small, &terrain, &slow, s, t, &PlanOptions::default()),
         Err(PlanError::TerrainSize { .. })
     ));
+}
+
+#[test]
+fn along_an_edge_the_cheaper_cell_counts_and_impassable_cells_stop_a_segment() {
+    let map = TerrainMap::from_ascii(
+        "SSSS
+             ....
+             .@@.",
+    )
+    .unwrap();
+    let swampy = Profile::default().with(Terrain::SWAMP, 4.0).unwrap();
+    // Along the edge between the swamp row and the ground row: ground.
+    let along = segment_cost(&map, &swampy, DVec2::new(0.0, 1.0), DVec2::new(4.0, 1.0));
+    assert_eq!(along, Some(4.0));
+    // Through the swamp row.
+    let through = segment_cost(&map, &swampy, DVec2::new(0.0, 0.5), DVec2::new(4.0, 0.5));
+    assert_eq!(through, Some(16.0));
+    // Along the top of the walls: the ground above pays.
+    let over = segment_cost(&map, &swampy, DVec2::new(1.0, 2.0), DVec2::new(3.0, 2.0));
+    assert_eq!(over, Some(2.0));
+    // Through a wall; along the map's bottom border below the walls.
+    assert_eq!(
+        segment_cost(&map, &swampy, DVec2::new(0.5, 2.5), DVec2::new(3.5, 2.5)),
+        None
+    );
+    assert_eq!(
+        segment_cost(&map, &swampy, DVec2::new(1.0, 3.0), DVec2::new(3.0, 3.0)),
+        None
+    );
+    // Off the map, and a point.
+    assert_eq!(
+        segment_cost(&map, &swampy, DVec2::new(-0.5, 1.5), DVec2::new(1.5, 1.5)),
+        None
+    );
+    assert_eq!(
+        segment_cost(&map, &swampy, DVec2::new(1.5, 1.5), DVec2::new(1.5, 1.5)),
+        Some(0.0)
+    );
+    // Uniform: the length.
+    let plain = Profile::default();
+    assert!(plain.is_uniform() && !swampy.is_uniform());
+    let c = segment_cost(&map, &plain, DVec2::new(0.0, 0.0), DVec2::new(4.0, 2.0)).unwrap();
+    assert!((c - 20f64.sqrt()).abs() < 1e-12);
+}
+
+#[test]
+fn profiles_refuse_bad_costs() {
+    assert_eq!(
+        Profile::default().with(Terrain::WATER, 0.5),
+        Err(ProfileError::BadCost(0.5))
+    );
+    assert!(Profile::default().with(Terrain::WATER, f64::NAN).is_err());
+    assert!(
+        Profile::default()
+            .with(Terrain::WATER, f64::INFINITY)
+            .is_err()
+    );
+    let boat = Profile::impassable().with(Terrain::WATER, 1.0).unwrap();
+    assert_eq!(boat.cost(Terrain::WATER), Some(1.0));
+    assert_eq!(
+        boat.clone().without(Terrain::WATER).cost(Terrain::WATER),
+        None
+    );
+    assert_eq!(boat.cost(Terrain::GROUND), None);
+}
+
+#[test]
+fn the_default_profile_gives_the_grid_of_the_map_parser() {
+    for name in [
+        "arena",
+        "den520d",
+        "AR0011SR",
+        "lak303d",
+        "brc202d",
+        "BigGameHunters",
+    ] {
+        let path = format!("{}/data/maps/{name}.map", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let map = TerrainMap::from_movingai(&text).unwrap();
+        assert_eq!(
+            map.grid(&Profile::default()),
+            Grid::from_movingai(&text).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn maps_parse_every_letter_and_refuse_what_the_grid_parser_refuses() {
+    let map = TerrainMap::from_ascii(".GSWT@O#").unwrap();
+    let got: Vec<Terrain> = (0..8).map(|x| map.get(x, 0).unwrap()).collect();
+    assert_eq!(
+        got,
+        [
+            Terrain::GROUND,
+            Terrain::GROUND,
+            Terrain::SWAMP,
+            Terrain::WATER,
+            Terrain::TREES,
+            Terrain::OUT_OF_BOUNDS,
+            Terrain::OUT_OF_BOUNDS,
+            Terrain::OUT_OF_BOUNDS
+        ]
+    );
+    assert_eq!(map.get(8, 0), None);
+    assert!(TerrainMap::from_ascii("..\n.").is_err());
+    assert!(TerrainMap::from_movingai("type octile\nheight 1\nwidth 3\nmap\n..").is_err());
+    assert!(TerrainMap::new(0, 3, Terrain::GROUND).is_err());
+    let mut m = TerrainMap::new(3, 3, Terrain::GROUND).unwrap();
+    assert_eq!(m.set_rect(URect::new(1, 1, 3, 3), Terrain::WATER), Ok(true));
+    assert_eq!(
+        m.set_rect(URect::new(1, 1, 3, 3), Terrain::WATER),
+        Ok(false)
+    );
+    assert!(m.set_rect(URect::new(1, 1, 4, 3), Terrain::WATER).is_err());
 }

@@ -49,6 +49,10 @@ mod offset;
 #[cfg(test)]
 mod radius_tests;
 #[cfg(test)]
+#[expect(
+    dead_code,
+    reason = "the lattice reference serves `tests/mesh.rs` and `examples/radius.rs`"
+)]
 mod reference;
 mod sync;
 #[cfg(test)]

@@ -209,46 +209,6 @@ fn a_paused_search_is_cancelled_and_a_new_query_drops_it() {
 }
 
 #[test]
-fn a_plan_task_gives_the_planners_answer_and_hands_its_memory_on() {
-    use std::sync::Arc;
-
-    use super::PlanTask;
-
-    let (text, scen) = map("den520d");
-    let grid = Arc::new(Grid::from_movingai(&text).unwrap());
-    let mut planner = Some(Planner::new());
-    let mut steps = 0;
-    for e in scen.entries.iter().step_by(97) {
-        for algorithm in Algorithm::ALL {
-            let options = PlanOptions::with_algorithm(algorithm);
-            let (start, goal) = (centre(e.start), centre(e.goal));
-            let expected = super::plan(&grid, start, goal, &options);
-            let mut task = PlanTask::with_planner(
-                planner.take().unwrap(),
-                Arc::clone(&grid),
-                start,
-                goal,
-                options,
-            );
-            let answer = loop {
-                steps += 1;
-                // (A step of 0 expansions runs one.)
-                let slice = if steps % 3 == 0 { 0 } else { 25 };
-                if let Some(answer) = task.step(slice) {
-                    break answer;
-                }
-                assert!(!task.is_done());
-            };
-            assert_eq!(answer, expected, "{algorithm} {e:?}");
-            assert!(task.is_done());
-            assert_eq!(task.step(25), None, "nothing runs after the answer");
-            planner = Some(task.into_planner());
-        }
-    }
-    assert!(steps > 1000, "{steps} steps");
-}
-
-#[test]
 fn polyanya_builds_its_mesh_in_slices_too() {
     let (text, _) = map("maze512-1-0");
     let grid = Grid::from_movingai(&text).unwrap();

@@ -464,27 +464,6 @@ fn arbitrary_points_near_lines() {
     }
 }
 
-/// The node budget stops the search.
-#[test]
-fn node_budget_stops_the_search() {
-    let grid = Grid::from_ascii(
-        "........
-         .######.
-         ........",
-    )
-    .expect("valid");
-    let opts = PlanOptions {
-        algorithm: Algorithm::Anya,
-        node_budget: Some(1),
-        ..PlanOptions::default()
-    };
-    let r = Planner::new().plan(&grid, DVec2::new(0.5, 1.5), DVec2::new(7.5, 1.5), &opts);
-    assert!(
-        matches!(r, Err(crate::search::PlanError::BudgetExhausted { .. })),
-        "{r:?}"
-    );
-}
-
 /// A maze of one-cell corridors.
 #[test]
 fn mazes_are_optimal() {

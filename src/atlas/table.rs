@@ -8,6 +8,7 @@ use super::{LinkId, Side};
 use crate::endpoint::Endpoint;
 use crate::geom::{detour_through_rect, polyline_length, segment_rect_distance};
 use crate::grid::{EditKind, Grid, GridEdit, RegionId};
+use crate::los::line_of_sight;
 use crate::mesh::NavMesh;
 use crate::mesh::locate::on_mesh;
 use crate::search::{FallbackPolicy, PathKind, PlanOptions, Planner};
@@ -54,8 +55,19 @@ pub(super) struct EndTable {
     dist: Vec<f64>,
     /// `paths[i * n + j]` for `i < j`: that path, from `i` to `j`.
     paths: Vec<Vec<DVec2>>,
+    /// `boxes[i * n + j]` for `i < j`: the bounding box of that path.
+    boxes: Vec<[DVec2; 2]>,
     /// Scratch: the pairs to search again (`i < j`).
     dirty: Vec<bool>,
+}
+
+/// Whether a point agent's path through `waypoints`, which comes near
+/// newly blocked cells, still sees along every segment on `grid` (it may
+/// touch their sides and corners).
+fn still_visible(grid: &Grid, waypoints: &[DVec2]) -> bool {
+    waypoints
+        .windows(2)
+        .all(|w| line_of_sight(grid, w[0], w[1]))
 }
 
 /// The options of every table search: exact, no budget, fallback paths
@@ -77,6 +89,7 @@ impl EndTable {
             ends: Vec::new(),
             dist: Vec::new(),
             paths: Vec::new(),
+            boxes: Vec::new(),
             dirty: Vec::new(),
         }
     }
@@ -115,6 +128,7 @@ impl EndTable {
         let n = wanted.len();
         let mut dist = vec![f64::INFINITY; n * n];
         let mut paths = vec![Vec::new(); n * n];
+        let mut boxes = vec![[DVec2::ZERO; 2]; n * n];
         for i in 0..n {
             dist[i * n + i] = 0.0;
         }
@@ -129,6 +143,7 @@ impl EndTable {
                         path.reverse();
                     }
                     paths[i * n + j] = path;
+                    boxes[i * n + j] = self.boxes[lo * old_n + hi];
                 }
             }
         }
@@ -151,6 +166,7 @@ impl EndTable {
         self.ends = ends;
         self.dist = dist;
         self.paths = paths;
+        self.boxes = boxes;
         self.dirty.clear();
         self.dirty.resize(n * n, false);
         for (i, k) in kept.iter().enumerate() {
@@ -225,6 +241,9 @@ impl EndTable {
         // How far an edit reaches: the radius, the mesh's tolerance, and
         // a margin for rounding.
         let reach = self.mesh.radius() + self.mesh.tolerance() + 1e-9;
+        // A disc's path that comes within `reach` of a newly blocked cell
+        // is searched again; a point's only if it no longer sees through.
+        let point = self.mesh.radius() == 0.0;
         let mut found = Vec::new();
         for i in 0..n {
             let end = &mut self.ends[i];
@@ -245,6 +264,23 @@ impl EndTable {
                 }
             }
         }
+        // Pairs a way through freed cells might bring closer, with the
+        // edit: checked again below.
+        let mut maybe: Vec<(usize, usize, usize)> = Vec::new();
+        let rects: Vec<(DVec2, DVec2)> = edits
+            .iter()
+            .map(|e| (e.rect.min.as_dvec2(), e.rect.max.as_dvec2()))
+            .collect();
+        // Each end's distance to each edit's rectangle: their sum bounds
+        // any way through it from below, cheaply.
+        let away: Vec<f64> = rects
+            .iter()
+            .flat_map(|&(lo, hi)| {
+                self.ends
+                    .iter()
+                    .map(move |e| e.point.distance(e.point.clamp(lo, hi)))
+            })
+            .collect();
         for i in 0..n {
             if !self.ends[i].valid {
                 continue;
@@ -257,37 +293,99 @@ impl EndTable {
                 let path = &self.paths[i * n + j];
                 let same_region =
                     self.ends[i].region.is_some() && self.ends[i].region == self.ends[j].region;
-                let changed = edits.iter().any(|e| {
-                    let (lo, hi) = (e.rect.min.as_dvec2(), e.rect.max.as_dvec2());
+                let [low, high] = self.boxes[i * n + j];
+                for (k, e) in edits.iter().enumerate() {
+                    let (lo, hi) = rects[k];
                     let blocks = matches!(e.kind, EditKind::Blocked | EditKind::Mixed);
                     let frees = matches!(e.kind, EditKind::Freed | EditKind::Mixed);
-                    if d.is_finite() {
-                        // A path the blocked cells do not come near stays
-                        // valid (and nothing shorter appears); only a way
-                        // through the freed cells can be shorter.
-                        (blocks
-                            && path
-                                .windows(2)
-                                .any(|w| segment_rect_distance(w[0], w[1], lo, hi) <= reach))
-                            || (frees
-                                && detour_through_rect(
-                                    self.ends[i].point,
-                                    self.ends[j].point,
-                                    lo,
-                                    hi,
-                                ) - 2.0 * reach
-                                    < d)
-                    } else {
-                        frees && same_region
+                    // A path the blocked cells do not come near stays
+                    // valid (and nothing shorter appears).
+                    if d.is_finite()
+                        && blocks
+                        && (low - reach).cmple(hi).all()
+                        && (high + reach).cmpge(lo).all()
+                        && path
+                            .windows(2)
+                            .any(|w| segment_rect_distance(w[0], w[1], lo, hi) <= reach)
+                        && (!point || !still_visible(grid, path))
+                    {
+                        self.dirty[i * n + j] = true;
+                        break;
                     }
-                });
-                if changed {
-                    self.dirty[i * n + j] = true;
+                    // Only a way through the freed cells can be shorter
+                    // (or join two ends cut off from each other).
+                    let (a, b) = (self.ends[i].point, self.ends[j].point);
+                    if frees
+                        && if d.is_finite() {
+                            away[k * n + i] + away[k * n + j] - 2.0 * reach < d
+                                && detour_through_rect(a, b, lo, hi) - 2.0 * reach < d
+                        } else {
+                            same_region
+                        }
+                    {
+                        maybe.push((i, j, k));
+                    }
                 }
             }
         }
+        if !maybe.is_empty() {
+            self.check_freed(edits, &maybe, point, planner, &mut work);
+        }
         work += self.search_dirty(planner);
         work
+    }
+
+    /// Marks the pairs of `maybe` (ends `i`, `j`, edit `k`) that a way
+    /// through edit `k`'s freed cells may bring closer. For a point agent
+    /// and cells all freed, one search from the rectangle's centre gives
+    /// the exact distance `g` from every end to it: a way through any
+    /// point of the (free, convex) rectangle is at least `g(i) + g(j)`
+    /// less its diagonal, a far better bound than the straight lines'.
+    fn check_freed(
+        &mut self,
+        edits: &[GridEdit],
+        maybe: &[(usize, usize, usize)],
+        point: bool,
+        planner: &mut Planner,
+        work: &mut TableWork,
+    ) {
+        let n = self.ends.len();
+        let mut through: Vec<Option<Vec<f64>>> = vec![None; edits.len()];
+        let options = exact();
+        let mut starts = Vec::new();
+        let mut answers = Vec::new();
+        for (k, e) in edits.iter().enumerate() {
+            if !(point && e.kind == EditKind::Freed && maybe.iter().any(|m| m.2 == k)) {
+                continue;
+            }
+            let centre = (e.rect.min + e.rect.max).as_dvec2() / 2.0;
+            starts.clear();
+            starts.extend(self.ends.iter().map(|e| e.point));
+            planner.plan_many_on_mesh(&self.mesh, &starts, centre, &options, &mut answers);
+            work.searches += 1;
+            through[k] = Some(
+                answers
+                    .iter()
+                    .zip(&self.ends)
+                    .map(|(answer, end)| match answer {
+                        Ok(path) if end.valid && path.kind == PathKind::Found => path.length,
+                        _ => f64::INFINITY,
+                    })
+                    .collect(),
+            );
+        }
+        for &(i, j, k) in maybe {
+            let changed = match &through[k] {
+                Some(g) => {
+                    let diagonal = (edits[k].rect.max - edits[k].rect.min).as_dvec2().length();
+                    g[i] + g[j] - diagonal - 1e-9 < self.dist[i * n + j]
+                }
+                None => true,
+            };
+            if changed {
+                self.dirty[i * n + j] = true;
+            }
+        }
     }
 
     /// Searches every marked pair again: one one-to-many search from the
@@ -349,6 +447,11 @@ impl EndTable {
                     if j > source {
                         path.reverse();
                     }
+                    self.boxes[lo * n + hi] = path
+                        .iter()
+                        .fold([DVec2::INFINITY, DVec2::NEG_INFINITY], |[lo, hi], &p| {
+                            [lo.min(p), hi.max(p)]
+                        });
                 }
                 self.dist[source * n + j] = d;
                 self.dist[j * n + source] = d;

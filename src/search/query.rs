@@ -224,6 +224,7 @@ pub struct SearchStats {
 
 /// Whether a path reaches the requested goal.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum PathKind {
     /// The path ends at the requested goal.
     Found,

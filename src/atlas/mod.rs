@@ -24,13 +24,16 @@
 //! [`Atlas::serve_radius`]; an agent plans with the smallest served radius
 //! at least its own, on links whose `max_radius` is at least its own.
 //!
-//! **Unreachable goals.** With [`FallbackPolicy::ClosestReachable`] a route
-//! to an unreachable goal ends at the point of the goal's area closest to
-//! the goal among those the agent can reach (the nearest of the fallback
-//! targets of the regions it reaches there; ties go to the shorter route);
-//! if no point of the goal's area is reachable, the route is the start
-//! alone. Both are marked [`PathKind::Fallback`]. With
-//! [`FallbackPolicy::Fail`] the query fails with [`PlanError::Unreachable`].
+//! **Unreachable goals.** With
+//! [`FallbackPolicy::ClosestReachable`](crate::search::FallbackPolicy::ClosestReachable)
+//! a route to an unreachable goal ends at the point of the goal's area
+//! closest to the goal among those the agent can reach (the nearest of the
+//! fallback targets of the regions it reaches there; ties go to the
+//! shorter route); if no point of the goal's area is reachable, the route
+//! is the start alone. Both are marked
+//! [`PathKind::Fallback`](crate::search::PathKind::Fallback). With
+//! [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail) the query
+//! fails with [`PlanError::Unreachable`].
 //!
 //! ```
 //! use bevy_anyangle::atlas::{Atlas, Link, Place, RouteQuery};

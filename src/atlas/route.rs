@@ -143,7 +143,7 @@ enum Via {
 }
 
 impl Atlas {
-    /// The shortest route for `query` (see the [module docs](self)),
+    /// The shortest route for `query` (see the [module docs](super)),
     /// using `planner`'s memory for the legs' searches.
     ///
     /// # Errors

@@ -274,13 +274,19 @@ fn random_query(rng: &mut Rng, ids: &[AreaId], areas: &[RefArea]) -> RouteQuery 
 }
 
 /// Answers `count` random queries and checks each against the reference.
-fn check_queries(rng: &mut Rng, atlas: &Atlas, ids: &[AreaId], count: usize, what: &str) -> usize {
+fn check_queries(
+    rng: &mut Rng,
+    atlas: &Atlas,
+    ids: &[AreaId],
+    count: usize,
+    what: &str,
+) -> (usize, usize) {
     let areas: Vec<RefArea> = ids
         .iter()
         .map(|&id| RefArea::new(atlas.grid(id).unwrap()))
         .collect();
     let mut planner = Planner::new();
-    let mut found = 0;
+    let (mut found, mut crossing) = (0, 0);
     for _ in 0..count {
         let q = random_query(rng, ids, &areas);
         let route = atlas
@@ -304,6 +310,7 @@ fn check_queries(rng: &mut Rng, atlas: &Atlas, ids: &[AreaId], count: usize, wha
                 route.length
             );
             found += 1;
+            crossing += usize::from(route.legs.len() > 1);
         } else {
             assert!(
                 route.is_fallback(),
@@ -311,7 +318,7 @@ fn check_queries(rng: &mut Rng, atlas: &Atlas, ids: &[AreaId], count: usize, wha
             );
         }
     }
-    found
+    (found, crossing)
 }
 
 /// A random edit of one area: a few cells or a small rectangle blocked or
@@ -343,7 +350,7 @@ fn random_edit(rng: &mut Rng, atlas: &mut Atlas, ids: &[AreaId]) {
 #[test]
 fn routes_across_areas_are_as_short_as_brute_force_before_and_after_edits() {
     let mut rng = Rng::new(0xa71a5);
-    let (mut queries, mut found) = (0, 0);
+    let (mut queries, mut found, mut crossing) = (0, 0, 0);
     for world in 0..40 {
         let mut atlas = Atlas::new();
         atlas.serve_radius(RADIUS).unwrap();
@@ -354,13 +361,18 @@ fn routes_across_areas_are_as_short_as_brute_force_before_and_after_edits() {
         let mut links: Vec<LinkId> = (0..rng.range(2, 4 * ids.len() as i64))
             .map(|_| atlas.add_link(random_link(&mut rng, &ids, &grids)).unwrap())
             .collect();
-        found += check_queries(&mut rng, &atlas, &ids, 15, &format!("world {world}"));
+        let (f, c) = check_queries(&mut rng, &atlas, &ids, 15, &format!("world {world}"));
+        (found, crossing) = (found + f, crossing + c);
         // Edits, links switched, removed and added; then again.
         for round in 0..3 {
             for _ in 0..rng.range(1, 3) {
                 random_edit(&mut rng, &mut atlas, &ids);
             }
-            if let Some(&l) = links.get(rng.below(links.len() as u64) as usize) {
+            // (Some rounds edit only: routes cached between link ends must
+            // follow the edits alone.)
+            if let Some(&l) = links.get(rng.below(links.len() as u64) as usize)
+                && rng.chance(0.5)
+            {
                 let enabled = atlas.link(l).unwrap().enabled;
                 atlas.set_link_enabled(l, !enabled).unwrap();
             }
@@ -375,19 +387,20 @@ fn routes_across_areas_are_as_short_as_brute_force_before_and_after_edits() {
                     .collect();
                 links.push(atlas.add_link(random_link(&mut rng, &ids, &grids)).unwrap());
             }
-            found += check_queries(
-                &mut rng,
-                &atlas,
-                &ids,
-                5,
-                &format!("world {world}, round {round}"),
-            );
+            let what = format!("world {world}, round {round}");
+            let (f, c) = check_queries(&mut rng, &atlas, &ids, 5, &what);
+            (found, crossing) = (found + f, crossing + c);
         }
         queries += 30;
     }
     assert!(queries >= 1_000);
-    // The worlds are not all cut off: most goals are reached.
-    assert!(found * 2 > queries, "{found} of {queries} reached");
+    // The worlds are not all cut off: many goals are reached, and many
+    // routes cross links.
+    assert!(found * 3 > queries, "{found} of {queries} reached");
+    assert!(
+        crossing * 6 > queries,
+        "{crossing} of {queries} cross a link"
+    );
 }
 
 #[test]
@@ -444,4 +457,39 @@ fn an_edit_searches_only_the_entries_it_can_change() {
         )
         .unwrap();
     assert!((down.length - 35.0_f64.min(walk)).abs() < 1e-9);
+}
+
+#[test]
+fn routes_follow_an_edit_that_makes_another_floor_shorter() {
+    // Two ways from the ground floor to the roof: across the first floor,
+    // or across the second, one cell of cost more at each end.
+    let mut atlas = Atlas::new();
+    let [ground, first, second, roof] =
+        [(); 4].map(|()| atlas.add_area(Grid::new(40, 12).unwrap()));
+    let (west, east) = (DVec2::new(2.5, 2.5), DVec2::new(37.5, 2.5));
+    for (from, to, at, cost) in [
+        (ground, first, west, 0.0),
+        (first, roof, east, 0.0),
+        (ground, second, west, 1.0),
+        (second, roof, east, 1.0),
+    ] {
+        let link = Link::new(Place::new(from, at), Place::new(to, at)).with_cost(cost);
+        atlas.add_link(link).unwrap();
+    }
+    let query = RouteQuery::new(
+        Place::new(ground, DVec2::new(2.5, 5.5)),
+        Place::new(roof, DVec2::new(37.5, 5.5)),
+    );
+    let mut planner = Planner::new();
+    let before = atlas.find(&mut planner, &query).unwrap();
+    assert!((before.length - 41.0).abs() < 1e-9);
+    assert_eq!(before.legs[1].area, first);
+    // A wall across the first floor but for its last row: the way around
+    // it is 39.02 cells, and the second floor's (35 + 2) is shorter.
+    atlas
+        .edit_area(first, |e| e.set_rect_free(URect::new(20, 0, 21, 11), false))
+        .unwrap();
+    let after = atlas.find(&mut planner, &query).unwrap();
+    assert_eq!(after.legs[1].area, second);
+    assert!((after.length - 43.0).abs() < 1e-9, "{after:?}");
 }

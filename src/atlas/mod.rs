@@ -67,6 +67,7 @@
 //! assert!(route.is_fallback());
 //! ```
 
+mod closure;
 mod route;
 mod table;
 
@@ -268,6 +269,12 @@ pub struct Atlas {
     radii: Vec<f64>,
     planner: Planner,
     work: TableWork,
+    /// Where each area's ends are among the end graph's nodes, per served
+    /// radius.
+    layouts: Vec<closure::Layout>,
+    /// Rows of the end graph searched since the last change.
+    rows:
+        std::sync::Mutex<crate::fast_hash::FastMap<closure::RowKey, std::sync::Arc<closure::Rows>>>,
 }
 
 impl Default for Atlas {
@@ -296,6 +303,8 @@ impl Atlas {
             radii: vec![0.0],
             planner: Planner::new(),
             work: TableWork::default(),
+            rows: std::sync::Mutex::default(),
+            layouts: Vec::new(),
         }
     }
 
@@ -307,6 +316,7 @@ impl Atlas {
             .map(|&r| EndTable::new(mesh_for(&grid, r)))
             .collect();
         self.areas.push(Area { grid, tables });
+        self.forget_rows();
         AreaId(self.areas.len() as u32 - 1)
     }
 
@@ -359,6 +369,7 @@ impl Atlas {
             area.tables.insert(k, table);
         }
         self.work = work;
+        self.forget_rows();
         Ok(())
     }
 
@@ -395,6 +406,9 @@ impl Atlas {
             }
         }
         self.work = work;
+        if work.changed > 0 {
+            self.forget_rows();
+        }
         Ok(result?)
     }
 
@@ -415,6 +429,7 @@ impl Atlas {
             work += table.sync(&a.grid, None, &mut self.planner);
         }
         self.work = work;
+        self.forget_rows();
         Ok(())
     }
 
@@ -468,6 +483,7 @@ impl Atlas {
             .ok_or(AtlasError::UnknownLink(id))?;
         let old = core::mem::replace(slot, link);
         self.work = TableWork::default();
+        self.forget_rows();
         if old.from != link.from || old.to != link.to {
             self.update_ends(&[old.from.area, old.to.area, link.from.area, link.to.area]);
         }
@@ -497,6 +513,16 @@ impl Atlas {
             .ok_or(AtlasError::UnknownLink(id))?;
         self.update_ends(&[link.from.area, link.to.area]);
         Ok(link)
+    }
+
+    /// Drops the rows searched before a change, and lays the end graph
+    /// out again.
+    fn forget_rows(&mut self) {
+        self.rows
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        self.layouts = (0..self.radii.len()).map(|k| self.layout(k)).collect();
     }
 
     /// Checks a link's fields.
@@ -547,6 +573,7 @@ impl Atlas {
             }
         }
         self.work = work;
+        self.forget_rows();
     }
 }
 

@@ -8,10 +8,13 @@ use std::collections::BinaryHeap;
 
 use bevy_math::DVec2;
 
+use super::closure::{GoalEdges, Layout, Ordered, Queue, Via, relax};
 use super::table::EndTable;
 use super::{AreaId, Atlas, AtlasError, LinkId, Place, Side};
 use crate::geom::polyline_length;
-use crate::search::{Algorithm, FallbackPolicy, Path, PathKind, PlanError, PlanOptions, Planner};
+use crate::search::{
+    Algorithm, FallbackPolicy, Path, PathKind, PathQuery, PlanError, PlanOptions, Planner,
+};
 
 /// A route query: from a place to a place, for an agent of a radius and a
 /// profile.
@@ -127,21 +130,6 @@ impl Route {
     }
 }
 
-/// How the search reached a node.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Via {
-    None,
-    /// From the start, by the start leg to this end.
-    Start,
-    /// From end `node` of the same area, through the table.
-    Table(u32),
-    /// From end `node`, across a link.
-    Link(u32),
-    /// From end `node` (the goal's area), by its goal leg; or from the
-    /// start directly (`u32::MAX`).
-    Goal(u32),
-}
-
 impl Atlas {
     /// The shortest route for `query` (see the [module docs](super)),
     /// using `planner`'s memory for the legs' searches.
@@ -176,9 +164,16 @@ impl Atlas {
             node_budget: None,
         };
         let same = query.from.area == query.to.area;
+        let k_layout = (k, &self.layouts[k]);
+        let layout = k_layout.1;
+        if let Some(route) = self.find_between(planner, query, k_layout, (from, goal))? {
+            return Ok(finish(route, PathKind::Found, start_moved_from));
+        }
 
-        // The legs from the start to its area's ends (searched from the
-        // start, so each answer runs from an end to the start).
+        // No route through the rows: every leg from the start and to the
+        // goal, then Dijkstra over every end (which also finds the
+        // fallback). The legs from the start to its area's ends are
+        // searched from the start, so each answer runs from an end to it.
         let mut starts: Vec<DVec2> = first.ends.iter().map(|e| e.point).collect();
         let mut start_legs = Vec::new();
         planner.plan_many_on_mesh(&first.mesh, &starts, from, &options, &mut start_legs);
@@ -195,116 +190,74 @@ impl Atlas {
             Ok(path) if valid && path.kind == PathKind::Found => path.length,
             _ => f64::INFINITY,
         };
-
-        // Dijkstra over the ends of every area; the start and the goal
-        // are nodes `n` and `n + 1`.
-        let offsets: Vec<usize> = self
-            .areas
-            .iter()
-            .scan(0, |sum, a| {
-                let at = *sum;
-                *sum += a.tables[k].ends.len();
-                Some(at)
-            })
-            .collect();
-        let n = self
-            .areas
-            .iter()
-            .map(|a| a.tables[k].ends.len())
-            .sum::<usize>();
-        let (source, target) = (n, n + 1);
-        let mut dist = vec![f64::INFINITY; n + 2];
-        let mut via = vec![Via::None; n + 2];
-        // Which node each link end is.
-        let mut node_of = vec![[u32::MAX; 2]; self.links.len()];
-        let mut area_of = vec![0_u32; n];
-        for (a, area) in self.areas.iter().enumerate() {
-            for (i, end) in area.tables[k].ends.iter().enumerate() {
-                let node = offsets[a] + i;
-                node_of[end.link.index()][end.side as usize] = node as u32;
-                area_of[node] = a as u32;
-            }
-        }
-        let mut heap = BinaryHeap::new();
-        let mut relax =
-            |dist: &mut Vec<f64>, heap: &mut BinaryHeap<_>, to: usize, d: f64, how: Via| {
-                if d < dist[to] {
-                    dist[to] = d;
-                    via[to] = how;
-                    heap.push(Reverse((Ordered(d), to as u32)));
-                }
-            };
+        let (source, target) = (layout.n, layout.n + 1);
+        let mut dist = vec![f64::INFINITY; layout.n + 2];
+        let mut via = vec![Via::None; layout.n + 2];
+        let mut heap = Queue::new();
         dist[source] = 0.0;
-        let first_offset = offsets[query.from.area.index()];
+        let first_offset = layout.offsets[query.from.area.index()];
         for (i, answer) in start_legs.iter().enumerate() {
             let d = found(answer, first.ends[i].valid);
-            relax(&mut dist, &mut heap, first_offset + i, d, Via::Start);
+            relax(
+                &mut dist,
+                &mut via,
+                &mut heap,
+                first_offset + i,
+                d,
+                Via::Start,
+            );
         }
         if same {
             let d = found(&goal_legs[last.ends.len()], true);
-            relax(&mut dist, &mut heap, target, d, Via::Goal(u32::MAX));
+            relax(
+                &mut dist,
+                &mut via,
+                &mut heap,
+                target,
+                d,
+                Via::Goal(u32::MAX),
+            );
         }
         let goal_area = query.to.area.index();
-        while let Some(Reverse((Ordered(d), node))) = heap.pop() {
-            let node = node as usize;
-            if d > dist[node] {
-                continue;
-            }
-            if node == target {
-                break;
-            }
-            let a = area_of[node] as usize;
-            let table: &EndTable = &self.areas[a].tables[k];
-            let i = node - offsets[a];
-            for j in 0..table.ends.len() {
-                if j != i {
-                    let to = offsets[a] + j;
-                    relax(
-                        &mut dist,
-                        &mut heap,
-                        to,
-                        d + table.dist(i, j),
-                        Via::Table(node as u32),
-                    );
-                }
-            }
-            let end = &table.ends[i];
-            if let Some(link) = self.link(end.link)
-                && link.allows(query.radius, query.profiles)
-                && (end.side == Side::From || link.both_ways)
-            {
-                let other = node_of[end.link.index()][1 - end.side as usize] as usize;
-                let a2 = area_of[other] as usize;
-                if self.areas[a2].tables[k].ends[other - offsets[a2]].valid {
-                    relax(
-                        &mut dist,
-                        &mut heap,
-                        other,
-                        d + link.cost,
-                        Via::Link(node as u32),
-                    );
-                }
-            }
-            if a == goal_area {
-                let leg = found(&goal_legs[i], true);
-                relax(
-                    &mut dist,
-                    &mut heap,
-                    target,
-                    d + leg,
-                    Via::Goal(node as u32),
-                );
-            }
-        }
+        let legs: Vec<f64> = (0..last.ends.len())
+            .map(|j| found(&goal_legs[j], last.ends[j].valid))
+            .collect();
+        let edges = GoalEdges {
+            area: goal_area,
+            legs: &legs,
+        };
+        let agent = (query.radius, query.profiles);
+        self.end_search(
+            k_layout,
+            agent,
+            &mut dist,
+            &mut via,
+            &mut heap,
+            Some(&edges),
+        );
+        let offsets = &layout.offsets;
 
-        let walk = Walk {
-            atlas: self,
-            k,
-            offsets: &offsets,
-            area_of: &area_of,
-            via: &via,
-            start: (query.from.area, from),
-            start_legs: &start_legs,
+        // The legs to `last` (an end, or `u32::MAX`: the start itself),
+        // then `goal_path`.
+        let legs_to = |last: u32, goal_path: &Result<Path, PlanError>| {
+            let chain = chain_to(&via, last);
+            let start_path: Vec<DVec2> = match chain.first() {
+                Some(&first) => {
+                    match &start_legs[first as usize - offsets[query.from.area.index()]] {
+                        Ok(path) => path.waypoints.iter().rev().copied().collect(),
+                        Err(_) => Vec::new(),
+                    }
+                }
+                None => Vec::new(),
+            };
+            let goal_path = goal_path.as_ref().map_or(&[][..], |p| &p.waypoints[..]);
+            self.assemble(
+                k_layout,
+                (query.from.area, from),
+                &start_path,
+                (&chain, &via),
+                goal_path,
+            )
         };
         if dist[target].is_finite() {
             let before = match via[target] {
@@ -316,8 +269,7 @@ impl Atlas {
             } else {
                 before as usize - offsets[goal_area]
             };
-            let mut legs = walk.legs_to(before);
-            extend(&mut legs, &goal_legs[leg]);
+            let legs = legs_to(before, &goal_legs[leg]);
             return Ok(finish(legs, PathKind::Found, start_moved_from));
         }
         // Unreachable: the closest fallback target the agent reaches on the
@@ -350,11 +302,7 @@ impl Atlas {
             requested_goal: goal,
         };
         let legs = match best {
-            Some((.., node, i)) => {
-                let mut legs = walk.legs_to(node);
-                extend(&mut legs, &goal_legs[i]);
-                legs
-            }
+            Some((.., node, i)) => legs_to(node, &goal_legs[i]),
             None => vec![Leg {
                 area: query.from.area,
                 waypoints: vec![from],
@@ -364,62 +312,192 @@ impl Atlas {
         };
         Ok(finish(legs, kind, start_moved_from))
     }
-}
 
-/// What the route's legs are read from once the search is done.
-struct Walk<'a> {
-    atlas: &'a Atlas,
-    k: usize,
-    offsets: &'a [usize],
-    area_of: &'a [u32],
-    via: &'a [Via],
-    start: (AreaId, DVec2),
-    start_legs: &'a [Result<Path, PlanError>],
-}
-
-impl Walk<'_> {
-    /// The legs from the start to node `last` (`u32::MAX`: the start).
-    fn legs_to(&self, last: u32) -> Vec<Leg> {
-        let mut chain = Vec::new();
-        let mut node = last;
-        while node != u32::MAX {
-            chain.push(node);
-            node = match self.via[node as usize] {
-                Via::Start => u32::MAX,
-                Via::Table(n) | Via::Link(n) => n,
-                Via::None | Via::Goal(_) => unreachable!("ends are reached from the start"),
-            };
+    /// The shortest route through the cached rows of the start area's
+    /// ends, if one exists: the least of `d(start, i) + row_i(j) + d(j,
+    /// goal)` over the ends `i` of the start's area and `j` of the goal's
+    /// (and of the straight leg, in one area), each leg searched alone
+    /// only once its straight-line bound makes its pair the best left.
+    /// `None`: no route (the caller then works out the fallback).
+    fn find_between(
+        &self,
+        planner: &mut Planner,
+        query: &RouteQuery,
+        (k, layout): (usize, &Layout),
+        (from, goal): (DVec2, DVec2),
+    ) -> Result<Option<Vec<Leg>>, AtlasError> {
+        let (a, b) = (query.from.area.index(), query.to.area.index());
+        let (first, last) = (&self.areas[a].tables[k], &self.areas[b].tables[k]);
+        let rows = self.rows(a, k, (query.radius, query.profiles));
+        let options = PlanOptions {
+            algorithm: Algorithm::Polyanya,
+            fallback: FallbackPolicy::Fail,
+            heuristic_weight: 1.0,
+            node_budget: None,
+        };
+        // Each leg's lower bound (exact once `known`) and path; the
+        // straight leg's, in one area.
+        // (Ends in another region of the grid than the start or goal are
+        // out of reach without a search.)
+        let region_of = |table: &EndTable, p: DVec2| {
+            crate::endpoint::Endpoint::resolve(table.mesh.grid(), p).map(|e| e.region)
+        };
+        let (start_region, goal_region) = (region_of(first, from), region_of(last, goal));
+        let straight = |p: DVec2, q: DVec2, valid: bool| {
+            if valid { p.distance(q) } else { f64::INFINITY }
+        };
+        let mut start = Legs {
+            bound: first
+                .ends
+                .iter()
+                .map(|e| straight(from, e.point, e.valid && e.region() == start_region))
+                .collect(),
+            known: vec![false; first.ends.len()],
+            paths: vec![Vec::new(); first.ends.len()],
+        };
+        let mut end = Legs {
+            bound: last
+                .ends
+                .iter()
+                .map(|e| straight(e.point, goal, e.valid && e.region() == goal_region))
+                .collect(),
+            known: vec![false; last.ends.len()],
+            paths: vec![Vec::new(); last.ends.len()],
+        };
+        let same = a == b && start_region == goal_region;
+        let mut direct = (straight(from, goal, same), !same, Vec::new());
+        let leg = |planner: &mut Planner, mesh, p: DVec2, q: DVec2| -> (f64, Vec<DVec2>) {
+            match planner.find(&PathQuery::new(mesh, p, q).with_options(options)) {
+                Ok(path) if path.kind == PathKind::Found && path.start_moved_from.is_none() => {
+                    (path.length, path.waypoints)
+                }
+                _ => (f64::INFINITY, Vec::new()),
+            }
+        };
+        let b_offset = layout.offsets[b];
+        let mut searches = 0;
+        // The start's ends by the least bound of a route through them (the
+        // straight leg as `usize::MAX`): bounds only grow as legs become
+        // known, so a key popped is checked afresh before it counts.
+        let through = |i: usize, start: &Legs, end: &Legs, direct: f64| -> (f64, usize) {
+            if i == usize::MAX {
+                return (direct, 0);
+            }
+            let row = &self.row(&rows, i, (k, layout)).dist;
+            let mut best = (f64::INFINITY, 0);
+            for (j, &from_j) in end.bound.iter().enumerate() {
+                let key = start.bound[i] + row[b_offset + j] + from_j;
+                if key < best.0 {
+                    best = (key, j);
+                }
+            }
+            best
+        };
+        let mut queue: BinaryHeap<Reverse<(Ordered, usize)>> = BinaryHeap::new();
+        queue.push(Reverse((Ordered(direct.0), usize::MAX)));
+        // (Before its row is read, an end's bound leaves the table out.)
+        let nearest_goal = end.bound.iter().copied().fold(f64::INFINITY, f64::min);
+        for (i, &to_i) in start.bound.iter().enumerate() {
+            if to_i + nearest_goal < f64::INFINITY {
+                queue.push(Reverse((Ordered(to_i + nearest_goal), i)));
+            }
         }
-        chain.reverse();
+        loop {
+            let Some(Reverse((Ordered(was), i))) = queue.pop() else {
+                return Ok(None);
+            };
+            let (key, j) = through(i, &start, &end, direct.0);
+            if key == f64::INFINITY {
+                continue;
+            }
+            if key > was {
+                queue.push(Reverse((Ordered(key), i)));
+                continue;
+            }
+            queue.push(Reverse((Ordered(key), i)));
+            if i == usize::MAX {
+                if direct.1 {
+                    let legs = self.assemble(
+                        (k, layout),
+                        (query.from.area, from),
+                        &[],
+                        (&[], &[]),
+                        &direct.2,
+                    );
+                    return Ok(Some(legs));
+                }
+                let (d, path) = leg(planner, &first.mesh, from, goal);
+                direct = (d, true, path);
+                searches += 1;
+                continue;
+            }
+            if start.known[i] && end.known[j] {
+                let via = &self.row(&rows, i, (k, layout)).via;
+                let chain = chain_to(via, (b_offset + j) as u32);
+                let legs = self.assemble(
+                    (k, layout),
+                    (query.from.area, from),
+                    &start.paths[i],
+                    (&chain, via),
+                    &end.paths[j],
+                );
+                return Ok(Some(legs));
+            }
+            if searches >= ALONE {
+                // The bounds are loose here: every leg at once, by one
+                // one-to-many search on each side.
+                start.search_all(planner, first, from, true);
+                end.search_all(planner, last, goal, false);
+                continue;
+            }
+            if !start.known[i] {
+                let (d, path) = leg(planner, &first.mesh, from, first.ends[i].point);
+                start.learn(first, i, d, path);
+                searches += 1;
+            }
+            if !end.known[j] {
+                let (d, path) = leg(planner, &last.mesh, last.ends[j].point, goal);
+                end.learn(last, j, d, path);
+                searches += 1;
+            }
+        }
+    }
+
+    /// The legs of a route from `start`: along `start_path` (from the start
+    /// to `chain`'s first node; empty if the chain is), through `chain`
+    /// (nodes, each after the first reached as `via` says), then along
+    /// `goal_path` (from the chain's last node, or from the start).
+    fn assemble(
+        &self,
+        (k, layout): (usize, &Layout),
+        start: (AreaId, DVec2),
+        start_path: &[DVec2],
+        (chain, via): (&[u32], &[Via]),
+        goal_path: &[DVec2],
+    ) -> Vec<Leg> {
         let mut legs = vec![Leg {
-            area: self.start.0,
-            waypoints: vec![self.start.1],
+            area: start.0,
+            waypoints: vec![start.1],
             length: 0.0,
             then: None,
         }];
-        let mut previous: Option<usize> = None;
-        for &node in &chain {
-            let node = node as usize;
-            let a = self.area_of[node] as usize;
-            let table = &self.atlas.areas[a].tables[self.k];
-            let i = node - self.offsets[a];
-            let leg = legs.last_mut().expect("a leg");
-            match self.via[node] {
-                Via::Start => {
-                    let path = self.start_legs[i].as_ref().expect("a found leg");
-                    leg.waypoints.extend(path.waypoints.iter().rev().skip(1));
-                }
-                Via::Table(_) => {
-                    let from = previous.expect("an end before") - self.offsets[a];
-                    table.extend_path(from, i, &mut leg.waypoints);
-                }
+        if let Some(path) = start_path.get(1..) {
+            legs[0].waypoints.extend_from_slice(path);
+        }
+        for pair in chain.windows(2) {
+            let (previous, node) = (pair[0] as usize, pair[1] as usize);
+            let a = layout.area_of[node] as usize;
+            let table = &self.areas[a].tables[k];
+            let i = node - layout.offsets[a];
+            let Some(leg) = legs.last_mut() else { break };
+            match via[node] {
                 Via::Link(_) => {
                     let end = &table.ends[i];
-                    let link = self.atlas.link(end.link).expect("a live link");
+                    let cost = self.link(end.link).map_or(0.0, |l| l.cost);
                     leg.then = Some(Crossing {
                         link: end.link,
                         forward: end.side == Side::To,
-                        cost: link.cost,
+                        cost,
                     });
                     legs.push(Leg {
                         area: AreaId(a as u32),
@@ -428,19 +506,101 @@ impl Walk<'_> {
                         then: None,
                     });
                 }
-                Via::None | Via::Goal(_) => unreachable!("ends are reached from the start"),
+                _ => table.extend_path(previous - layout.offsets[a], i, &mut leg.waypoints),
             }
-            previous = Some(node);
+        }
+        if let (Some(leg), Some(path)) = (legs.last_mut(), goal_path.get(1..)) {
+            leg.waypoints.extend_from_slice(path);
         }
         legs
     }
 }
 
-/// Appends the goal leg `path` (which starts where the last leg ends).
-fn extend(legs: &mut [Leg], path: &Result<Path, PlanError>) {
-    if let (Some(leg), Ok(path)) = (legs.last_mut(), path) {
-        leg.waypoints.extend_from_slice(&path.waypoints[1..]);
+/// Single-leg searches a route query runs before it searches every leg
+/// of a side at once.
+const ALONE: usize = 16;
+
+/// The legs between one point (the start, or the goal) and the link ends
+/// of its area: a lower bound on each leg's length, exact once known, and
+/// its path once searched.
+struct Legs {
+    bound: Vec<f64>,
+    known: Vec<bool>,
+    /// From the start to the end, or from the end to the goal.
+    paths: Vec<Vec<DVec2>>,
+}
+
+impl Legs {
+    /// Leg `i` is `d` long (infinite: none) along `path`; the others'
+    /// bounds tighten by the triangle inequality through the table: the
+    /// point is at least `|d - table(i, i')|` from end `i'`, and cut off
+    /// from every end joined to a cut-off one (or cut off from `i`).
+    fn learn(&mut self, table: &EndTable, i: usize, d: f64, path: Vec<DVec2>) {
+        self.bound[i] = d;
+        self.known[i] = true;
+        self.paths[i] = path;
+        for other in 0..self.bound.len() {
+            if self.known[other] {
+                continue;
+            }
+            let t = table.dist(i, other);
+            let bound = match (d.is_finite(), t.is_finite()) {
+                (true, true) => (t - d).abs(),
+                (true, false) | (false, true) => f64::INFINITY,
+                (false, false) => continue,
+            };
+            self.bound[other] = self.bound[other].max(bound);
+        }
     }
+
+    /// Searches every leg not yet known at once: one one-to-many search
+    /// from `point`, towards the start (`to_end`: the legs run from the
+    /// point to the ends) or the goal.
+    fn search_all(&mut self, planner: &mut Planner, table: &EndTable, point: DVec2, to_end: bool) {
+        let todo: Vec<usize> = (0..self.bound.len())
+            .filter(|&i| !self.known[i] && self.bound[i].is_finite())
+            .collect();
+        if todo.is_empty() {
+            return;
+        }
+        let starts: Vec<DVec2> = todo.iter().map(|&i| table.ends[i].point).collect();
+        let options = PlanOptions {
+            algorithm: Algorithm::Polyanya,
+            fallback: FallbackPolicy::ClosestReachable,
+            heuristic_weight: 1.0,
+            node_budget: None,
+        };
+        let mut answers = Vec::new();
+        planner.plan_many_on_mesh(&table.mesh, &starts, point, &options, &mut answers);
+        for (&i, answer) in todo.iter().zip(answers) {
+            let (d, mut path) = match answer {
+                Ok(path) if path.kind == PathKind::Found => (path.length, path.waypoints),
+                _ => (f64::INFINITY, Vec::new()),
+            };
+            if to_end {
+                path.reverse();
+            }
+            self.bound[i] = d;
+            self.known[i] = true;
+            self.paths[i] = path;
+        }
+    }
+}
+
+/// The nodes from the first of a search's chain to `last` (`u32::MAX`:
+/// none), following the table and link steps of `via` back.
+fn chain_to(via: &[Via], last: u32) -> Vec<u32> {
+    let mut chain = Vec::new();
+    let mut node = last;
+    while node != u32::MAX {
+        chain.push(node);
+        node = match via[node as usize] {
+            Via::Table(n) | Via::Link(n) => n,
+            _ => u32::MAX,
+        };
+    }
+    chain.reverse();
+    chain
 }
 
 /// The route of `legs`, their lengths summed.
@@ -456,23 +616,5 @@ fn finish(mut legs: Vec<Leg>, kind: PathKind, start_moved_from: Option<DVec2>) -
         length,
         kind,
         start_moved_from,
-    }
-}
-
-/// An `f64` ordered by `total_cmp`, for the heap.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Ordered(f64);
-
-impl Eq for Ordered {}
-
-impl PartialOrd for Ordered {
-    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Ordered {
-    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
-        self.0.total_cmp(&other.0)
     }
 }

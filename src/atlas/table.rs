@@ -19,11 +19,18 @@ pub(super) struct End {
     pub link: LinkId,
     pub side: Side,
     pub point: DVec2,
-    /// Whether an agent of the table's radius may stand there (the point
-    /// lies on the mesh).
+    /// Whether an agent of the table's radius may stand there (see
+    /// [`stands`]).
     pub valid: bool,
     /// The grid region of the point, if it is a valid point of the grid.
     region: Option<RegionId>,
+}
+
+impl End {
+    /// The grid region of the point, if it is a valid point of the grid.
+    pub fn region(&self) -> Option<RegionId> {
+        self.region
+    }
 }
 
 /// Counters of the work a table did.
@@ -35,6 +42,10 @@ pub struct TableWork {
     pub entries: u64,
     /// Mesh chunks rebuilt.
     pub chunks: u64,
+    /// Entries whose length changed, and link ends that became usable or
+    /// unusable (the routes between ends are searched again only if this
+    /// is not 0).
+    pub changed: u64,
 }
 
 impl core::ops::AddAssign for TableWork {
@@ -42,6 +53,7 @@ impl core::ops::AddAssign for TableWork {
         self.searches += other.searches;
         self.entries += other.entries;
         self.chunks += other.chunks;
+        self.changed += other.changed;
     }
 }
 
@@ -59,6 +71,14 @@ pub(super) struct EndTable {
     boxes: Vec<[DVec2; 2]>,
     /// Scratch: the pairs to search again (`i < j`).
     dirty: Vec<bool>,
+}
+
+/// Whether an agent may stand at `p` and leave from there: `p` is on the
+/// mesh, and for a point agent a valid point of the grid (not a double
+/// corner that belongs to a blocked cell), so that a search from it does
+/// not move it.
+fn stands(mesh: &NavMesh, p: DVec2, found: &mut Vec<u32>) -> bool {
+    on_mesh(mesh, p, found) && (mesh.radius() > 0.0 || Endpoint::resolve(mesh.grid(), p).is_some())
 }
 
 /// Whether a point agent's path through `waypoints`, which comes near
@@ -158,7 +178,7 @@ impl EndTable {
                     link,
                     side,
                     point,
-                    valid: on_mesh(&self.mesh, point, &mut found),
+                    valid: stands(&self.mesh, point, &mut found),
                     region: Endpoint::resolve(&grid, point).map(|e| e.region),
                 },
             })
@@ -223,7 +243,7 @@ impl EndTable {
             let mut found = Vec::new();
             for i in 0..n {
                 let end = &mut self.ends[i];
-                end.valid = on_mesh(&self.mesh, end.point, &mut found);
+                end.valid = stands(&self.mesh, end.point, &mut found);
                 end.region = Endpoint::resolve(grid, end.point).map(|e| e.region);
             }
             for i in 0..n {
@@ -253,9 +273,10 @@ impl EndTable {
                 end.point.distance(end.point.clamp(lo, hi)) <= reach + 1.0
             });
             if near {
-                let valid = on_mesh(&self.mesh, end.point, &mut found);
+                let valid = stands(&self.mesh, end.point, &mut found);
                 if valid != end.valid {
                     end.valid = valid;
+                    work.changed += 1;
                     if valid {
                         self.mark_row(i);
                     } else {
@@ -440,6 +461,7 @@ impl EndTable {
                 let mut d = f64::INFINITY;
                 if let Ok(found) = answer
                     && found.kind == PathKind::Found
+                    && found.start_moved_from.is_none()
                 {
                     d = polyline_length(&found.waypoints);
                     // The answer runs from `j` to `source`.
@@ -452,6 +474,9 @@ impl EndTable {
                         .fold([DVec2::INFINITY, DVec2::NEG_INFINITY], |[lo, hi], &p| {
                             [lo.min(p), hi.max(p)]
                         });
+                }
+                if self.dist[source * n + j].to_bits() != d.to_bits() {
+                    work.changed += 1;
                 }
                 self.dist[source * n + j] = d;
                 self.dist[j * n + source] = d;

@@ -493,3 +493,31 @@ fn routes_follow_an_edit_that_makes_another_floor_shorter() {
     assert_eq!(after.legs[1].area, second);
     assert!((after.length - 43.0).abs() < 1e-9, "{after:?}");
 }
+
+#[test]
+fn a_clone_is_a_snapshot_that_threads_can_search() {
+    fn shared<T: Send + Sync + Clone>() {}
+    shared::<Atlas>();
+    let mut atlas = Atlas::new();
+    let ground = atlas.add_area(Grid::new(10, 10).unwrap());
+    let upper = atlas.add_area(Grid::new(10, 10).unwrap());
+    let at = DVec2::new(8.5, 1.5);
+    atlas
+        .add_link(Link::new(Place::new(ground, at), Place::new(upper, at)))
+        .unwrap();
+    let query = RouteQuery::new(
+        Place::new(ground, DVec2::new(1.5, 1.5)),
+        Place::new(upper, DVec2::new(1.5, 1.5)),
+    );
+    let snapshot = atlas.clone();
+    // A wall on the ground floor, between the start and the stairs.
+    atlas
+        .edit_area(ground, |e| e.set_rect_free(URect::new(5, 0, 6, 9), false))
+        .unwrap();
+    let now = atlas.find(&mut Planner::new(), &query).unwrap();
+    let then = std::thread::spawn(move || snapshot.find(&mut Planner::new(), &query).unwrap())
+        .join()
+        .unwrap();
+    assert!((then.length - 14.0).abs() < 1e-9);
+    assert!(now.length > then.length + 1.0);
+}

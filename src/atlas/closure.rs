@@ -26,6 +26,7 @@ pub(super) enum Via {
 }
 
 /// Where each area's ends are among the nodes.
+#[derive(Clone)]
 pub(super) struct Layout {
     /// The first node of each area.
     pub offsets: Vec<usize>,

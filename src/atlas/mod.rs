@@ -71,6 +71,8 @@ mod closure;
 mod route;
 mod table;
 
+use std::sync::Arc;
+
 use bevy_math::DVec2;
 use thiserror::Error;
 
@@ -255,6 +257,7 @@ pub enum AtlasError {
 }
 
 /// One area: its grid, and a link table per served radius.
+#[derive(Clone)]
 struct Area {
     grid: Grid,
     /// `tables[k]` serves `Atlas::radii[k]`.
@@ -262,8 +265,11 @@ struct Area {
 }
 
 /// Several walkable areas joined by links (see the [module docs](self)).
+///
+/// Cloning an atlas is cheap: clones share each area's grid, meshes and
+/// table until one of them edits it (a snapshot for search threads).
 pub struct Atlas {
-    areas: Vec<Area>,
+    areas: Vec<Arc<Area>>,
     links: Vec<Option<Link>>,
     /// The radii served, ascending; `0.0` first.
     radii: Vec<f64>,
@@ -280,6 +286,20 @@ pub struct Atlas {
 impl Default for Atlas {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl Clone for Atlas {
+    fn clone(&self) -> Self {
+        Atlas {
+            areas: self.areas.clone(),
+            links: self.links.clone(),
+            radii: self.radii.clone(),
+            planner: Planner::new(),
+            work: self.work,
+            rows: std::sync::Mutex::default(),
+            layouts: self.layouts.clone(),
+        }
     }
 }
 
@@ -315,7 +335,7 @@ impl Atlas {
             .iter()
             .map(|&r| EndTable::new(mesh_for(&grid, r)))
             .collect();
-        self.areas.push(Area { grid, tables });
+        self.areas.push(Arc::new(Area { grid, tables }));
         self.forget_rows();
         AreaId(self.areas.len() as u32 - 1)
     }
@@ -363,7 +383,7 @@ impl Atlas {
         let mut work = TableWork::default();
         for a in 0..self.areas.len() {
             let ends = self.ends_in(AreaId(a as u32));
-            let area = &mut self.areas[a];
+            let area = Arc::make_mut(&mut self.areas[a]);
             let mut table = EndTable::new(mesh_for(&area.grid, radius));
             work += table.set_ends(&ends, &mut self.planner);
             area.tables.insert(k, table);
@@ -394,6 +414,7 @@ impl Atlas {
         let a = self
             .areas
             .get_mut(area.index())
+            .map(Arc::make_mut)
             .ok_or(AtlasError::UnknownArea(area))?;
         let before = a.grid.version();
         let result = a.grid.edit(f);
@@ -422,6 +443,7 @@ impl Atlas {
         let a = self
             .areas
             .get_mut(area.index())
+            .map(Arc::make_mut)
             .ok_or(AtlasError::UnknownArea(area))?;
         a.grid = grid;
         let mut work = TableWork::default();
@@ -568,7 +590,7 @@ impl Atlas {
             }
             done.push(area);
             let ends = self.ends_in(area);
-            for table in &mut self.areas[area.index()].tables {
+            for table in &mut Arc::make_mut(&mut self.areas[area.index()]).tables {
                 work += table.set_ends(&ends, &mut self.planner);
             }
         }

@@ -59,6 +59,7 @@ impl core::ops::AddAssign for TableWork {
 
 /// The distances and paths between every two link ends of one area, for
 /// one radius.
+#[derive(Clone)]
 pub(super) struct EndTable {
     pub mesh: NavMesh,
     pub ends: Vec<End>,

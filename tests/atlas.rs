@@ -9,7 +9,7 @@
 
 mod common;
 
-use bevy_anyangle::atlas::{AreaId, Atlas, Link, LinkId, Place, Route, RouteQuery};
+use bevy_anyangle::atlas::{AreaId, Atlas, Link, LinkId, Place, Route, RouteQuery, RouteTask};
 use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::prelude::*;
 use common::generate::{Rng, random_grid};
@@ -292,6 +292,16 @@ fn check_queries(
         let route = atlas
             .find(&mut planner, &q)
             .unwrap_or_else(|e| panic!("{what}: {q:?}: {e}"));
+        // In slices of a few expansions: the same answer.
+        let budget = *rng.pick(&[1, 5, 40, 1_000]);
+        let mut task = RouteTask::new(q);
+        let mut sliced = Planner::new();
+        let in_slices = loop {
+            if let Some(answer) = atlas.step(&mut sliced, &mut task, budget) {
+                break answer.unwrap_or_else(|e| panic!("{what}: {q:?}: {e}"));
+            }
+        };
+        assert_eq!(in_slices, route, "{what}: {q:?}: in slices of {budget}");
         let best = reference(atlas, &areas, &q);
         if let Err(e) = check_route(atlas, &areas, &q, &route) {
             panic!("{what}: {q:?}: {e}\n{route:?}");
@@ -520,4 +530,32 @@ fn a_clone_is_a_snapshot_that_threads_can_search() {
         .unwrap();
     assert!((then.length - 14.0).abs() < 1e-9);
     assert!(now.length > then.length + 1.0);
+}
+
+#[test]
+fn a_task_stepped_across_an_edit_starts_over_and_answers_for_the_edited_atlas() {
+    let mut atlas = Atlas::new();
+    let ground = atlas.add_area(Grid::new(30, 10).unwrap());
+    let upper = atlas.add_area(Grid::new(30, 10).unwrap());
+    let at = DVec2::new(28.5, 1.5);
+    atlas
+        .add_link(Link::new(Place::new(ground, at), Place::new(upper, at)))
+        .unwrap();
+    let query = RouteQuery::new(
+        Place::new(ground, DVec2::new(1.5, 1.5)),
+        Place::new(upper, DVec2::new(1.5, 1.5)),
+    );
+    let mut planner = Planner::new();
+    let mut task = RouteTask::new(query);
+    assert!(atlas.step(&mut planner, &mut task, 1).is_none());
+    atlas
+        .edit_area(ground, |e| e.set_rect_free(URect::new(15, 0, 16, 9), false))
+        .unwrap();
+    let route = loop {
+        if let Some(answer) = atlas.step(&mut planner, &mut task, 1) {
+            break answer.unwrap();
+        }
+    };
+    assert_eq!(route, atlas.find(&mut Planner::new(), &query).unwrap());
+    assert!(route.length > 27.0 + 27.0 + 1.0);
 }

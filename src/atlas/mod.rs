@@ -70,6 +70,7 @@
 mod closure;
 mod route;
 mod table;
+mod task;
 
 use std::sync::Arc;
 
@@ -78,6 +79,7 @@ use thiserror::Error;
 
 pub use route::{Crossing, Leg, Route, RouteQuery};
 pub use table::TableWork;
+pub use task::RouteTask;
 
 use crate::clearance::{Clearance, ClearanceError};
 use crate::grid::{Grid, GridEditor, GridError};
@@ -278,6 +280,9 @@ pub struct Atlas {
     /// Where each area's ends are among the end graph's nodes, per served
     /// radius.
     layouts: Vec<closure::Layout>,
+    /// Changes with every change: a route task begun before a change
+    /// starts over.
+    version: u64,
     /// Rows of the end graph searched since the last change.
     rows:
         std::sync::Mutex<crate::fast_hash::FastMap<closure::RowKey, std::sync::Arc<closure::Rows>>>,
@@ -299,6 +304,7 @@ impl Clone for Atlas {
             work: self.work,
             rows: std::sync::Mutex::default(),
             layouts: self.layouts.clone(),
+            version: self.version,
         }
     }
 }
@@ -325,6 +331,7 @@ impl Atlas {
             work: TableWork::default(),
             rows: std::sync::Mutex::default(),
             layouts: Vec::new(),
+            version: next_version(),
         }
     }
 
@@ -427,6 +434,7 @@ impl Atlas {
             }
         }
         self.work = work;
+        self.version = next_version();
         if work.changed > 0 {
             self.forget_rows();
         }
@@ -540,6 +548,7 @@ impl Atlas {
     /// Drops the rows searched before a change, and lays the end graph
     /// out again.
     fn forget_rows(&mut self) {
+        self.version = next_version();
         self.rows
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -597,6 +606,13 @@ impl Atlas {
         self.work = work;
         self.forget_rows();
     }
+}
+
+/// A version no atlas has had: unique across clones, so a route task
+/// stepped on two diverging clones notices.
+fn next_version() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The mesh of `grid` for agents of radius `radius`.

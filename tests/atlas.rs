@@ -74,11 +74,12 @@ fn reference(atlas: &Atlas, areas: &[RefArea], q: &RouteQuery) -> f64 {
         }
     }
     for &(a, b, cost, both) in &links {
-        // A link end is usable only where the agent may stand.
+        // A link end is usable only where the agent may stand (a point
+        // agent: not on a double corner, where a route could squeeze).
         let stands = |p: usize| {
-            let area = &areas[nodes[p].area.index()];
-            area.leg(nodes[p].point, nodes[p].point, q.radius)
-                .is_finite()
+            let (area, point) = (&areas[nodes[p].area.index()], nodes[p].point);
+            area.leg(point, point, q.radius).is_finite()
+                && (q.radius > 0.0 || !area.exact.on_double_corner(point))
         };
         if stands(a) && stands(b) {
             edge[a * n + b] = edge[a * n + b].min(cost);
@@ -558,4 +559,41 @@ fn a_task_stepped_across_an_edit_starts_over_and_answers_for_the_edited_atlas() 
     };
     assert_eq!(route, atlas.find(&mut Planner::new(), &query).unwrap());
     assert!(route.length > 27.0 + 27.0 + 1.0);
+}
+
+#[test]
+fn a_path_that_would_squeeze_through_a_corner_after_an_edit_is_searched_again() {
+    // Around the block of the main area's middle row, by way of (1, 2);
+    // or across the roof, at a cost.
+    let mut atlas = Atlas::new();
+    let main = atlas.add_area(Grid::from_ascii("....\n.#..\n....").unwrap());
+    let roof = atlas.add_area(Grid::new(4, 3).unwrap());
+    let (west, east) = (DVec2::new(0.5, 0.5), DVec2::new(2.5, 2.5));
+    atlas
+        .add_link(Link::new(Place::new(main, west), Place::new(roof, west)).with_cost(10.0))
+        .unwrap();
+    atlas
+        .add_link(Link::new(Place::new(main, east), Place::new(roof, east)))
+        .unwrap();
+    let query = RouteQuery::new(Place::new(main, west), Place::new(roof, east));
+    let mut planner = Planner::new();
+    let before = atlas.find(&mut planner, &query).unwrap();
+    assert!(
+        (before.length - 2.0 * 2.5_f64.sqrt()).abs() < 1e-9,
+        "{before:?}"
+    );
+    // Two more blocked cells: (1, 2) and (2, 1) become corners of two
+    // blocked cells each, and the west end is walled in on the main area.
+    atlas
+        .edit_area(main, |e| {
+            e.set_free(UVec2::new(1, 0), false)?;
+            e.set_free(UVec2::new(0, 2), false)
+        })
+        .unwrap();
+    let after = atlas.find(&mut planner, &query).unwrap();
+    assert_eq!(after.legs[0].waypoints, vec![west]);
+    assert!(
+        (after.length - (10.0 + 8.0_f64.sqrt())).abs() < 1e-9,
+        "{after:?}"
+    );
 }

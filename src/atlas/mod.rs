@@ -20,6 +20,12 @@
 //! a pair of ends that a way through the freed cells could bring closer).
 //! Enabling, disabling and re-costing a link cost nothing.
 //!
+//! **Link ends.** A link may be crossed only by an agent that may stand at
+//! both its ends: on its mesh (for a disc, where it fits), and for a point
+//! agent not on a double corner (where two blocked cells meet diagonally: a
+//! route through it could squeeze between them). A link end that an edit
+//! walls in is unusable until an edit frees it again.
+//!
 //! **Radius.** An atlas serves point agents and each radius given to
 //! [`Atlas::serve_radius`]; an agent plans with the smallest served radius
 //! at least its own, on links whose `max_radius` is at least its own.

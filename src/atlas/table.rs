@@ -74,21 +74,26 @@ pub(super) struct EndTable {
     dirty: Vec<bool>,
 }
 
-/// Whether an agent may stand at `p` and leave from there: `p` is on the
-/// mesh, and for a point agent a valid point of the grid (not a double
-/// corner that belongs to a blocked cell), so that a search from it does
-/// not move it.
+/// Whether an agent may stand at `p`, arrive there and leave from there in
+/// any direction: `p` is on the mesh, and for a point agent a valid point
+/// of the grid that is no double corner (where two blocked cells meet
+/// diagonally, a route through `p` could squeeze between them).
 fn stands(mesh: &NavMesh, p: DVec2, found: &mut Vec<u32>) -> bool {
-    on_mesh(mesh, p, found) && (mesh.radius() > 0.0 || Endpoint::resolve(mesh.grid(), p).is_some())
+    on_mesh(mesh, p, found)
+        && (mesh.radius() > 0.0 || Endpoint::resolve(mesh.grid(), p).is_some_and(|e| !e.restricted))
 }
 
 /// Whether a point agent's path through `waypoints`, which comes near
-/// newly blocked cells, still sees along every segment on `grid` (it may
-/// touch their sides and corners).
-fn still_visible(grid: &Grid, waypoints: &[DVec2]) -> bool {
-    waypoints
-        .windows(2)
-        .all(|w| line_of_sight(grid, w[0], w[1]))
+/// the newly blocked cells `lo..=hi`, is still valid on `grid`: it sees
+/// along every segment (it may touch their sides and corners), and turns
+/// at none of their corners (where it could now squeeze between two
+/// blocked cells).
+fn still_valid(grid: &Grid, waypoints: &[DVec2], (lo, hi): (DVec2, DVec2)) -> bool {
+    let inner = &waypoints[1..waypoints.len().saturating_sub(1).max(1)];
+    inner.iter().all(|p| p.cmplt(lo).any() || p.cmpgt(hi).any())
+        && waypoints
+            .windows(2)
+            .all(|w| line_of_sight(grid, w[0], w[1]))
 }
 
 /// The options of every table search: exact, no budget, fallback paths
@@ -329,7 +334,7 @@ impl EndTable {
                         && path
                             .windows(2)
                             .any(|w| segment_rect_distance(w[0], w[1], lo, hi) <= reach)
-                        && (!point || !still_visible(grid, path))
+                        && (!point || !still_valid(grid, path, (lo, hi)))
                     {
                         self.dirty[i * n + j] = true;
                         break;

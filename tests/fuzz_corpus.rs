@@ -90,6 +90,11 @@ fn avoidance_corpus_replays() {
     );
 }
 
+#[test]
+fn atlas_corpus_replays() {
+    assert!(replay("atlas", checks::atlas::check) > 0, "no atlas corpus");
+}
+
 /// The decoders accept any bytes, the empty input included.
 #[test]
 fn empty_and_tiny_inputs_are_valid() {
@@ -101,5 +106,6 @@ fn empty_and_tiny_inputs_are_valid() {
         checks::radius_mesh::check(data);
         checks::many::check(data);
         checks::avoidance::check(data);
+        checks::atlas::check(data);
     }
 }

@@ -11,6 +11,7 @@
 #[path = "../../tests/common/mod.rs"]
 pub mod common;
 
+pub mod atlas;
 pub mod avoidance;
 pub mod input;
 pub mod los;

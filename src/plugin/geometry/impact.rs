@@ -47,10 +47,10 @@
 
 use bevy_math::{DVec2, URect};
 
+use crate::geom;
 use crate::grid::{EditKind, Grid, GridEdit, cell_span};
 use crate::los::line_of_sight;
 use crate::plugin::api::PlanReason;
-use crate::plugin::geometry::closest_on_segment;
 
 /// What [`edit_impact`] knows about one agent, in grid coordinates.
 pub(crate) struct EditCheck<'a> {
@@ -279,16 +279,7 @@ fn segment_near_rect(a: DVec2, b: DVec2, rect: URect) -> bool {
 
 /// Euclidean distance from segment `a-b` to the closed square of `rect`.
 fn segment_rect_distance(a: DVec2, b: DVec2, rect: URect) -> f64 {
-    let (lo, hi) = (rect.min.as_dvec2(), rect.max.as_dvec2());
-    if segment_meets_box(a, b, lo, hi) {
-        return 0.0;
-    }
-    // Apart, the two convex shapes are closest at an end of the segment or
-    // at a corner of the square.
-    [lo, hi, DVec2::new(lo.x, hi.y), DVec2::new(hi.x, lo.y)]
-        .into_iter()
-        .map(|c| c.distance(closest_on_segment(c, a, b)))
-        .fold(rect_distance(rect, a).min(rect_distance(rect, b)), f64::min)
+    geom::segment_rect_distance(a, b, rect.min.as_dvec2(), rect.max.as_dvec2())
 }
 
 /// Euclidean distance from `p` to the closed square of `rect`.
@@ -298,62 +289,7 @@ pub(crate) fn rect_distance(rect: URect, p: DVec2) -> f64 {
 
 /// Minimum of `|p - a| + |p - b|` over the closed square of `rect`.
 fn ellipse_sum(rect: URect, a: DVec2, b: DVec2) -> f64 {
-    let (lo, hi) = (rect.min.as_dvec2(), rect.max.as_dvec2());
-    if segment_meets_box(a, b, lo, hi) {
-        return a.distance(b);
-    }
-    // The minimum lies on the boundary; on each edge the function is convex,
-    // and its minimiser on the edge's line is where the straight line from a
-    // to b (or to b mirrored across that line) crosses it.
-    let f = |p: DVec2| p.distance(a) + p.distance(b);
-    let mut best = f64::INFINITY;
-    for axis in 0..2 {
-        let other = 1 - axis;
-        for c in [lo[axis], hi[axis]] {
-            let mut m = b;
-            if (a[axis] - c) * (b[axis] - c) > 0.0 {
-                m[axis] = 2.0 * c - b[axis];
-            }
-            let denom = m[axis] - a[axis];
-            let t = if denom == 0.0 {
-                a[other]
-            } else {
-                a[other] + (c - a[axis]) * (m[other] - a[other]) / denom
-            };
-            let mut p = DVec2::ZERO;
-            p[axis] = c;
-            p[other] = t.clamp(lo[other], hi[other]);
-            best = best.min(f(p));
-        }
-    }
-    best
-}
-
-/// Whether segment `a-b` meets the closed box `[lo, hi]` (Liang-Barsky).
-fn segment_meets_box(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> bool {
-    let d = b - a;
-    let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for axis in 0..2 {
-        if d[axis] == 0.0 {
-            if a[axis] < lo[axis] || a[axis] > hi[axis] {
-                return false;
-            }
-        } else {
-            let (mut u, mut v) = (
-                (lo[axis] - a[axis]) / d[axis],
-                (hi[axis] - a[axis]) / d[axis],
-            );
-            if u > v {
-                core::mem::swap(&mut u, &mut v);
-            }
-            t0 = t0.max(u);
-            t1 = t1.min(v);
-            if t0 > t1 {
-                return false;
-            }
-        }
-    }
-    true
+    geom::detour_through_rect(a, b, rect.min.as_dvec2(), rect.max.as_dvec2())
 }
 
 /// The free cells whose closed squares contain `p` (up to four).

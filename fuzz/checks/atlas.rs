@@ -65,6 +65,7 @@ use bevy_anyangle::search::Role;
 
 use super::common::{NUDGE, Reference, close, keeps_radius};
 use super::input::Input;
+use super::picture;
 
 /// Areas, at most.
 const MAX_AREAS: u32 = 4;
@@ -1355,15 +1356,4 @@ fn cells_of(grid: &Grid) -> Vec<bool> {
         .flat_map(|y| (0..w).map(move |x| (x, y)))
         .map(|(x, y)| grid.is_free_xy(x, y))
         .collect()
-}
-
-fn picture(grid: &Grid) -> String {
-    let mut s = String::new();
-    for y in 0..i64::from(grid.height()) {
-        for x in 0..i64::from(grid.width()) {
-            s.push(if grid.is_free_xy(x, y) { '.' } else { '#' });
-        }
-        s.push('\n');
-    }
-    s
 }

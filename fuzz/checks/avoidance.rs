@@ -30,6 +30,7 @@ use bevy_anyangle::prelude::*;
 
 use super::common::wall_distance;
 use super::input::Input;
+use super::picture;
 
 /// Discs per input, at most.
 const MAX_DISCS: u32 = 12;
@@ -265,15 +266,4 @@ fn check_pair(
         ));
     }
     Ok(())
-}
-
-fn picture(grid: &Grid) -> String {
-    let mut s = String::new();
-    for y in 0..i64::from(grid.height()) {
-        for x in 0..i64::from(grid.width()) {
-            s.push(if grid.is_free_xy(x, y) { '.' } else { '#' });
-        }
-        s.push('\n');
-    }
-    s
 }

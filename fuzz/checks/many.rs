@@ -25,6 +25,7 @@ use bevy_anyangle::prelude::*;
 
 use super::common::{close, keeps_radius};
 use super::input::Input;
+use super::picture;
 
 /// Starts per round, at most.
 const MAX_STARTS: u32 = 12;
@@ -182,15 +183,4 @@ fn valid(grid: &Grid, mesh: &NavMesh, path: &Path) -> Result<(), String> {
         }
     }
     keeps_radius(grid, &path.waypoints, mesh.radius())
-}
-
-fn picture(grid: &Grid) -> String {
-    let mut s = String::new();
-    for y in 0..i64::from(grid.height()) {
-        for x in 0..i64::from(grid.width()) {
-            s.push(if grid.is_free_xy(x, y) { '.' } else { '#' });
-        }
-        s.push('\n');
-    }
-    s
 }

@@ -20,3 +20,17 @@ pub mod parse;
 pub mod plan;
 pub mod plugin_ops;
 pub mod radius_mesh;
+
+use bevy_anyangle::grid::Grid;
+
+/// `grid` as rows of `.` (free) and `#` (blocked), for failure reports.
+pub fn picture(grid: &Grid) -> String {
+    let mut s = String::new();
+    for y in 0..i64::from(grid.height()) {
+        for x in 0..i64::from(grid.width()) {
+            s.push(if grid.is_free_xy(x, y) { '.' } else { '#' });
+        }
+        s.push('\n');
+    }
+    s
+}

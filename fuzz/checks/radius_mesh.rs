@@ -26,6 +26,7 @@ use bevy_anyangle::prelude::*;
 
 use super::common::keeps_radius;
 use super::input::Input;
+use super::picture;
 
 /// Largest side of the grid, in cells.
 const SIDE: u32 = 24;
@@ -238,15 +239,4 @@ fn edit(input: &mut Input<'_>, grid: &mut Grid) {
             }
         }
     }
-}
-
-fn picture(grid: &Grid) -> String {
-    let mut s = String::new();
-    for y in 0..i64::from(grid.height()) {
-        for x in 0..i64::from(grid.width()) {
-            s.push(if grid.is_free_xy(x, y) { '.' } else { '#' });
-        }
-        s.push('\n');
-    }
-    s
 }

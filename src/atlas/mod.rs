@@ -290,8 +290,10 @@ pub struct Atlas {
     /// starts over.
     version: u64,
     /// Rows of the end graph searched since the last change.
-    rows:
-        std::sync::Mutex<crate::fast_hash::FastMap<closure::RowKey, std::sync::Arc<closure::Rows>>>,
+    /// Rows of the end graph searched since the last change that altered
+    /// a distance; clones share them (and what their searches add) until
+    /// one of them changes.
+    rows: Arc<std::sync::Mutex<crate::fast_hash::FastMap<closure::RowKey, Arc<closure::Rows>>>>,
 }
 
 impl Default for Atlas {
@@ -308,7 +310,7 @@ impl Clone for Atlas {
             radii: self.radii.clone(),
             planner: Planner::new(),
             work: self.work,
-            rows: std::sync::Mutex::default(),
+            rows: Arc::clone(&self.rows),
             layouts: self.layouts.clone(),
             version: self.version,
         }
@@ -335,7 +337,7 @@ impl Atlas {
             radii: vec![0.0],
             planner: Planner::new(),
             work: TableWork::default(),
-            rows: std::sync::Mutex::default(),
+            rows: Arc::default(),
             layouts: Vec::new(),
             version: next_version(),
         }
@@ -469,6 +471,14 @@ impl Atlas {
         Ok(())
     }
 
+    /// A number that changes with every change of the atlas (areas,
+    /// links, served radii): two atlases with the same version are the same
+    /// (a clone keeps its original's until either changes).
+    #[must_use]
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
     /// The work the last change of the atlas did on its tables.
     #[must_use]
     pub fn last_work(&self) -> TableWork {
@@ -555,10 +565,7 @@ impl Atlas {
     /// out again.
     fn forget_rows(&mut self) {
         self.version = next_version();
-        self.rows
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        self.rows = Arc::default();
         self.layouts = (0..self.radii.len()).map(|k| self.layout(k)).collect();
     }
 

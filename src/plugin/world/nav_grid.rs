@@ -514,26 +514,13 @@ impl NavGrid {
     /// World point to grid coordinates (y-down, in cells).
     #[must_use]
     pub fn to_grid(&self, p: Vec2) -> DVec2 {
-        let cs = f64::from(self.transform.cell_size());
-        let o = self.transform.origin().as_dvec2();
-        let q = p.as_dvec2();
-        let (x, y) = ((q.x - o.x) / cs, (q.y - o.y) / cs);
-        match self.transform.plane() {
-            WorldPlane::Xy => DVec2::new(x, f64::from(self.grid.height()) - y),
-            WorldPlane::Xz => DVec2::new(x, y),
-        }
+        self.transform.to_grid(self.grid.height(), p)
     }
 
     /// Grid coordinates to a world point.
     #[must_use]
     pub fn to_world(&self, p: DVec2) -> Vec2 {
-        let cs = f64::from(self.transform.cell_size());
-        let o = self.transform.origin().as_dvec2();
-        let y = match self.transform.plane() {
-            WorldPlane::Xy => f64::from(self.grid.height()) - p.y,
-            WorldPlane::Xz => p.y,
-        };
-        DVec2::new(o.x + p.x * cs, o.y + y * cs).as_vec2()
+        self.transform.to_world(self.grid.height(), p)
     }
 
     /// The cell containing world point `p` (on a cell edge: the cell to its

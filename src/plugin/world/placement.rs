@@ -2,7 +2,7 @@
 //! lies in, and [`NavGridError`], why a placement or a grid could not be
 //! built.
 
-use bevy_math::{Vec2, Vec3};
+use bevy_math::{DVec2, Vec2, Vec3};
 use thiserror::Error;
 
 use crate::grid::{GridError, MAX_DIMENSION, MapParseError};
@@ -223,5 +223,30 @@ impl GridTransform {
     #[must_use]
     pub fn cell_size(&self) -> f32 {
         self.cell_size
+    }
+
+    /// World point to grid coordinates (y-down, in cells) of a grid of
+    /// `rows` rows placed this way.
+    pub(crate) fn to_grid(self, rows: u32, p: Vec2) -> DVec2 {
+        let cs = f64::from(self.cell_size);
+        let o = self.origin.as_dvec2();
+        let q = p.as_dvec2();
+        let (x, y) = ((q.x - o.x) / cs, (q.y - o.y) / cs);
+        match self.plane {
+            WorldPlane::Xy => DVec2::new(x, f64::from(rows) - y),
+            WorldPlane::Xz => DVec2::new(x, y),
+        }
+    }
+
+    /// Grid coordinates of a grid of `rows` rows placed this way to a world
+    /// point.
+    pub(crate) fn to_world(self, rows: u32, p: DVec2) -> Vec2 {
+        let cs = f64::from(self.cell_size);
+        let o = self.origin.as_dvec2();
+        let y = match self.plane {
+            WorldPlane::Xy => f64::from(rows) - p.y,
+            WorldPlane::Xz => p.y,
+        };
+        DVec2::new(o.x + p.x * cs, o.y + y * cs).as_vec2()
     }
 }

@@ -58,6 +58,7 @@ use crate::plugin::steer::{
     LocalAvoidance, PathFollower, Place, SteeringClock, Unseen, frame_step, in_crowd, move_on,
     place_position,
 };
+use crate::plugin::world::OnArea;
 use crate::plugin::world::{NavGrid, ProfileId, plane_of};
 
 /// How agents with [`LocalAvoidance`] avoid each other (a resource the
@@ -234,7 +235,7 @@ pub(crate) fn steer_crowds(
     mut crowd: ResMut<Crowd>,
     mut counters: ResMut<Counters>,
     mut unseen: ResMut<Unseen>,
-    mut agents: Query<CrowdData, With<LocalAvoidance>>,
+    mut agents: Query<CrowdData, (With<LocalAvoidance>, Without<OnArea>)>,
     #[cfg(feature = "transform")] parents: Query<&GlobalTransform>,
 ) {
     let cost = meter.start();

@@ -180,6 +180,7 @@ mod detect;
 #[cfg(feature = "diagnostic")]
 pub mod diagnostic;
 mod dispatch;
+pub mod floors;
 mod geometry;
 mod stats;
 mod steer;
@@ -191,12 +192,13 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::ScheduleLabel;
 
 pub use api::{
-    NavPath, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
-    PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
+    LinkCrossing, NavPath, PathCrossing, PathFailed, PathFailure, PathGoal, PathReady, PathRequest,
+    PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
 };
 pub use crowd::AvoidanceSettings;
+pub use floors::{CrossLink, CrossingLink, GoalArea, LinkEnd, LinkReached, NavArea, NavLink};
 pub use steer::{ClockMode, LocalAvoidance, PathFollower, SteeringClock};
-pub use world::{GridTransform, NavGrid, NavGridError, NavPosition, ProfileId, WorldPlane};
+pub use world::{GridTransform, NavGrid, NavGridError, NavPosition, OnArea, ProfileId, WorldPlane};
 
 /// The plugin's system sets, chained in this order in
 /// [`AnyAnglePlugin::schedule`]. Order your own systems against them, e.g.
@@ -309,6 +311,14 @@ impl Plugin for AnyAnglePlugin {
             .insert_resource(dispatch::Searches::new(self.threads()))
             .init_resource::<stats::Meter>()
             .init_resource::<stats::Counters>();
+        // Floors and links: areas as entities, routes across them.
+        app.init_resource::<floors::Areas>()
+            .init_resource::<floors::RouteQueue>()
+            .init_resource::<floors::RouteOutcomes>()
+            .init_resource::<floors::RouteUnseen>()
+            .add_message::<LinkReached>()
+            .register_required_components::<OnArea, floors::RouteState>()
+            .add_observer(floors::on_cross_link);
         app.configure_sets(
             schedule,
             (
@@ -330,6 +340,8 @@ impl Plugin for AnyAnglePlugin {
                 detect::replan_moved_targets,
                 detect::track_progress,
                 detect::replan_unseen,
+                floors::sync_areas,
+                floors::detect_routes,
             )
                 .chain()
                 .in_set(AnyAngleSystems::Detect),
@@ -337,12 +349,19 @@ impl Plugin for AnyAnglePlugin {
         // Dispatch: searches to the search threads.
         app.add_systems(
             schedule,
-            dispatch::dispatch_searches.in_set(AnyAngleSystems::Dispatch),
+            (floors::dispatch_routes, dispatch::dispatch_searches)
+                .chain()
+                .in_set(AnyAngleSystems::Dispatch),
         );
         // Apply: answers become paths, failures or new requests.
         app.add_systems(
             schedule,
-            (apply::apply_results, agent::sync_markers, stats::publish)
+            (
+                apply::apply_results,
+                floors::apply_routes,
+                agent::sync_markers,
+                stats::publish,
+            )
                 .chain()
                 .in_set(AnyAngleSystems::Apply),
         )
@@ -358,6 +377,7 @@ impl Plugin for AnyAnglePlugin {
                     (
                         steer::collect_followers,
                         steer::follow_paths,
+                        floors::follow_routes,
                         crowd::steer_crowds,
                     )
                         .chain()
@@ -388,6 +408,15 @@ impl Plugin for AnyAnglePlugin {
             .register_type::<SteeringClock>()
             .register_type::<ClockMode>()
             .register_type::<crate::search::Algorithm>()
-            .register_type::<crate::search::FallbackPolicy>();
+            .register_type::<crate::search::FallbackPolicy>()
+            .register_type::<OnArea>()
+            .register_type::<GoalArea>()
+            .register_type::<NavLink>()
+            .register_type::<LinkEnd>()
+            .register_type::<LinkCrossing>()
+            .register_type::<PathCrossing>()
+            .register_type::<CrossingLink>()
+            .register_type::<LinkReached>()
+            .register_type::<CrossLink>();
     }
 }

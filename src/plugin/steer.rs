@@ -68,7 +68,7 @@ use crate::plugin::agent::PlanState;
 use crate::plugin::api::{NavPath, PathRequest};
 use crate::plugin::geometry::{closest_on_segment, sees_waypoint, stop_here};
 use crate::plugin::stats::Meter;
-use crate::plugin::world::{Fit, NavGrid, NavPosition, ProfileId, WorldPlane, plane_of};
+use crate::plugin::world::{Fit, NavGrid, NavPosition, OnArea, ProfileId, WorldPlane, plane_of};
 
 /// Walks the agent along its [`NavPath`].
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
@@ -312,6 +312,7 @@ pub(crate) struct ActiveFollowers(EntityHashSet);
 /// Followers that got a new path or just became followers.
 type NewlyMoving = (
     With<PathFollower>,
+    Without<OnArea>,
     Or<(Added<PathFollower>, Changed<NavPath>)>,
 );
 

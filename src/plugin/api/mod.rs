@@ -45,12 +45,14 @@
 //! cleared), not when [`NavPath::next`] advances; `Changed<PathStatus>` fires
 //! on every status change, including `Computing` during a replan.
 
+mod crossing;
 mod diagnostics;
 mod events;
 mod path;
 mod request;
 pub mod settings;
 
+pub use crossing::{LinkCrossing, PathCrossing};
 pub use diagnostics::PathfindingDiagnostics;
 pub use events::{PathFailed, PathReady};
 pub(crate) use path::polyline_length;

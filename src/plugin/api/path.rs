@@ -12,6 +12,7 @@ use thiserror::Error;
 
 #[cfg(doc)]
 use super::PathRequest;
+use super::crossing::PathCrossing;
 #[cfg(doc)]
 use crate::plugin::world::NavPosition;
 use crate::search::Algorithm;
@@ -209,6 +210,10 @@ pub enum PlanReason {
     /// agent's path is cut to where it stands (or, if it now stands in a
     /// wall, becomes the way out of it) until its new path comes.
     GridReplaced,
+    /// A link changed: one the path crosses was disabled, narrowed, removed
+    /// or made costlier, or one was added, opened or made cheaper and may
+    /// give a shorter route (see [`floors`](crate::plugin::floors)).
+    LinkChanged,
     /// The agent had no room where its last search started
     /// ([`PathFailure::NoRoom`]) and was moved to where it fits, or sees a
     /// place that does.
@@ -268,6 +273,11 @@ pub struct NavPath {
     /// walks all the way to such an end (its arrive radius applies to real
     /// ends only).
     pub cut: bool,
+    /// The links the path crosses, in order (empty on one grid; see
+    /// [`floors`](crate::plugin::floors)).
+    pub crossings: Vec<PathCrossing>,
+    /// The area entity the path starts on (`None` on one grid).
+    pub start_area: Option<Entity>,
 }
 
 impl NavPath {

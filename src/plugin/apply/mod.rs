@@ -20,6 +20,7 @@ use crate::plugin::api::{
 };
 use crate::plugin::detect::EditWatch;
 use crate::plugin::dispatch::{Outcome, Planning};
+use crate::plugin::floors::RouteOutcomes;
 use crate::plugin::geometry::{
     EditCheck, cut_at_blocked_segment, edit_impact, fits, join, way_out,
 };
@@ -109,6 +110,7 @@ enum Region {
 /// Applies finished searches: writes [`NavPath`] and [`PathStatus`] and fires
 /// [`PathReady`] or [`PathFailed`](crate::plugin::PathFailed). Never blocks.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
 pub(crate) fn apply_results(
     meter: Res<Meter>,
     mut planning: Planning,
@@ -116,6 +118,7 @@ pub(crate) fn apply_results(
     settings: Option<Res<PathfindingSettings>>,
     mut nav: Option<ResMut<NavGrid>>,
     mut agents: Query<AgentData>,
+    mut routes: ResMut<RouteOutcomes>,
     mut commands: Commands,
 ) {
     let _cost = meter.start();
@@ -128,6 +131,10 @@ pub(crate) fn apply_results(
     }
     let settings = settings.as_deref().copied().unwrap_or_default();
     for done in planning.searches.take_outcomes() {
+        if done.route.is_some() {
+            routes.0.push(done); // a route across areas: applied by `floors`
+            continue;
+        }
         #[cfg(feature = "debug-gizmos")]
         let mut done = done;
         // A cancelled search is counted as such, not as a discarded result.
@@ -394,6 +401,8 @@ fn apply_path(
         fallback,
         start_moved: joined.start_moved,
         cut: false,
+        crossings: Vec::new(),
+        start_area: None,
     };
     let at = agent.here.unwrap_or(agent.path.grid_waypoints[0]);
     let refine = match (refine, view.edits_since(done.grid_version)) {

@@ -15,6 +15,7 @@ use crate::plugin::geometry::{
     region_point, remaining, stop_here, walk_out,
 };
 use crate::plugin::stats::{Counters, Meter};
+use crate::plugin::world::OnArea;
 use crate::plugin::world::{Fit, NavGrid, PositionData, ProfileId, position};
 
 /// What the edit check has seen of the grid, and its scratch memory.
@@ -37,6 +38,15 @@ impl EditWatch {
     }
 }
 
+/// What the edit check reads and writes of an agent.
+type EditedData = (
+    Entity,
+    &'static mut PlanState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+    PositionData,
+);
+
 /// Replans the agents whose remaining path the latest grid edits affect
 /// (see the [module docs](self)); every agent if the grid was replaced.
 ///
@@ -50,16 +60,7 @@ pub(crate) fn replan_on_grid_edits(
     settings: Option<Res<PathfindingSettings>>,
     mut watch: ResMut<EditWatch>,
     mut plans: Plans,
-    mut agents: Query<
-        (
-            Entity,
-            &mut PlanState,
-            &mut PathStatus,
-            &mut NavPath,
-            PositionData,
-        ),
-        With<PathRequest>,
-    >,
+    mut agents: Query<EditedData, (With<PathRequest>, Without<OnArea>)>,
     mut counters: ResMut<Counters>,
 ) {
     let _cost = meter.start();

@@ -32,6 +32,7 @@ use crate::plugin::crowd::{Arrival, CrowdState};
 use crate::plugin::geometry::{sees_waypoint, segment_distance};
 use crate::plugin::stats::Meter;
 use crate::plugin::steer::{self, LocalAvoidance, PathFollower, Unseen};
+use crate::plugin::world::OnArea;
 use crate::plugin::world::{Fit, NavGrid, PositionChanged, PositionData, plane_of, position};
 
 /// Marker: the agent's goal is an entity, so its position is watched.
@@ -57,7 +58,7 @@ pub(crate) fn replan_changed_requests(
     mut plans: Plans,
     nav: Option<Res<NavGrid>>,
     settings: Option<Res<PathfindingSettings>>,
-    mut agents: Query<ChangedRequestData, Changed<PathRequest>>,
+    mut agents: Query<ChangedRequestData, (Changed<PathRequest>, Without<OnArea>)>,
     mut commands: Commands,
 ) {
     let _cost = meter.start();
@@ -168,13 +169,16 @@ pub(crate) fn replan_on_settings_change(
     settings: Option<Res<PathfindingSettings>>,
     mut last: Local<Option<PathfindingSettings>>,
     mut book: ResMut<PlanBook>,
-    mut agents: Query<(
-        Entity,
-        &PathRequest,
-        &mut PlanState,
-        &mut PathStatus,
-        &NavPath,
-    )>,
+    mut agents: Query<
+        (
+            Entity,
+            &PathRequest,
+            &mut PlanState,
+            &mut PathStatus,
+            &NavPath,
+        ),
+        Without<OnArea>,
+    >,
 ) {
     let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
@@ -220,6 +224,15 @@ pub(crate) fn replan_on_settings_change(
     }
 }
 
+/// What the moved-target check reads and writes of an agent.
+type FollowerOfTargetData = (
+    Entity,
+    &'static PathRequest,
+    &'static mut PlanState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+);
+
 /// Replans agents whose followed entity moved farther than
 /// [`PathfindingSettings::replan_distance`] from the goal they planned for;
 /// fails those whose entity is gone.
@@ -229,16 +242,7 @@ pub(crate) fn replan_moved_targets(
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut plans: Plans,
-    mut agents: Query<
-        (
-            Entity,
-            &PathRequest,
-            &mut PlanState,
-            &mut PathStatus,
-            &mut NavPath,
-        ),
-        With<FollowsTarget>,
-    >,
+    mut agents: Query<FollowerOfTargetData, (With<FollowsTarget>, Without<OnArea>)>,
     positions: Query<PositionData>,
     mut commands: Commands,
 ) {
@@ -334,7 +338,7 @@ pub(crate) fn track_progress(
     settings: Option<Res<PathfindingSettings>>,
     nav: Option<Res<NavGrid>>,
     mut book: ResMut<PlanBook>,
-    mut agents: Query<ProgressData, PositionChanged>,
+    mut agents: Query<ProgressData, (PositionChanged, Without<OnArea>)>,
 ) {
     let _cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();

@@ -11,11 +11,13 @@ use bevy_math::{DVec2, Vec2};
 use core::time::Duration;
 
 use super::mesh_share::MeshShare;
+use crate::atlas::{Atlas, AtlasError, Route, RouteTask};
 use crate::grid::Grid;
 use crate::mesh::NavMesh;
 use crate::plugin::world::{Fit, ViewKey};
 use crate::search::{
-    Algorithm, Path, PathQuery, PlanError, PlanOptions, Planner, SearchSpace, SearchTrace, Step,
+    Algorithm, Path, PathKind, PathQuery, PlanError, PlanOptions, Planner, SearchSpace,
+    SearchStats, SearchTrace, Step,
 };
 use crate::terrain::{Profile, TerrainMap};
 
@@ -56,6 +58,62 @@ pub(crate) struct Job {
     /// The other agents this job's search answers, if it is a group's
     /// (see [`groups`](super::groups)).
     pub group: Option<Box<Group>>,
+    /// For a route across areas: the search to run instead of one on
+    /// `grid` (the fields above then only name the agent and its ticket).
+    pub route: Option<Box<RouteWork>>,
+}
+
+/// A route search across areas and links, run a slice at a time like any
+/// search (see [`floors`](crate::plugin::floors)).
+pub(crate) struct RouteWork {
+    /// The areas and links as they were when the search was sent.
+    pub atlas: Arc<Atlas>,
+    pub task: RouteTask,
+    /// Its answer, once it ran.
+    pub answer: Option<Result<Route, AtlasError>>,
+}
+
+/// What a route search sends back.
+pub(crate) struct RouteAnswer {
+    /// [`Atlas::version`] of the areas and links it searched.
+    pub atlas_version: u64,
+    /// `None`: it did not run (cancelled).
+    pub answer: Option<Result<Route, AtlasError>>,
+}
+
+/// Expansions a route search runs between two looks at its cancel flag on a
+/// search thread.
+const ROUTE_CHUNK: u64 = 4096;
+
+impl RouteWork {
+    /// Runs the search for at most `slice` more expansions (`None`: to the
+    /// end), stopping early if `cancel` is raised.
+    fn run(&mut self, planner: &mut Planner, cancel: &AtomicBool, slice: Option<u64>) -> Step {
+        let left = slice.map_or(u64::MAX, |n| n.max(1));
+        let chunk = left.min(ROUTE_CHUNK);
+        let mut spent = 0;
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return Step::Done(Err(PlanError::Cancelled));
+            }
+            if let Some(answer) = self.atlas.step(planner, &mut self.task, chunk) {
+                self.answer = Some(answer);
+                // (The answer travels in `self.answer`.)
+                return Step::Done(Ok(Path {
+                    waypoints: Vec::new(),
+                    length: 0.0,
+                    cost: 0.0,
+                    kind: PathKind::Found,
+                    start_moved_from: None,
+                    stats: SearchStats::default(),
+                }));
+            }
+            spent += chunk;
+            if spent >= left {
+                return Step::Paused;
+            }
+        }
+    }
 }
 
 /// The agents a group job answers besides its own one (the first member),
@@ -103,6 +161,9 @@ pub(crate) struct Outcome {
     pub goal: Vec2,
     /// `None`: the job was cancelled (before or during its search).
     pub result: Option<Result<Path, PlanError>>,
+    /// For a route search: its answer (`None` if it did not run), beside a
+    /// placeholder `result`.
+    pub route: Option<Box<RouteAnswer>>,
     /// What the search expanded and how long it took, if the job asked
     /// for it.
     #[cfg(feature = "debug-gizmos")]
@@ -154,6 +215,9 @@ impl Job {
         trace: Option<&mut SearchTrace>,
         slice: Option<u64>,
     ) -> Step {
+        if let Some(route) = self.route.as_deref_mut() {
+            return route.run(planner, &self.cancel, slice);
+        }
         let mut work = slice.map_or(u64::MAX, |n| n.max(1));
         if self.group.is_some() {
             return self.run_group(planner, progress, slice.is_some(), &mut work);
@@ -274,6 +338,12 @@ impl Job {
         let (layout_id, grid_version, sent_version) =
             (self.layout_id, self.searched_version, self.grid_version);
         let (key, algorithm, goal) = (self.key, self.algorithm, self.goal);
+        let route = self.route.map(|work| {
+            Box::new(RouteAnswer {
+                atlas_version: work.atlas.version(),
+                answer: work.answer,
+            })
+        });
         let outcome = move |entity, ticket, start, result| Outcome {
             entity,
             ticket,
@@ -285,15 +355,13 @@ impl Job {
             algorithm,
             goal,
             result,
+            route: None,
             #[cfg(feature = "debug-gizmos")]
             trace: None,
         };
         let result = result.filter(|_| !self.cancel.load(Ordering::Relaxed));
-        #[cfg_attr(
-            not(feature = "debug-gizmos"),
-            expect(unused_mut, reason = "set with gizmos")
-        )]
         let mut first = outcome(self.entity, self.ticket, self.start, result);
+        first.route = route;
         #[cfg(feature = "debug-gizmos")]
         {
             first.trace = trace;
@@ -308,6 +376,42 @@ impl Job {
             })
         });
         core::iter::once(first).chain(rest.into_iter().flatten())
+    }
+}
+
+/// The job of route search `work` for `entity`'s plan `ticket` to `goal`
+/// (world), cancelled by `cancel`; `grid` fills the grid field it does not
+/// read.
+pub(crate) fn route_job(
+    (entity, ticket, goal): (Entity, u64, Vec2),
+    work: RouteWork,
+    grid: Arc<Grid>,
+    cancel: Arc<AtomicBool>,
+) -> Job {
+    use crate::plugin::world::ProfileId;
+
+    Job {
+        entity,
+        ticket,
+        layout_id: 0,
+        // (No grid version: a route pins no edits of the grid resource.)
+        grid_version: u64::MAX,
+        searched_version: u64::MAX,
+        share: MeshShare::default(),
+        key: (ProfileId::DEFAULT, Fit::POINT),
+        grid,
+        base: None,
+        costs: None,
+        start: DVec2::ZERO,
+        goal_grid: DVec2::ZERO,
+        goal,
+        algorithm: Algorithm::Polyanya,
+        options: PlanOptions::default(),
+        cancel,
+        #[cfg(feature = "debug-gizmos")]
+        trace: false,
+        group: None,
+        route: Some(Box::new(work)),
     }
 }
 
@@ -337,5 +441,6 @@ pub(crate) fn test_job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2)
         #[cfg(feature = "debug-gizmos")]
         trace: false,
         group: None,
+        route: None,
     }
 }

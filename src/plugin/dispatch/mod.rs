@@ -43,7 +43,7 @@ use bevy_math::Vec2;
 use bevy_platform::time::Instant;
 
 pub(crate) use executor::Searches;
-pub(crate) use job::Outcome;
+pub(crate) use job::{Outcome, RouteWork, route_job};
 
 use crate::plugin::agent::{AgentIndex, CancelOnDrop, PlanBook, PlanState, Priority, fail};
 use crate::plugin::api::{
@@ -336,6 +336,7 @@ fn send_search(
         #[cfg(feature = "debug-gizmos")]
         trace,
         group: None,
+        route: None,
     };
     if settings.shared_searches && Gather::may_share(&job) {
         gather.hold(job, request.goal, priority, max_group);

@@ -112,6 +112,8 @@ pub(crate) fn way_out(
         fallback,
         start_moved: true,
         cut: false,
+        crossings: Vec::new(),
+        start_area: None,
     })
 }
 

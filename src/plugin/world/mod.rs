@@ -12,5 +12,5 @@ pub use layers::ProfileId;
 pub(crate) use layers::{Fit, ViewKey};
 pub(crate) use nav_grid::View;
 pub use nav_grid::{GridTransform, NavGrid, NavGridError, WorldPlane};
-pub use position::NavPosition;
+pub use position::{NavPosition, OnArea};
 pub(crate) use position::{PositionChanged, PositionData, Positions, plane_of, position};

@@ -39,6 +39,17 @@ use super::nav_grid::{NavGrid, WorldPlane};
 )]
 pub struct NavPosition(pub Vec2);
 
+/// The area an agent stands on (or a followed target stands on). An agent
+/// with an `OnArea` plans across areas and links (see [`floors`](crate::plugin::floors)); one without plans on the
+/// [`NavGrid`](crate::plugin::NavGrid) resource.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq, Clone)
+)]
+pub struct OnArea(pub Entity);
+
 /// Query data giving an entity's position.
 #[cfg(feature = "transform")]
 pub(crate) type PositionData = (

@@ -1,0 +1,687 @@
+//! Planning routes for agents on areas: who needs one (new requests, edits
+//! and link changes that meet their remaining route), sending the searches,
+//! and turning answers into paths.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bevy_ecs::prelude::*;
+use bevy_math::{DVec2, Vec2};
+
+use super::sync::{Areas, Change};
+use super::{CrossingLink, GoalArea};
+use crate::atlas::{AtlasError, Place, Route, RouteQuery, RouteTask};
+use crate::geom::{detour_through_rect, segment_rect_distance};
+use crate::plugin::agent::{CancelOnDrop, Priority};
+use crate::plugin::api::{
+    NavPath, PathCrossing, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
+    PathfindingSettings, PlanReason,
+};
+use crate::plugin::dispatch::{Outcome, RouteWork, Searches, route_job};
+use crate::plugin::world::OnArea;
+use crate::plugin::world::Positions;
+use crate::search::{Algorithm, PlanError};
+
+/// How close (cells) beyond its radius a new wall must come to a path for
+/// the path to count as blocked: rounding of the world-to-grid conversion.
+const TOLERANCE: f64 = 1e-6;
+
+/// An agent's route planning (attached beside [`OnArea`]; not public).
+#[derive(Component, Default)]
+pub(crate) struct RouteState {
+    /// The plan wanted now; answers to another are dropped.
+    ticket: u64,
+    /// The line it waits in, if it waits.
+    queued: Option<Priority>,
+    /// Why the plan was asked for.
+    reason: PlanReason,
+    /// Its search, while one runs (dropping it cancels the search).
+    cancel: Option<CancelOnDrop>,
+    /// The area its path was planned from or its follower last put it on:
+    /// an [`OnArea`] that differs was set by the game.
+    pub(crate) area: Option<Entity>,
+    /// Its radius in cells, as served, once planned.
+    pub(crate) radius: f64,
+    /// The atlas version its path was checked against.
+    version: u64,
+    /// A plan asked for while it walked a link: asked once it is across.
+    pub(crate) deferred: Option<(Priority, PlanReason)>,
+}
+
+/// Whether `path`'s follower walks a link now (it heads for the link's far
+/// end and is not waiting at a handed one).
+pub(crate) fn on_walked_link(path: &NavPath, waiting: bool) -> bool {
+    !waiting && path.crossings.iter().any(|c| path.next == c.at + 1)
+}
+
+/// Agents waiting for a route search, one line per priority.
+#[derive(Resource, Default)]
+pub(crate) struct RouteQueue {
+    lines: [VecDeque<(Entity, u64)>; 4],
+}
+
+/// Followers on areas to plan again at once: those that stopped because
+/// they could not see the waypoint they headed for, and those across a
+/// link whose plan waited for them to be.
+#[derive(Resource, Default)]
+pub(crate) struct RouteUnseen(pub(crate) Vec<(Entity, Priority, PlanReason)>);
+
+/// Route searches answered and not yet applied.
+#[derive(Resource, Default)]
+pub(crate) struct RouteOutcomes(pub(crate) Vec<Outcome>);
+
+impl RouteQueue {
+    /// Asks for a new plan for `entity` with `priority`: a new ticket (an
+    /// answer to the old one is dropped, its search cancelled).
+    fn request(
+        &mut self,
+        entity: Entity,
+        state: &mut RouteState,
+        priority: Priority,
+        reason: PlanReason,
+    ) {
+        state.ticket += 1;
+        state.cancel = None;
+        let priority = state.queued.map_or(priority, |p| p.min(priority));
+        if state.queued.is_none_or(|p| p > priority) {
+            state.reason = reason;
+        }
+        state.queued = Some(priority);
+        self.lines[priority as usize].push_back((entity, state.ticket));
+    }
+}
+
+/// The bit of `profile` among [`NavLink::profiles`](super::NavLink::profiles).
+fn profile_bit(request: &PathRequest) -> u64 {
+    1 << u32::from(request.profile.0).min(63)
+}
+
+/// What detection reads and writes of an agent on an area.
+type DetectData = (
+    Entity,
+    Ref<'static, PathRequest>,
+    Ref<'static, OnArea>,
+    Option<Ref<'static, GoalArea>>,
+    &'static mut RouteState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+    Has<CrossingLink>,
+);
+
+/// Finds the agents on areas that need a route: new or changed requests,
+/// agents the game moved to another area, and agents whose remaining route
+/// this frame's edits or link changes meet (their path is cut before the
+/// first segment a new wall meets, so they never walk into it).
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn detect_routes(
+    areas: Res<Areas>,
+    mut queue: ResMut<RouteQueue>,
+    mut unseen: ResMut<RouteUnseen>,
+    mut agents: Query<DetectData>,
+    mut commands: Commands,
+) {
+    for (entity, priority, reason) in unseen.0.drain(..) {
+        if let Ok((.., mut state, _, _, _)) = agents.get_mut(entity) {
+            queue.request(entity, &mut state, priority, reason);
+        }
+    }
+    let changes = areas.fresh();
+    for (entity, request, on, goal_area, mut state, mut status, mut path, crossing) in &mut agents {
+        let state = &mut *state;
+        let fresh_request = request.is_changed()
+            || goal_area.as_ref().is_some_and(Ref::is_changed)
+            || (on.is_changed() && state.area != Some(on.0))
+            || (state.ticket == 0 && state.queued.is_none());
+        if fresh_request {
+            state.area = Some(on.0);
+            let priority = if status.has_path() {
+                Priority::Refine
+            } else {
+                Priority::FirstPath
+            };
+            if !status.has_path() {
+                status.set_if_neq(PathStatus::Pending);
+            }
+            queue.request(entity, state, priority, PlanReason::NewRequest);
+            continue;
+        }
+        if changes.is_empty() {
+            continue;
+        }
+        let verdict = judge(changes, &path, on.0, state.radius, &status);
+        if let Some((priority, reason, cut_at)) = verdict {
+            if crossing && priority > Priority::Urgent {
+                continue; // carried across a link now: a better route can wait
+            }
+            if on_walked_link(&path, crossing) {
+                // Off every area until it is across: it stops past the
+                // link's far end at the latest, and is planned from there.
+                if let Some(k) = cut_at {
+                    let k = k.max(path.next);
+                    cut(&mut path, k);
+                }
+                let p = state.deferred.map_or(priority, |(p, _)| p.min(priority));
+                state.deferred = Some((p, reason));
+                continue;
+            }
+            if let Some(k) = cut_at {
+                cut(&mut path, k);
+            }
+            if crossing && priority <= Priority::Urgent {
+                commands.entity(entity).remove::<CrossingLink>();
+            }
+            queue.request(entity, state, priority, reason);
+        }
+    }
+}
+
+/// What `changes` mean for an agent on `area` with `path` and radius
+/// `radius` (cells) and status `status`: the line to plan it in, why, and where its path must
+/// end meanwhile (the index of the first waypoint past which a new wall
+/// lies); `None` if they do not concern it.
+fn judge(
+    changes: &[(u64, Change)],
+    path: &NavPath,
+    area: Entity,
+    radius: f64,
+    status: &PathStatus,
+) -> Option<(Priority, PlanReason, Option<usize>)> {
+    match status {
+        // Its search is under way and checked when it answers.
+        PathStatus::Pending | PathStatus::Computing => return None,
+        // Unreachable or failed: any change may help.
+        PathStatus::Unreachable | PathStatus::Failed(_) => {
+            return Some((Priority::FirstPath, PlanReason::RegionsConnected, None));
+        }
+        PathStatus::Ready | PathStatus::Fallback => {}
+    }
+    let mut verdict: Option<(Priority, PlanReason, Option<usize>)> = None;
+    let mut worst = |p: Priority, r: PlanReason, cut: Option<usize>| {
+        let keep = verdict.is_some_and(|(q, ..)| q <= p);
+        if !keep {
+            verdict = Some((p, r, cut));
+        } else if let (Some((_, _, c)), Some(k)) = (verdict.as_mut(), cut) {
+            *c = Some(c.map_or(k, |c| c.min(k)));
+        }
+    };
+    let first = path.next.saturating_sub(1);
+    for &(_, change) in changes {
+        match change {
+            Change::Blocked(on, rect) => {
+                let lo = rect.min.as_dvec2();
+                let hi = rect.max.as_dvec2();
+                let reach = radius + TOLERANCE;
+                let hit = leg_segments(path, first).find(|&(k, seg_area)| {
+                    seg_area == on && {
+                        let (a, b) = (path.grid_waypoints[k], path.grid_waypoints[k + 1]);
+                        segment_rect_distance(a, b, lo, hi) <= reach
+                    }
+                });
+                let stands = path.is_finished() && area == on && {
+                    let here = path.grid_waypoints.last().copied().unwrap_or(DVec2::NAN);
+                    segment_rect_distance(here, here, lo, hi) <= reach
+                };
+                if let Some((k, _)) = hit {
+                    worst(Priority::Urgent, PlanReason::PathBlocked, Some(k));
+                } else if stands {
+                    worst(Priority::Walled, PlanReason::StartBlocked, None);
+                }
+            }
+            Change::Freed(..) if path.fallback => {
+                worst(Priority::Refine, PlanReason::RegionsConnected, None);
+            }
+            Change::Freed(on, rect) => {
+                if leg_shortcut(path, first, on, rect) {
+                    worst(Priority::Refine, PlanReason::Shortcut, None);
+                }
+            }
+            Change::Replaced(on) => {
+                let meets = area == on || leg_segments(path, first).any(|(_, a)| a == on);
+                if meets {
+                    worst(Priority::Urgent, PlanReason::GridReplaced, Some(first));
+                }
+            }
+            Change::LinkNarrowed(link) => {
+                let crosses = path
+                    .crossings
+                    .iter()
+                    .any(|c| c.link == link && c.at + 1 >= path.next);
+                if crosses {
+                    let ahead = path
+                        .crossings
+                        .iter()
+                        .find(|c| c.link == link && c.at + 1 >= path.next)
+                        .map(|c| c.at.max(first));
+                    worst(Priority::Urgent, PlanReason::LinkChanged, ahead);
+                }
+            }
+            Change::LinkCostlier(link) => {
+                if path
+                    .crossings
+                    .iter()
+                    .any(|c| c.link == link && c.at + 1 >= path.next)
+                {
+                    worst(Priority::Refine, PlanReason::LinkChanged, None);
+                }
+            }
+            Change::LinkWidened => {
+                let p = if path.fallback {
+                    PlanReason::RegionsConnected
+                } else {
+                    PlanReason::LinkChanged
+                };
+                worst(Priority::Refine, p, None);
+            }
+        }
+    }
+    verdict
+}
+
+/// Whether freeing `rect` (grid cells of area `on`) may shorten a leg of
+/// `path` on that area from waypoint `first` on: the rectangle reaches
+/// inside the ellipse of the points whose distances to the leg's ends sum
+/// to less than the leg's length.
+fn leg_shortcut(path: &NavPath, first: usize, on: Entity, rect: bevy_math::URect) -> bool {
+    let (lo, hi) = (rect.min.as_dvec2(), rect.max.as_dvec2());
+    let mut leg: Option<(usize, usize, f64)> = None;
+    let mut check = |(a, b, length): (usize, usize, f64)| {
+        let (a, b) = (path.grid_waypoints[a], path.grid_waypoints[b]);
+        let bound = length - SLACK * (1.0 + length);
+        detour_through_rect(a, b, lo, hi) < bound
+    };
+    for (k, area) in leg_segments(path, first) {
+        let (a, b) = (path.grid_waypoints[k], path.grid_waypoints[k + 1]);
+        match leg.as_mut() {
+            Some((_, end, length)) if *end == k && area == on => {
+                *end = k + 1;
+                *length += a.distance(b);
+            }
+            _ => {
+                if leg.is_some_and(&mut check) {
+                    return true;
+                }
+                leg = (area == on).then_some((k, k + 1, a.distance(b)));
+            }
+        }
+    }
+    leg.is_some_and(check)
+}
+
+/// Relative slack for "strictly shorter", absorbing `f32` world positions.
+const SLACK: f64 = 1e-6;
+
+/// The segments of `path` from waypoint `first` on that lie on one area
+/// (not the crossings): the index of each one's first waypoint and its
+/// area.
+fn leg_segments(path: &NavPath, first: usize) -> impl Iterator<Item = (usize, Entity)> + '_ {
+    let n = path.grid_waypoints.len().min(path.waypoints.len());
+    (first..n.saturating_sub(1)).filter_map(move |k| {
+        let mut area = None;
+        for c in &path.crossings {
+            if c.at == k {
+                return None; // the link itself
+            }
+            if c.at > k {
+                area = Some(c.from_area);
+                break;
+            }
+            area = Some(c.to_area);
+        }
+        Some((k, area.or(path.start_area)?))
+    })
+}
+
+/// Cuts `path` to end at waypoint `k` (the agent walks no further until its
+/// new route comes).
+fn cut(path: &mut NavPath, k: usize) {
+    let k = k.max(path.next.saturating_sub(1));
+    if k + 1 >= path.waypoints.len() {
+        return;
+    }
+    path.waypoints.truncate(k + 1);
+    path.grid_waypoints.truncate(k + 1);
+    path.crossings.retain(|c| c.at < k);
+    path.cut = true;
+    path.next = path.next.min(path.waypoints.len());
+}
+
+/// What dispatch reads and writes of an agent on an area.
+type DispatchData = (
+    &'static PathRequest,
+    &'static OnArea,
+    Option<&'static GoalArea>,
+    &'static mut RouteState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+);
+
+/// Sends waiting agents' route searches, most urgent first, as far as the
+/// pacing allows.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
+pub(crate) fn dispatch_routes(
+    mut areas: ResMut<Areas>,
+    mut queue: ResMut<RouteQueue>,
+    mut searches: ResMut<Searches>,
+    settings: Option<Res<PathfindingSettings>>,
+    mut agents: Query<DispatchData>,
+    targets: Query<&OnArea>,
+    positions: Positions,
+    mut commands: Commands,
+) {
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    let cap = settings
+        .max_searches_in_flight
+        .map_or(usize::MAX, |m| m.max(1));
+    for priority in Priority::ALL {
+        while searches.has_room(priority, cap, 0) {
+            let Some((entity, ticket)) = queue.lines[priority as usize].pop_front() else {
+                break;
+            };
+            let Ok((request, on, goal_area, mut state, mut status, mut path)) =
+                agents.get_mut(entity)
+            else {
+                continue;
+            };
+            if state.ticket != ticket || state.queued != Some(priority) {
+                continue; // stale: asked again since, in this line or another
+            }
+            state.queued = None;
+            let asked = route_query(
+                &mut areas,
+                request,
+                (entity, on.0, goal_area),
+                &targets,
+                &positions,
+            );
+            let (query, goal) = match asked {
+                Ok(asked) => asked,
+                Err(Wait) => {
+                    // An area not synced yet: asked again next frame.
+                    state.queued = Some(priority);
+                    queue.lines[priority as usize].push_back((entity, ticket));
+                    break;
+                }
+                Err(Fail(failure)) => {
+                    fail(
+                        &mut commands,
+                        entity,
+                        state.reason,
+                        &mut status,
+                        &mut path,
+                        PathStatus::Failed(failure),
+                    );
+                    continue;
+                }
+            };
+            state.radius = query.radius;
+            let (cancel, flag) = CancelOnDrop::new();
+            state.cancel = Some(cancel);
+            if !status.has_path() {
+                status.set_if_neq(PathStatus::Computing);
+            }
+            let work = RouteWork {
+                atlas: areas.snapshot(),
+                task: RouteTask::new(query),
+                answer: None,
+            };
+            let grid = Arc::clone(&areas.placeholder);
+            let job = route_job((entity, ticket, goal), work, grid, flag);
+            searches.send(job, priority);
+        }
+    }
+}
+
+/// Why a route query could not be made.
+enum NoQuery {
+    /// Not yet: an area is not known yet.
+    Wait,
+    /// Never, as asked.
+    Fail(PathFailure),
+}
+use NoQuery::{Fail, Wait};
+
+/// The route query for agent `entity` standing on `area`, and its goal
+/// (world).
+fn route_query(
+    areas: &mut Areas,
+    request: &PathRequest,
+    (entity, area, goal_area): (Entity, Entity, Option<&GoalArea>),
+    targets: &Query<&OnArea>,
+    positions: &Positions,
+) -> Result<(RouteQuery, Vec2), NoQuery> {
+    let start_area = areas.area(area).ok_or(Wait)?;
+    let plane = start_area.transform.plane();
+    let here = positions
+        .current(entity, plane)
+        .ok_or(Fail(PathFailure::NoPosition))?;
+    if !here.is_finite() {
+        return Err(Fail(PathFailure::NonFiniteStart));
+    }
+    let (goal_on, goal) = match request.goal {
+        PathGoal::Point(p) => (goal_area.map_or(area, |g| g.0), p),
+        PathGoal::Entity(target) => {
+            let on = targets
+                .get(target)
+                .map_err(|_| Fail(PathFailure::TargetLost(target)))?;
+            let p = positions
+                .current(target, plane)
+                .ok_or(Fail(PathFailure::TargetLost(target)))?;
+            (on.0, p)
+        }
+    };
+    if !goal.is_finite() {
+        return Err(Fail(PathFailure::NonFiniteGoal));
+    }
+    let goal_view = areas.area(goal_on).ok_or(Wait)?;
+    let radius = if request.radius.is_finite() && request.radius >= 0.0 {
+        f64::from(request.radius) / start_area.cell()
+    } else {
+        return Err(Fail(PathFailure::BadRadius));
+    };
+    let radius = areas
+        .serve(radius)
+        .map_err(|_| Fail(PathFailure::BadRadius))?;
+    let query = RouteQuery::new(
+        Place::new(start_area.id, start_area.to_grid(here)),
+        Place::new(goal_view.id, goal_view.to_grid(goal)),
+    )
+    .with_radius(radius)
+    .with_profiles(profile_bit(request));
+    Ok((query, goal))
+}
+
+/// Ends planning for an agent without a path.
+fn fail(
+    commands: &mut Commands,
+    entity: Entity,
+    reason: PlanReason,
+    status: &mut Mut<PathStatus>,
+    path: &mut Mut<NavPath>,
+    new_status: PathStatus,
+) {
+    status.set_if_neq(new_status.clone());
+    if !path.is_empty() {
+        **path = NavPath::default();
+    }
+    let failed = PathFailed {
+        entity,
+        reason,
+        status: new_status,
+    };
+    commands.write_message(failed.clone());
+    commands.trigger(failed);
+}
+
+/// What applying reads and writes of an agent on an area.
+type ApplyData = (
+    &'static OnArea,
+    &'static mut RouteState,
+    &'static mut PathStatus,
+    &'static mut NavPath,
+    Has<CrossingLink>,
+);
+
+/// Applies finished route searches: writes [`NavPath`] and [`PathStatus`],
+/// triggers [`PathReady`] or [`PathFailed`]. A route planned while areas
+/// or links changed is checked against those changes like a live path and
+/// planned again if they concern it.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn apply_routes(
+    areas: Res<Areas>,
+    mut outcomes: ResMut<RouteOutcomes>,
+    mut queue: ResMut<RouteQueue>,
+    mut agents: Query<ApplyData>,
+    mut commands: Commands,
+) {
+    for done in outcomes.0.drain(..) {
+        let Ok((on, mut state, mut status, mut path, waiting)) = agents.get_mut(done.entity) else {
+            continue;
+        };
+        if state.ticket != done.ticket || state.queued.is_some() {
+            continue;
+        }
+        state.cancel = None;
+        let reason = state.reason;
+        if on_walked_link(&path, waiting) {
+            // Planned from before it stepped onto a link: again from its far
+            // end, once there.
+            state.deferred = Some((Priority::FirstPath, reason));
+            continue;
+        }
+        let Some(answer) = done.route else {
+            continue;
+        };
+        let Some(result) = answer.answer else {
+            // Cancelled, yet wanted: asked again.
+            queue.request(done.entity, &mut state, Priority::FirstPath, reason);
+            continue;
+        };
+        let route = match result {
+            Ok(route) => route,
+            Err(error) => {
+                let new_status = match error {
+                    AtlasError::Plan(PlanError::Unreachable { .. }) => PathStatus::Unreachable,
+                    AtlasError::Plan(PlanError::NoFreeCell) => {
+                        PathStatus::Failed(PathFailure::NoFreeCell)
+                    }
+                    AtlasError::Radius(_) | AtlasError::RadiusNotServed(_) => {
+                        PathStatus::Failed(PathFailure::BadRadius)
+                    }
+                    other => PathStatus::Failed(PathFailure::Internal(other.to_string())),
+                };
+                fail(
+                    &mut commands,
+                    done.entity,
+                    reason,
+                    &mut status,
+                    &mut path,
+                    new_status,
+                );
+                continue;
+            }
+        };
+        let Some(new_path) = to_path(&areas, &route, done.goal) else {
+            // An area or link of it is gone: planned again.
+            queue.request(
+                done.entity,
+                &mut state,
+                Priority::Urgent,
+                PlanReason::GridReplaced,
+            );
+            continue;
+        };
+        if new_path.start_area != Some(on.0) {
+            // It changed area meanwhile (carried across a link, or moved by
+            // the game): planned again from where it is.
+            queue.request(done.entity, &mut state, Priority::FirstPath, reason);
+            continue;
+        }
+        // Changes made while it was searched: as for a live path.
+        let Some(changes) = areas.changes_after(answer.atlas_version) else {
+            queue.request(done.entity, &mut state, Priority::FirstPath, reason);
+            continue;
+        };
+        let start_area = new_path.start_area.unwrap_or(Entity::PLACEHOLDER);
+        let verdict = judge(
+            changes,
+            &new_path,
+            start_area,
+            state.radius,
+            &PathStatus::Ready,
+        );
+        if let Some((priority, _, _)) = verdict
+            && priority <= Priority::Urgent
+        {
+            queue.request(done.entity, &mut state, Priority::FirstPath, reason);
+            continue;
+        }
+        let fallback = route.is_fallback();
+        // A new route replaces a crossing under way.
+        commands.entity(done.entity).remove::<CrossingLink>();
+        state.version = areas.atlas().version();
+        state.area = new_path.start_area;
+        *path = new_path;
+        status.set_if_neq(if fallback {
+            PathStatus::Fallback
+        } else {
+            PathStatus::Ready
+        });
+        let ready = PathReady {
+            entity: done.entity,
+            reason,
+            fallback,
+            length: path.length,
+        };
+        commands.write_message(ready);
+        commands.trigger(ready);
+        if let Some((priority, why, _)) = verdict {
+            queue.request(done.entity, &mut state, priority, why);
+        }
+    }
+}
+
+/// The [`NavPath`] of `route` in world coordinates (`None` if an area or
+/// link of it is no longer known).
+fn to_path(areas: &Areas, route: &Route, goal: Vec2) -> Option<NavPath> {
+    let mut path = NavPath {
+        algorithm: Some(Algorithm::Polyanya),
+        goal,
+        fallback: route.is_fallback(),
+        start_moved: route.start_moved_from.is_some(),
+        grid_version: areas.atlas().version(),
+        ..NavPath::default()
+    };
+    let mut length = 0.0;
+    for leg in &route.legs {
+        let entity = areas.area_entity(leg.area)?;
+        let here = areas.area(entity)?;
+        if path.start_area.is_none() {
+            path.start_area = Some(entity);
+        }
+        if let Some(c) = path.crossings.last_mut() {
+            c.to_area = entity;
+        }
+        for &p in &leg.waypoints {
+            path.grid_waypoints.push(p);
+            path.waypoints.push(here.to_world(p));
+        }
+        length += leg.length * here.cell();
+        if let Some(crossing) = leg.then {
+            let (link, kind) = areas.link(crossing.link)?;
+            let cost = crossing.cost * here.cell();
+            length += cost;
+            path.crossings.push(PathCrossing {
+                link,
+                at: path.waypoints.len() - 1,
+                from_area: entity,
+                to_area: entity,
+                crossing: kind,
+                cost: cost as f32,
+            });
+        }
+    }
+    path.length = length as f32;
+    path.next = usize::from(!path.start_moved).min(path.waypoints.len());
+    Some(path)
+}

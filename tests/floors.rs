@@ -754,3 +754,153 @@ fn a_game_across_floors_keeps_every_agent_in_free_space() {
         agents.len()
     );
 }
+
+#[test]
+fn on_the_ground_plane_a_walked_link_lifts_the_agent_from_one_floor_to_the_next() {
+    use bevy_transform::components::Transform;
+    let mut app = app(1);
+    let floor = |x: f32, height: f32| {
+        let placement = GridTransform::new(Vec2::new(x, 0.0), 1.0)
+            .unwrap()
+            .with_plane(WorldPlane::Xz);
+        NavArea::new(NavGrid::from_ascii("......\n......", placement).unwrap()).with_height(height)
+    };
+    let ground = app.world_mut().spawn(floor(0.0, 0.0)).id();
+    let upper = app.world_mut().spawn(floor(10.0, 3.0)).id();
+    // Stairs from (5.5, z 1) below to (10.5, z 1) above: 5 units across.
+    app.world_mut().spawn(NavLink::new(
+        LinkEnd::new(ground, Vec2::new(5.5, 1.0)),
+        LinkEnd::new(upper, Vec2::new(10.5, 1.0)),
+    ));
+    let agent = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(0.5, 0.0, 1.0),
+            OnArea(ground),
+            PathRequest::to(Vec2::new(15.5, 1.0)),
+            GoalArea(upper),
+            PathFollower {
+                speed: 3.0,
+                arrive_radius: 0.01,
+            },
+        ))
+        .id();
+    let mut heights = Vec::new();
+    assert!(run_until(&mut app, 3000, |w| {
+        let t = w.get::<Transform>(agent).unwrap().translation;
+        heights.push((t.x, t.y));
+        w.get::<NavPath>(agent).unwrap().is_finished()
+    }));
+    let t = app.world().get::<Transform>(agent).unwrap().translation;
+    assert!((t.x - 15.5).abs() < 0.02 && (t.z - 1.0).abs() < 1e-4, "{t}");
+    assert!((t.y - 3.0).abs() < 1e-5, "on the upper floor's height: {t}");
+    // On the ground floor at 0, on the stairs between, rising with x.
+    for w in heights.windows(2) {
+        assert!(w[1].1 >= w[0].1 - 1e-6, "never down: {w:?}");
+    }
+    for &(x, y) in &heights {
+        if x <= 5.5 {
+            assert!(y.abs() < 1e-6, "{x} {y}");
+        } else if x < 10.5 {
+            let expected = 3.0 * (x - 5.5) / 5.0;
+            assert!((y - expected).abs() < 1e-3, "{x}: {y} vs {expected}");
+        }
+    }
+    assert!(
+        heights.iter().any(|&(x, _)| x > 6.0 && x < 10.0),
+        "seen on the stairs"
+    );
+}
+
+#[test]
+fn an_agent_follows_an_entity_onto_another_area() {
+    let mut app = app(1);
+    let (ground, upper) = two_floors(&mut app);
+    app.world_mut().spawn(NavLink::new(
+        LinkEnd::new(ground, Vec2::new(7.5, 2.5)),
+        LinkEnd::new(upper, Vec2::new(20.5, 2.5)),
+    ));
+    let target = app
+        .world_mut()
+        .spawn((NavPosition(Vec2::new(27.5, 0.5)), OnArea(upper)))
+        .id();
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(0.5, 0.5)),
+            OnArea(ground),
+            PathRequest::follow(target),
+        ))
+        .id();
+    assert!(run_until(&mut app, 2000, |w| *w
+        .get::<PathStatus>(agent)
+        .unwrap()
+        == PathStatus::Ready));
+    let path = app.world().get::<NavPath>(agent).unwrap();
+    assert_eq!(path.end(), Some(Vec2::new(27.5, 0.5)));
+    assert_eq!(path.crossings.len(), 1);
+    // A target that stands on no area cannot be reached.
+    let lost = app.world_mut().spawn(NavPosition(Vec2::new(3.5, 0.5))).id();
+    app.world_mut().get_mut::<PathRequest>(agent).unwrap().goal = PathGoal::Entity(lost);
+    assert!(run_until(&mut app, 2000, |w| *w
+        .get::<PathStatus>(agent)
+        .unwrap()
+        == PathStatus::Failed(PathFailure::TargetLost(lost))));
+}
+
+#[test]
+fn an_agent_walled_in_by_an_edit_walks_out_and_on() {
+    let mut app = app(1);
+    let open = "........\n........\n........";
+    let ground = app.world_mut().spawn(area(open, 0.0)).id();
+    let upper = app.world_mut().spawn(area(open, 20.0)).id();
+    app.world_mut().spawn(NavLink::new(
+        LinkEnd::new(ground, Vec2::new(7.5, 1.5)),
+        LinkEnd::new(upper, Vec2::new(20.5, 1.5)),
+    ));
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(1.5, 1.5)),
+            OnArea(ground),
+            PathRequest::to(Vec2::new(27.5, 1.5)),
+            GoalArea(upper),
+            PathFollower {
+                speed: 0.5,
+                arrive_radius: 0.01,
+            },
+        ))
+        .id();
+    assert!(run_until(&mut app, 2000, |w| *w
+        .get::<PathStatus>(agent)
+        .unwrap()
+        == PathStatus::Ready));
+    // The cell under it, and the one after it along its way, are blocked.
+    {
+        let mut area = app.world_mut().get_mut::<NavArea>(ground).unwrap();
+        area.grid
+            .set_rect_free(bevy_math::URect::new(1, 1, 3, 2), false)
+            .unwrap();
+    }
+    assert!(walled(app.world(), agent));
+    // Out of the wall within a second (0.5 cell at 0.5 cells a second),
+    // and never back in.
+    let mut out = None;
+    let mut frame = 0;
+    assert!(run_until(&mut app, 6000, |w| {
+        frame += 1;
+        if !walled(w, agent) && out.is_none() {
+            out = Some(frame);
+        }
+        assert!(
+            out.is_none() || !walled(w, agent),
+            "back in the wall at {:?}: {:?}",
+            w.get::<NavPosition>(agent),
+            w.get::<NavPath>(agent)
+        );
+        w.get::<OnArea>(agent).is_some_and(|o| o.0 == upper)
+            && w.get::<NavPath>(agent).unwrap().is_finished()
+    }));
+    assert!(out.is_some_and(|f| f <= 70), "out after {out:?} frames");
+    assert!(place(&app, agent).distance(Vec2::new(27.5, 1.5)) < 0.02);
+}

@@ -409,6 +409,7 @@ impl Plugin for AnyAnglePlugin {
             .register_type::<ClockMode>()
             .register_type::<crate::search::Algorithm>()
             .register_type::<crate::search::FallbackPolicy>()
+            .register_type::<NavArea>()
             .register_type::<OnArea>()
             .register_type::<GoalArea>()
             .register_type::<NavLink>()

@@ -142,8 +142,14 @@ use crate::plugin::{NavPath, PathFollower, PathRequest};
 /// A walkable area: a grid placed in the world, as an entity.
 ///
 /// Edit it through [`NavArea::grid`] (the same edits as the one-grid
-/// [`NavGrid`] resource); the plugin follows the edits.
+/// [`NavGrid`] resource); the plugin follows the edits. With the `reflect`
+/// feature its grid is reflected as an opaque value, as the resource's is.
 #[derive(Component, Clone, Debug)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Clone)
+)]
 pub struct NavArea {
     /// The area's grid and where it lies in the world.
     pub grid: NavGrid,

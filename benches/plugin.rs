@@ -38,6 +38,15 @@
 //!   the worst), the farthest an agent ended from its point beside the
 //!   radius of a tightly packed crowd of that size, and the avoidance and
 //!   plugin cost per frame (mean and worst).
+//! - **Floors** (`floors/{agents}`): four floors of `AR0011SR` side by
+//!   side, 64 links (stairs, cost 4) between each two consecutive floors
+//!   at random free points of the map's largest region; that many agents,
+//!   each from a random cell of that region on a random floor to a random
+//!   cell on a random floor, plan routes across them. All-ready frames and
+//!   game time as above, beside the raw bound: one thread's
+//!   `Atlas::find` on the same queries (its route cache warmed by the
+//!   first 200, as the plugin's is by its first searches), divided by the
+//!   plugin's search threads.
 //! - **Edit frames** (criterion, `edit_frame/{map}/{agents}/{case}`): the
 //!   main-thread time of one frame that makes a one-cell edit (the edit call
 //!   plus `App::update`), once every agent holds a path: `nobody`, a cell
@@ -68,6 +77,7 @@
 //! cargo bench --bench plugin                 # everything
 //! cargo bench --bench plugin -- all_ready    # one part (a substring filter)
 //! cargo bench --bench plugin -- one_goal/AR0011SR/
+//! cargo bench --bench plugin -- floors/10000
 //! ALGORITHM=polyanya cargo bench --bench plugin -- all_ready/AR0011SR/
 //! RADIUS=0.5 cargo bench --bench plugin -- all_ready/AR0011SR/
 //! ```
@@ -314,6 +324,126 @@ fn all_ready(name: &str, nav: &NavGrid, n: usize) {
         bound.as_secs_f64(),
         game.as_secs_f64() / bound.as_secs_f64(),
         d.searches_started,
+    );
+}
+
+/// Floors of the floors scenario, and links between two consecutive ones.
+const FLOORS: usize = 4;
+const FLOOR_LINKS: usize = 64;
+
+/// The floors scenario for `n` agents; prints a table row.
+fn floors(n: usize) {
+    use bevy_anyangle::atlas::{Atlas, Link, Place, RouteQuery};
+    use bevy_anyangle::plugin::{GoalArea, LinkEnd, NavArea, NavLink, OnArea};
+
+    let map = grid(1);
+    // The largest region's cells.
+    let mut sizes = std::collections::HashMap::new();
+    for y in 0..map.height() {
+        for x in 0..map.width() {
+            if let Some(r) = map.region(i64::from(x), i64::from(y)) {
+                *sizes.entry(r).or_insert(0_u64) += 1;
+            }
+        }
+    }
+    let region = sizes.into_iter().max_by_key(|&(_, k)| k).map(|(r, _)| r);
+    let mut rng = Rng(0xf1_0025);
+    let mut cell = || loop {
+        let c = UVec2::new(rng.below(map.width()), rng.below(map.height()));
+        if map.is_free(c) && map.region(i64::from(c.x), i64::from(c.y)) == region {
+            return c;
+        }
+    };
+    let links: Vec<(usize, UVec2)> = (0..FLOORS - 1)
+        .flat_map(|f| (0..FLOOR_LINKS).map(move |_| f))
+        .map(|f| (f, cell()))
+        .collect();
+    let queries: Vec<(usize, UVec2, usize, UVec2)> = (0..n)
+        .map(|i| {
+            let (f, g) = (i % FLOORS, (i / FLOORS + i) % FLOORS);
+            (f, cell(), g, cell())
+        })
+        .collect();
+    let centre = |c: UVec2| c.as_dvec2() + DVec2::splat(0.5);
+
+    // The raw bound: one thread's atlas on the same queries.
+    let mut atlas = Atlas::new();
+    let ids: Vec<_> = (0..FLOORS).map(|_| atlas.add_area(map.clone())).collect();
+    for &(f, c) in &links {
+        let link = Link::new(
+            Place::new(ids[f], centre(c)),
+            Place::new(ids[f + 1], centre(c)),
+        );
+        atlas.add_link(link.with_cost(4.0)).expect("a link");
+    }
+    let mut planner = Planner::new();
+    let query = |&(f, s, g, t): &(usize, UVec2, usize, UVec2)| {
+        RouteQuery::new(Place::new(ids[f], centre(s)), Place::new(ids[g], centre(t)))
+    };
+    for q in queries.iter().take(200) {
+        black_box(atlas.find(&mut planner, &query(q)).ok());
+    }
+    let start = Instant::now();
+    for q in &queries {
+        black_box(atlas.find(&mut planner, &query(q)).expect("a route"));
+    }
+    let raw = start.elapsed();
+    let bound = raw / workers() as u32;
+
+    // The plugin: floors side by side, 600 world units apart.
+    let mut app = App::new();
+    app.add_plugins(AnyAnglePlugin {
+        steering: false,
+        ..AnyAnglePlugin::default()
+    });
+    let placement =
+        |f: usize| GridTransform::new(Vec2::new(600.0 * f as f32, 0.0), 1.0).expect("placement");
+    let areas: Vec<Entity> = (0..FLOORS)
+        .map(|f| {
+            let nav = NavGrid::new(map.clone(), placement(f));
+            app.world_mut().spawn(NavArea::new(nav)).id()
+        })
+        .collect();
+    let nav_of: Vec<NavGrid> = (0..FLOORS)
+        .map(|f| NavGrid::new(map.clone(), placement(f)))
+        .collect();
+    for &(f, c) in &links {
+        let (a, b) = (nav_of[f].cell_center(c), nav_of[f + 1].cell_center(c));
+        app.world_mut().spawn(
+            NavLink::new(LinkEnd::new(areas[f], a), LinkEnd::new(areas[f + 1], b)).with_cost(4.0),
+        );
+    }
+    let agents: Vec<_> = queries
+        .iter()
+        .map(|&(f, s, g, t)| {
+            (
+                NavPosition(nav_of[f].cell_center(s)),
+                OnArea(areas[f]),
+                PathRequest::to(nav_of[g].cell_center(t)),
+                GoalArea(areas[g]),
+            )
+        })
+        .collect();
+    app.world_mut().spawn_batch(agents);
+    app.finish();
+    app.cleanup();
+    let wall = Instant::now();
+    let frames = run_paced(&mut app, 100_000, |app| {
+        let world = app.world_mut();
+        world
+            .query::<&PathStatus>()
+            .iter(world)
+            .all(PathStatus::has_path)
+    });
+    let wall = wall.elapsed();
+    let game = FRAME * frames as u32;
+    println!(
+        "| {FLOORS} x AR0011SR, {FLOOR_LINKS} links a pair | {n} | {frames} | {:.3} s | {:.3} s | {:.3} s | {:.3} s | {:.2} |",
+        game.as_secs_f64(),
+        wall.as_secs_f64(),
+        raw.as_secs_f64(),
+        bound.as_secs_f64(),
+        game.as_secs_f64() / bound.as_secs_f64(),
     );
 }
 
@@ -827,6 +957,18 @@ fn main() {
         for n in [2_000] {
             if wanted(&format!("door/{n}")) {
                 door(n);
+            }
+        }
+        println!();
+    }
+    if wanted("floors") || filter.starts_with("floors") {
+        println!(
+            "| world | agents | frames | game time | wall time | raw atlas, 1 thread | raw bound | game time / bound |"
+        );
+        println!("|---|--:|--:|--:|--:|--:|--:|--:|");
+        for n in [10_000] {
+            if wanted(&format!("floors/{n}")) {
+                floors(n);
             }
         }
         println!();

@@ -414,8 +414,11 @@ impl Atlas {
     }
 
     /// Edits area `area`'s grid with `f` (as [`Grid::edit`]) and brings its
-    /// meshes and link tables up to date: only the entries the edits can
-    /// change are searched again ([`Atlas::last_work`] counts them).
+    /// meshes and link tables up to date: the entries the edits can change
+    /// are marked ([`Atlas::last_work`] counts them), and searched again by
+    /// the next query, or by [`Atlas::settle`], once for every clone that
+    /// shares the area (a game edits on its main thread and leaves the
+    /// searches to its search threads). Nothing else is searched again.
     ///
     /// # Errors
     ///
@@ -438,7 +441,7 @@ impl Atlas {
         let mut work = TableWork::default();
         if !edits.is_empty() {
             for table in &mut a.tables {
-                work += table.sync(&a.grid, Some(&edits), &mut self.planner);
+                work += table.sync(&a.grid, Some(&edits), &mut self.planner, true);
             }
         }
         self.work = work;
@@ -464,7 +467,7 @@ impl Atlas {
         a.grid = grid;
         let mut work = TableWork::default();
         for table in &mut a.tables {
-            work += table.sync(&a.grid, None, &mut self.planner);
+            work += table.sync(&a.grid, None, &mut self.planner, false);
         }
         self.work = work;
         self.forget_rows();
@@ -477,6 +480,28 @@ impl Atlas {
     #[must_use]
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// Searches the link-table entries that edits marked and left for later
+    /// (see [`Atlas::edit_area`]), if no query or clone did yet; queries do
+    /// this themselves first. Returns the work it did.
+    pub fn settle(&self, planner: &mut Planner) -> TableWork {
+        let mut work = TableWork::default();
+        for area in &self.areas {
+            for table in &area.tables {
+                work += table.settle(planner);
+            }
+        }
+        work
+    }
+
+    /// Whether edits left link-table entries for [`Atlas::settle`] (or the
+    /// next query) to search.
+    #[must_use]
+    pub fn is_settled(&self) -> bool {
+        self.areas
+            .iter()
+            .all(|a| a.tables.iter().all(|t| !t.pending()))
     }
 
     /// The work the last change of the atlas did on its tables.

@@ -2,6 +2,8 @@
 //! between the link ends in the area, kept current as the area is edited
 //! (only the entries an edit can change are searched again).
 
+use std::sync::OnceLock;
+
 use bevy_math::DVec2;
 
 use super::{LinkId, Side};
@@ -59,10 +61,30 @@ impl core::ops::AddAssign for TableWork {
 
 /// The distances and paths between every two link ends of one area, for
 /// one radius.
+///
+/// An edit may leave marked pairs for later ([`EndTable::sync`] with
+/// `defer`): the table is then *pending*, and [`EndTable::settle`] searches
+/// them (once, for every clone sharing the table) before a query reads it.
 #[derive(Clone)]
 pub(super) struct EndTable {
     pub mesh: NavMesh,
     pub ends: Vec<End>,
+    /// The entries as of the last search (marked pairs stale while
+    /// pending).
+    entries: Entries,
+    /// The pairs to search again (`i < j`): scratch, or while pending the
+    /// pairs marked and not yet searched.
+    dirty: Vec<bool>,
+    /// Whether marked pairs wait for a search.
+    pending: bool,
+    /// While pending: the entries with every marked pair searched, once a
+    /// query needed them.
+    settled: OnceLock<Entries>,
+}
+
+/// A table's entries.
+#[derive(Clone, Default)]
+struct Entries {
     /// `dist[i * n + j]`: the length of the shortest path between ends `i`
     /// and `j` (symmetric), infinite where none exists.
     dist: Vec<f64>,
@@ -70,8 +92,6 @@ pub(super) struct EndTable {
     paths: Vec<Vec<DVec2>>,
     /// `boxes[i * n + j]` for `i < j`: the bounding box of that path.
     boxes: Vec<[DVec2; 2]>,
-    /// Scratch: the pairs to search again (`i < j`).
-    dirty: Vec<bool>,
 }
 
 /// Whether an agent may stand at `p`, arrive there and leave from there in
@@ -113,27 +133,90 @@ impl EndTable {
         EndTable {
             mesh,
             ends: Vec::new(),
-            dist: Vec::new(),
-            paths: Vec::new(),
-            boxes: Vec::new(),
+            entries: Entries::default(),
             dirty: Vec::new(),
+            pending: false,
+            settled: OnceLock::new(),
         }
+    }
+
+    /// The entries queries read: the settled ones while pending.
+    ///
+    /// # Panics
+    ///
+    /// If the table is pending and was not settled (the atlas settles its
+    /// tables before every query).
+    #[inline]
+    fn read(&self) -> &Entries {
+        if self.pending {
+            self.settled
+                .get()
+                .expect("a pending table is settled before it is read")
+        } else {
+            &self.entries
+        }
+    }
+
+    /// Whether marked pairs wait for a search ([`EndTable::settle`]).
+    pub fn pending(&self) -> bool {
+        self.pending && self.settled.get().is_none()
+    }
+
+    /// Searches the pairs an edit marked and left for later, once for every
+    /// clone sharing this table (the first to call waits for the search,
+    /// the others for its result). Nothing to do unless pending.
+    pub fn settle(&self, planner: &mut Planner) -> TableWork {
+        let mut work = TableWork::default();
+        if self.pending {
+            self.settled.get_or_init(|| {
+                let mut entries = self.entries.clone();
+                let mut dirty = self.dirty.clone();
+                work = search_dirty(&self.mesh, &self.ends, &mut entries, &mut dirty, planner);
+                entries
+            });
+        }
+        work
+    }
+
+    /// Takes the settled entries in, if a query settled the table; else
+    /// (still pending) searches the marked pairs now when `now`.
+    fn adopt(&mut self, now: bool, planner: &mut Planner) -> TableWork {
+        let mut work = TableWork::default();
+        if !self.pending {
+            return work;
+        }
+        if let Some(entries) = self.settled.take() {
+            self.entries = entries;
+            self.dirty.fill(false);
+            self.pending = false;
+        } else if now {
+            work = search_dirty(
+                &self.mesh,
+                &self.ends,
+                &mut self.entries,
+                &mut self.dirty,
+                planner,
+            );
+            self.pending = false;
+        }
+        work
     }
 
     /// The length of the shortest path between ends `i` and `j`.
     #[inline]
     pub fn dist(&self, i: usize, j: usize) -> f64 {
-        self.dist[i * self.ends.len() + j]
+        self.read().dist[i * self.ends.len() + j]
     }
 
     /// The shortest path from end `i` to end `j`, appended to `out`
     /// without its first point.
     pub fn extend_path(&self, i: usize, j: usize, out: &mut Vec<DVec2>) {
         let n = self.ends.len();
+        let paths = &self.read().paths;
         if i < j {
-            out.extend_from_slice(&self.paths[i * n + j][1..]);
+            out.extend_from_slice(&paths[i * n + j][1..]);
         } else {
-            let path = &self.paths[j * n + i];
+            let path = &paths[j * n + i];
             out.extend(path.iter().rev().skip(1));
         }
     }
@@ -145,6 +228,7 @@ impl EndTable {
         wanted: &[(LinkId, Side, DVec2)],
         planner: &mut Planner,
     ) -> TableWork {
+        let mut work = self.adopt(true, planner);
         let old_n = self.ends.len();
         let index = |ends: &[End], &(link, side, point): &(LinkId, Side, DVec2)| {
             ends.iter()
@@ -161,15 +245,15 @@ impl EndTable {
         for i in 0..n {
             for j in i + 1..n {
                 if let (Some(a), Some(b)) = (kept[i], kept[j]) {
-                    dist[i * n + j] = self.dist[a * old_n + b];
+                    dist[i * n + j] = self.entries.dist[a * old_n + b];
                     dist[j * n + i] = dist[i * n + j];
                     let (lo, hi) = (a.min(b), a.max(b));
-                    let mut path = core::mem::take(&mut self.paths[lo * old_n + hi]);
+                    let mut path = core::mem::take(&mut self.entries.paths[lo * old_n + hi]);
                     if a > b {
                         path.reverse();
                     }
                     paths[i * n + j] = path;
-                    boxes[i * n + j] = self.boxes[lo * old_n + hi];
+                    boxes[i * n + j] = self.entries.boxes[lo * old_n + hi];
                 }
             }
         }
@@ -190,9 +274,7 @@ impl EndTable {
             })
             .collect();
         self.ends = ends;
-        self.dist = dist;
-        self.paths = paths;
-        self.boxes = boxes;
+        self.entries = Entries { dist, paths, boxes };
         self.dirty.clear();
         self.dirty.resize(n * n, false);
         for (i, k) in kept.iter().enumerate() {
@@ -200,7 +282,8 @@ impl EndTable {
                 self.mark_row(i);
             }
         }
-        self.search_dirty(planner)
+        work += self.search_dirty(planner);
+        work
     }
 
     /// Marks every pair of end `i` with another valid end.
@@ -218,9 +301,9 @@ impl EndTable {
         let n = self.ends.len();
         for j in 0..n {
             if j != i {
-                self.dist[i * n + j] = f64::INFINITY;
-                self.dist[j * n + i] = f64::INFINITY;
-                self.paths[i.min(j) * n + i.max(j)].clear();
+                self.entries.dist[i * n + j] = f64::INFINITY;
+                self.entries.dist[j * n + i] = f64::INFINITY;
+                self.entries.paths[i.min(j) * n + i.max(j)].clear();
                 self.dirty[i.min(j) * n + i.max(j)] = false;
             }
         }
@@ -228,17 +311,23 @@ impl EndTable {
 
     /// Brings the mesh and the table up to date with `grid`, edited by
     /// `edits` since the table last saw it (or `None`: replaced, every
-    /// entry searched again).
+    /// entry searched again). With `defer`, the pairs the edits may change
+    /// are marked and left for [`EndTable::settle`] (with those an earlier
+    /// edit left, unless a query settled them meanwhile); `changed` then
+    /// counts them as changed.
     pub fn sync(
         &mut self,
         grid: &Grid,
         edits: Option<&[GridEdit]>,
         planner: &mut Planner,
+        defer: bool,
     ) -> TableWork {
-        let mut work = TableWork::default();
+        let mut work = self.adopt(edits.is_none(), planner);
         let n = self.ends.len();
-        self.dirty.clear();
-        self.dirty.resize(n * n, false);
+        if !self.pending {
+            self.dirty.clear();
+            self.dirty.resize(n * n, false);
+        }
         let Some(edits) = edits else {
             self.mesh = if self.mesh.radius() > 0.0 {
                 NavMesh::with_radius(grid, self.mesh.radius()).expect("a radius the mesh had")
@@ -316,11 +405,11 @@ impl EndTable {
                 if !self.ends[j].valid || self.dirty[i * n + j] {
                     continue;
                 }
-                let d = self.dist[i * n + j];
-                let path = &self.paths[i * n + j];
+                let d = self.entries.dist[i * n + j];
+                let path = &self.entries.paths[i * n + j];
                 let same_region =
                     self.ends[i].region.is_some() && self.ends[i].region == self.ends[j].region;
-                let [low, high] = self.boxes[i * n + j];
+                let [low, high] = self.entries.boxes[i * n + j];
                 for (k, e) in edits.iter().enumerate() {
                     let (lo, hi) = rects[k];
                     let blocks = matches!(e.kind, EditKind::Blocked | EditKind::Mixed);
@@ -358,7 +447,15 @@ impl EndTable {
         if !maybe.is_empty() {
             self.check_freed(edits, &maybe, point, planner, &mut work);
         }
-        work += self.search_dirty(planner);
+        if defer {
+            let marked = self.dirty.iter().filter(|&&d| d).count() as u64;
+            self.pending = marked > 0;
+            self.settled = OnceLock::new();
+            work.entries += marked;
+            work.changed += marked;
+        } else {
+            work += self.search_dirty(planner);
+        }
         work
     }
 
@@ -405,7 +502,7 @@ impl EndTable {
             let changed = match &through[k] {
                 Some(g) => {
                     let diagonal = (edits[k].rect.max - edits[k].rect.min).as_dvec2().length();
-                    g[i] + g[j] - diagonal - 1e-9 < self.dist[i * n + j]
+                    g[i] + g[j] - diagonal - 1e-9 < self.entries.dist[i * n + j]
                 }
                 None => true,
             };
@@ -419,12 +516,33 @@ impl EndTable {
     /// end with the most marked pairs towards its partners, until none is
     /// left.
     fn search_dirty(&mut self, planner: &mut Planner) -> TableWork {
-        let n = self.ends.len();
+        search_dirty(
+            &self.mesh,
+            &self.ends,
+            &mut self.entries,
+            &mut self.dirty,
+            planner,
+        )
+    }
+}
+
+/// Searches every marked pair of `dirty` again (and unmarks it), into
+/// `entries`: one one-to-many search from the end with the most marked
+/// pairs towards its partners, until none is left.
+fn search_dirty(
+    mesh: &NavMesh,
+    ends: &[End],
+    entries: &mut Entries,
+    dirty: &mut [bool],
+    planner: &mut Planner,
+) -> TableWork {
+    {
+        let n = ends.len();
         let mut work = TableWork::default();
         let mut count = vec![0_u32; n];
         for i in 0..n {
             for j in i + 1..n {
-                if self.dirty[i * n + j] {
+                if dirty[i * n + j] {
                     count[i] += 1;
                     count[j] += 1;
                 }
@@ -443,26 +561,20 @@ impl EndTable {
             partners.clear();
             for (j, c) in count.iter_mut().enumerate() {
                 let k = source.min(j) * n + source.max(j);
-                if j != source && self.dirty[k] {
-                    self.dirty[k] = false;
+                if j != source && dirty[k] {
+                    dirty[k] = false;
                     *c -= 1;
                     partners.push(j);
-                    starts.push(self.ends[j].point);
+                    starts.push(ends[j].point);
                 }
             }
             count[source] = 0;
-            planner.plan_many_on_mesh(
-                &self.mesh,
-                &starts,
-                self.ends[source].point,
-                &options,
-                &mut answers,
-            );
+            planner.plan_many_on_mesh(mesh, &starts, ends[source].point, &options, &mut answers);
             work.searches += 1;
             work.entries += partners.len() as u64;
             for (&j, answer) in partners.iter().zip(answers.drain(..)) {
                 let (lo, hi) = (source.min(j), source.max(j));
-                let path = &mut self.paths[lo * n + hi];
+                let path = &mut entries.paths[lo * n + hi];
                 path.clear();
                 let mut d = f64::INFINITY;
                 if let Ok(found) = answer
@@ -475,17 +587,17 @@ impl EndTable {
                     if j > source {
                         path.reverse();
                     }
-                    self.boxes[lo * n + hi] = path
+                    entries.boxes[lo * n + hi] = path
                         .iter()
                         .fold([DVec2::INFINITY, DVec2::NEG_INFINITY], |[lo, hi], &p| {
                             [lo.min(p), hi.max(p)]
                         });
                 }
-                if self.dist[source * n + j].to_bits() != d.to_bits() {
+                if entries.dist[source * n + j].to_bits() != d.to_bits() {
                     work.changed += 1;
                 }
-                self.dist[source * n + j] = d;
-                self.dist[j * n + source] = d;
+                entries.dist[source * n + j] = d;
+                entries.dist[j * n + source] = d;
             }
         }
         work

@@ -202,6 +202,9 @@ impl Atlas {
             task.version = self.version;
             task.state = State::Fresh;
         }
+        // Entries an edit left for later are searched before any is read
+        // (a no-op but right after a change, when the task starts over).
+        self.settle(planner);
         let query = task.query;
         loop {
             match &mut task.state {

@@ -9,6 +9,8 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use bevy_anyangle::atlas::{AreaId, Atlas, Link, LinkId, Place, Route, RouteQuery, RouteTask};
 use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::prelude::*;
@@ -596,4 +598,64 @@ fn a_path_that_would_squeeze_through_a_corner_after_an_edit_is_searched_again() 
         (after.length - (10.0 + 8.0_f64.sqrt())).abs() < 1e-9,
         "{after:?}"
     );
+}
+
+#[test]
+fn routes_that_read_shared_goal_legs_are_as_short_as_their_own() {
+    let mut rng = Rng::new(0x60a1);
+    let mut checked = 0;
+    for _ in 0..30 {
+        let mut atlas = Atlas::new();
+        atlas.serve_radius(RADIUS).unwrap();
+        let grids: Vec<Grid> = (0..rng.range(2, 5))
+            .map(|_| random_grid(&mut rng, 18).grid)
+            .collect();
+        let ids: Vec<AreaId> = grids.iter().map(|g| atlas.add_area(g.clone())).collect();
+        for _ in 0..rng.range(2, 4 * ids.len() as i64) {
+            atlas.add_link(random_link(&mut rng, &ids, &grids)).unwrap();
+        }
+        let areas: Vec<RefArea> = grids.iter().map(RefArea::new).collect();
+        let mut planner = Planner::new();
+        // One goal and its legs; many queries to it, each on its own and
+        // reading the legs (sliced, on a planner that ran other searches).
+        let goal = random_query(&mut rng, &ids, &areas);
+        for radius in [0.0, RADIUS] {
+            let legs = Arc::new(atlas.goal_legs(&mut planner, goal.to, radius).unwrap());
+            for _ in 0..8 {
+                let from = random_query(&mut rng, &ids, &areas).from;
+                let query = RouteQuery::new(from, goal.to)
+                    .with_radius(radius)
+                    .with_profiles(goal.profiles);
+                let alone = atlas.find(&mut planner, &query);
+                let mut task = RouteTask::new(query).with_goal_legs(Arc::clone(&legs));
+                let shared = loop {
+                    if let Some(answer) = atlas.step(&mut planner, &mut task, 40) {
+                        break answer;
+                    }
+                };
+                match (&alone, &shared) {
+                    (Ok(a), Ok(b)) => {
+                        assert!(close(a.length, b.length), "{a:?}\n{b:?}");
+                        assert_eq!(a.kind, b.kind);
+                        assert_eq!(a.end(), b.end());
+                    }
+                    (a, b) => assert_eq!(a, b),
+                }
+                checked += 1;
+            }
+        }
+        // Legs of an older atlas are not read: still the right answer.
+        let legs = Arc::new(atlas.goal_legs(&mut planner, goal.to, 0.0).unwrap());
+        random_edit(&mut rng, &mut atlas, &ids);
+        let query = RouteQuery::new(random_query(&mut rng, &ids, &areas).from, goal.to);
+        let mut task = RouteTask::new(query).with_goal_legs(legs);
+        let shared = loop {
+            if let Some(answer) = atlas.step(&mut planner, &mut task, u64::MAX) {
+                break answer;
+            }
+        };
+        let alone = atlas.find(&mut planner, &query);
+        assert_eq!(alone.map(|r| r.length), shared.map(|r| r.length));
+    }
+    assert!(checked >= 400, "{checked}");
 }

@@ -905,3 +905,73 @@ fn an_agent_walled_in_by_an_edit_walks_out_and_on() {
     assert!(out.is_some_and(|f| f <= 70), "out after {out:?} frames");
     assert!(place(&app, agent).distance(Vec2::new(27.5, 1.5)) < 0.02);
 }
+
+/// Runs `agents` (start floor, start, goal floor, goal) to completion on
+/// three floors joined by stairs, with shared searches on or off; returns
+/// each agent's path length and the shared searches run.
+fn crowd_lengths(shared: bool, agents: &[(usize, Vec2, usize, Vec2)]) -> (Vec<f32>, u64) {
+    let mut app = app(1);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .shared_searches = shared;
+    let picture = "..........\n.########.\n..........\n.########.\n..........";
+    let floors: Vec<Entity> = (0..3)
+        .map(|i| app.world_mut().spawn(area(picture, i as f32 * 20.0)).id())
+        .collect();
+    for f in 0..2 {
+        for y in [0.5, 4.5] {
+            app.world_mut().spawn(
+                NavLink::new(
+                    LinkEnd::new(floors[f], Vec2::new(9.5, y)),
+                    LinkEnd::new(floors[f + 1], Vec2::new(20.5, y)),
+                )
+                .with_cost(1.0 + y),
+            );
+        }
+    }
+    let ids: Vec<Entity> = agents
+        .iter()
+        .map(|&(f, p, g, q)| {
+            app.world_mut()
+                .spawn((
+                    NavPosition(p + Vec2::new(20.0 * f as f32, 0.0)),
+                    OnArea(floors[f]),
+                    PathRequest::to(q + Vec2::new(20.0 * g as f32, 0.0)),
+                    GoalArea(floors[g]),
+                ))
+                .id()
+        })
+        .collect();
+    assert!(run_until(&mut app, 3000, |w| ids
+        .iter()
+        .all(|&e| w.get::<PathStatus>(e).unwrap().has_path())));
+    let w = app.world();
+    let lengths = ids
+        .iter()
+        .map(|&e| w.get::<NavPath>(e).unwrap().length)
+        .collect();
+    (
+        lengths,
+        w.resource::<PathfindingDiagnostics>().shared_searches,
+    )
+}
+
+#[test]
+fn agents_heading_for_one_goal_across_floors_share_a_search_and_get_their_own_lengths() {
+    let mut rng = Lcg(11);
+    let goal = Vec2::new(8.5, 2.5);
+    let agents: Vec<(usize, Vec2, usize, Vec2)> = (0..40)
+        .map(|_| {
+            let row = [0.5, 2.5, 4.5][rng.below(3) as usize];
+            let p = Vec2::new(rng.below(10) as f32 + 0.5, row);
+            (rng.below(3) as usize, p, 2, goal)
+        })
+        .collect();
+    let (alone, none) = crowd_lengths(false, &agents);
+    let (together, shared) = crowd_lengths(true, &agents);
+    assert_eq!(none, 0);
+    assert!(shared >= 1, "one search shared");
+    for (a, b) in alone.iter().zip(&together) {
+        assert!((a - b).abs() <= 1e-4 * a.max(1.0), "{a} vs {b}");
+    }
+}

@@ -85,7 +85,7 @@ use thiserror::Error;
 
 pub use route::{Crossing, Leg, Route, RouteQuery};
 pub use table::TableWork;
-pub use task::RouteTask;
+pub use task::{GoalLegs, RouteTask};
 
 use crate::clearance::{Clearance, ClearanceError};
 use crate::grid::{Grid, GridEditor, GridError};

@@ -50,6 +50,8 @@ pub struct RouteTask {
     /// The atlas version the work so far was done on.
     version: u64,
     state: State,
+    /// The legs to the goal, searched for many queries at once.
+    goal_legs: Option<Arc<GoalLegs>>,
 }
 
 impl RouteTask {
@@ -60,6 +62,20 @@ impl RouteTask {
             query,
             version: u64::MAX,
             state: State::Fresh,
+            goal_legs: None,
+        }
+    }
+
+    /// This task, reading the legs to its goal from `legs` (see
+    /// [`Atlas::goal_legs`]) instead of searching them: a route as short as
+    /// without them (the same route, but where two are equally short), for
+    /// less work. Legs of another goal, radius class or atlas version are
+    /// not read.
+    #[must_use]
+    pub fn with_goal_legs(self, legs: Arc<GoalLegs>) -> Self {
+        RouteTask {
+            goal_legs: Some(legs),
+            ..self
         }
     }
 
@@ -67,6 +83,28 @@ impl RouteTask {
     #[must_use]
     pub fn query(&self) -> &RouteQuery {
         &self.query
+    }
+}
+
+/// The legs from every link end of one area to one goal on it, for agents
+/// of one served radius: one search from the goal answers them all, and
+/// every route query to that goal may read them
+/// ([`RouteTask::with_goal_legs`]). Made by [`Atlas::goal_legs`].
+pub struct GoalLegs {
+    /// The atlas version they were searched on.
+    version: u64,
+    goal: Place,
+    /// The served radius's index.
+    k: usize,
+    legs: Arc<Legs>,
+}
+
+impl core::fmt::Debug for GoalLegs {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GoalLegs")
+            .field("goal", &self.goal)
+            .field("ends", &self.legs.bound.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -95,7 +133,8 @@ struct Lazy {
     setup: Setup,
     rows: Arc<Rows>,
     start: Legs,
-    end: Legs,
+    /// (Shared with other queries when read from [`GoalLegs`].)
+    end: Arc<Legs>,
     /// The straight leg in one area: its bound, whether it is known, its
     /// path.
     direct: (f64, bool, Vec<DVec2>),
@@ -209,7 +248,10 @@ impl Atlas {
         loop {
             match &mut task.state {
                 State::Fresh => match self.setup(planner, &query) {
-                    Ok(setup) => task.state = State::Lazy(Box::new(self.lazy(&query, setup))),
+                    Ok(setup) => {
+                        let legs = task.goal_legs.as_deref();
+                        task.state = State::Lazy(Box::new(self.lazy(&query, setup, legs)));
+                    }
                     Err(error) => return Some(Err(error)),
                 },
                 State::Lazy(lazy) => match self.lazy_step(planner, &query, lazy, max_expansions) {
@@ -269,7 +311,7 @@ impl Atlas {
     /// The one-leg-at-a-time search of `query`, not begun: every leg's
     /// bound a straight line (infinite to an end the agent cannot stand at,
     /// or in another region of the grid than the start or goal).
-    fn lazy(&self, query: &RouteQuery, setup: Setup) -> Lazy {
+    fn lazy(&self, query: &RouteQuery, setup: Setup, shared: Option<&GoalLegs>) -> Lazy {
         let (a, b) = (query.from.area.index(), query.to.area.index());
         let (first, last) = (
             &self.areas[a].tables[setup.k],
@@ -291,9 +333,18 @@ impl Atlas {
         let start = legs(first, &|e| {
             straight(from, e.point, e.valid && e.region() == start_region)
         });
-        let end = legs(last, &|e| {
-            straight(e.point, goal, e.valid && e.region() == goal_region)
-        });
+        let end = match shared {
+            Some(shared)
+                if shared.version == self.version
+                    && shared.goal == Place::new(query.to.area, goal)
+                    && shared.k == setup.k =>
+            {
+                Arc::clone(&shared.legs)
+            }
+            _ => Arc::new(legs(last, &|e| {
+                straight(e.point, goal, e.valid && e.region() == goal_region)
+            })),
+        };
         let same = a == b && start_region == goal_region;
         let direct = (straight(from, goal, same), !same, Vec::new());
         // Before its row is read, an end's bound leaves the table out.
@@ -315,6 +366,72 @@ impl Atlas {
             searches: 0,
             pending: None,
         }
+    }
+
+    /// The legs from every link end of `goal`'s area to `goal`, for
+    /// agents of radius `radius`: one search from the goal, to be shared by
+    /// the route queries of many agents heading there
+    /// ([`RouteTask::with_goal_legs`]), for as long as the atlas does not
+    /// change.
+    ///
+    /// # Errors
+    ///
+    /// [`AtlasError::UnknownArea`], [`AtlasError::RadiusNotServed`], or
+    /// [`AtlasError::Plan`] for a goal that is not a finite point.
+    pub fn goal_legs(
+        &self,
+        planner: &mut Planner,
+        goal: Place,
+        radius: f64,
+    ) -> Result<GoalLegs, AtlasError> {
+        self.settle(planner);
+        let k = self
+            .class_of(radius)
+            .filter(|_| radius >= 0.0)
+            .ok_or(AtlasError::RadiusNotServed(radius))?;
+        let last = self
+            .areas
+            .get(goal.area.index())
+            .map(|a| &a.tables[k])
+            .ok_or(AtlasError::UnknownArea(goal.area))?;
+        if !goal.point.is_finite() {
+            return Err(PlanError::NonFinite(Role::Goal).into());
+        }
+        let point = goal.point + DVec2::ZERO;
+        let region = crate::endpoint::Endpoint::resolve(last.mesh.grid(), point).map(|e| e.region);
+        let n = last.ends.len();
+        let mut legs = Legs {
+            bound: vec![f64::INFINITY; n],
+            known: vec![false; n],
+            paths: vec![Vec::new(); n],
+        };
+        let todo: Vec<usize> = (0..n)
+            .filter(|&j| last.ends[j].valid && last.ends[j].region() == region)
+            .collect();
+        let points: Vec<DVec2> = todo.iter().map(|&j| last.ends[j].point).collect();
+        let mut answers = Vec::new();
+        whole_or_sliced(
+            planner,
+            &last.mesh,
+            (&points, point),
+            (true, u64::MAX),
+            &mut answers,
+        );
+        for (&j, answer) in todo.iter().zip(answers) {
+            let (d, path) = match answer {
+                Ok(path) if path.kind == PathKind::Found => (path.length, path.waypoints),
+                _ => (f64::INFINITY, Vec::new()),
+            };
+            legs.bound[j] = d;
+            legs.known[j] = true;
+            legs.paths[j] = path;
+        }
+        Ok(GoalLegs {
+            version: self.version,
+            goal: Place::new(goal.area, point),
+            k,
+            legs: Arc::new(legs),
+        })
     }
 
     /// One slice of the one-leg-at-a-time search: the least of `d(start,
@@ -369,7 +486,7 @@ impl Atlas {
                         else {
                             return Progress::Paused;
                         };
-                        lazy.end.learn(last, *j, d, path);
+                        Arc::make_mut(&mut lazy.end).learn(last, *j, d, path);
                     }
                     Pending::Direct(begun) => {
                         let Some((d, path)) = single(planner, &first.mesh, from, goal, begun)
@@ -400,7 +517,7 @@ impl Atlas {
                         let legs = if *start {
                             &mut lazy.start
                         } else {
-                            &mut lazy.end
+                            Arc::make_mut(&mut lazy.end)
                         };
                         for (&i, answer) in todo.iter().zip(answers) {
                             let (d, mut path) = match answer {
@@ -475,7 +592,7 @@ impl Atlas {
                 let (legs, table) = if start {
                     (&lazy.start, first)
                 } else {
-                    (&lazy.end, last)
+                    (&*lazy.end, last)
                 };
                 let todo: Vec<usize> = (0..legs.bound.len())
                     .filter(|&i| !legs.known[i] && legs.bound[i].is_finite())

@@ -11,13 +11,12 @@ use bevy_math::{DVec2, Vec2};
 use core::time::Duration;
 
 use super::mesh_share::MeshShare;
-use crate::atlas::{Atlas, AtlasError, Route, RouteTask};
+use super::route::{RouteAnswer, RouteWork};
 use crate::grid::Grid;
 use crate::mesh::NavMesh;
 use crate::plugin::world::{Fit, ViewKey};
 use crate::search::{
-    Algorithm, Path, PathKind, PathQuery, PlanError, PlanOptions, Planner, SearchSpace,
-    SearchStats, SearchTrace, Step,
+    Algorithm, Path, PathQuery, PlanError, PlanOptions, Planner, SearchSpace, SearchTrace, Step,
 };
 use crate::terrain::{Profile, TerrainMap};
 
@@ -61,59 +60,6 @@ pub(crate) struct Job {
     /// For a route across areas: the search to run instead of one on
     /// `grid` (the fields above then only name the agent and its ticket).
     pub route: Option<Box<RouteWork>>,
-}
-
-/// A route search across areas and links, run a slice at a time like any
-/// search (see [`floors`](crate::plugin::floors)).
-pub(crate) struct RouteWork {
-    /// The areas and links as they were when the search was sent.
-    pub atlas: Arc<Atlas>,
-    pub task: RouteTask,
-    /// Its answer, once it ran.
-    pub answer: Option<Result<Route, AtlasError>>,
-}
-
-/// What a route search sends back.
-pub(crate) struct RouteAnswer {
-    /// [`Atlas::version`] of the areas and links it searched.
-    pub atlas_version: u64,
-    /// `None`: it did not run (cancelled).
-    pub answer: Option<Result<Route, AtlasError>>,
-}
-
-/// Expansions a route search runs between two looks at its cancel flag on a
-/// search thread.
-const ROUTE_CHUNK: u64 = 4096;
-
-impl RouteWork {
-    /// Runs the search for at most `slice` more expansions (`None`: to the
-    /// end), stopping early if `cancel` is raised.
-    fn run(&mut self, planner: &mut Planner, cancel: &AtomicBool, slice: Option<u64>) -> Step {
-        let left = slice.map_or(u64::MAX, |n| n.max(1));
-        let chunk = left.min(ROUTE_CHUNK);
-        let mut spent = 0;
-        loop {
-            if cancel.load(Ordering::Relaxed) {
-                return Step::Done(Err(PlanError::Cancelled));
-            }
-            if let Some(answer) = self.atlas.step(planner, &mut self.task, chunk) {
-                self.answer = Some(answer);
-                // (The answer travels in `self.answer`.)
-                return Step::Done(Ok(Path {
-                    waypoints: Vec::new(),
-                    length: 0.0,
-                    cost: 0.0,
-                    kind: PathKind::Found,
-                    start_moved_from: None,
-                    stats: SearchStats::default(),
-                }));
-            }
-            spent += chunk;
-            if spent >= left {
-                return Step::Paused;
-            }
-        }
-    }
 }
 
 /// The agents a group job answers besides its own one (the first member),
@@ -192,6 +138,9 @@ pub(crate) fn on_shared_mesh(key: ViewKey, algorithm: Algorithm, costed: bool) -
 impl Job {
     /// Whether no agent wants this plan any more.
     pub(crate) fn cancelled(&self) -> bool {
+        if let Some(route) = &self.route {
+            return route.cancelled(&self.cancel);
+        }
         self.cancel.load(Ordering::Relaxed)
             && self
                 .group
@@ -202,6 +151,7 @@ impl Job {
     /// How many agents this job answers (one outcome each).
     pub(crate) fn members(&self) -> usize {
         1 + self.group.as_ref().map_or(0, |g| g.rest.len())
+            + self.route.as_ref().map_or(0, |r| r.others())
     }
 
     /// Runs this job's search on `planner` for at most `slice` more
@@ -338,12 +288,17 @@ impl Job {
         let (layout_id, grid_version, sent_version) =
             (self.layout_id, self.searched_version, self.grid_version);
         let (key, algorithm, goal) = (self.key, self.algorithm, self.goal);
-        let route = self.route.map(|work| {
-            Box::new(RouteAnswer {
-                atlas_version: work.atlas.version(),
-                answer: work.answer,
-            })
-        });
+        let (route, route_rest) = match self.route {
+            Some(mut work) => {
+                let rest = work.take_rest();
+                let own = Box::new(RouteAnswer {
+                    atlas_version: work.atlas.version(),
+                    answer: work.answer,
+                });
+                (Some(own), rest)
+            }
+            None => (None, Vec::new()),
+        };
         let outcome = move |entity, ticket, start, result| Outcome {
             entity,
             ticket,
@@ -375,7 +330,21 @@ impl Job {
                 outcome(m.entity, m.ticket, m.start, answer.filter(|_| wanted))
             })
         });
-        core::iter::once(first).chain(rest.into_iter().flatten())
+        // A route group's others: their routes beside a placeholder.
+        let start = self.start;
+        let route_rest = route_rest.into_iter().map(move |(entity, ticket, route)| {
+            let result = route
+                .as_ref()
+                .is_some_and(|r| r.answer.is_some())
+                .then(|| Ok(super::route::placeholder()));
+            Outcome {
+                route,
+                ..outcome(entity, ticket, start, result)
+            }
+        });
+        core::iter::once(first)
+            .chain(rest.into_iter().flatten())
+            .chain(route_rest)
     }
 }
 

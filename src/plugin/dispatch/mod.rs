@@ -36,6 +36,7 @@ mod job;
 mod main_thread;
 mod mesh_share;
 mod pace;
+mod route;
 mod workers;
 
 use bevy_ecs::prelude::*;
@@ -43,7 +44,8 @@ use bevy_math::Vec2;
 use bevy_platform::time::Instant;
 
 pub(crate) use executor::Searches;
-pub(crate) use job::{Outcome, RouteWork, route_job};
+pub(crate) use job::{Outcome, route_job};
+pub(crate) use route::{RouteGroup, RouteMember, RouteWork};
 
 use crate::plugin::agent::{AgentIndex, CancelOnDrop, PlanBook, PlanState, Priority, fail};
 use crate::plugin::api::{

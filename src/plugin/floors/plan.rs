@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, Vec2};
@@ -11,13 +12,15 @@ use bevy_math::{DVec2, Vec2};
 use super::sync::{Areas, Change};
 use super::{CrossingLink, GoalArea};
 use crate::atlas::{AtlasError, Place, Route, RouteQuery, RouteTask};
+use crate::fast_hash::FastMap;
 use crate::geom::{detour_through_rect, segment_rect_distance};
 use crate::plugin::agent::{CancelOnDrop, Priority};
 use crate::plugin::api::{
     NavPath, PathCrossing, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
     PathfindingSettings, PlanReason,
 };
-use crate::plugin::dispatch::{Outcome, RouteWork, Searches, route_job};
+use crate::plugin::dispatch::{Outcome, RouteGroup, RouteMember, RouteWork, Searches, route_job};
+use crate::plugin::stats::Counters;
 use crate::plugin::world::OnArea;
 use crate::plugin::world::Positions;
 use crate::search::{Algorithm, PlanError};
@@ -355,8 +358,44 @@ type DispatchData = (
     &'static mut NavPath,
 );
 
+/// Agents heading for one goal (one point of one area, one radius class)
+/// that share one job when at least this many wait: the legs to the goal
+/// are searched once for all of them.
+const MIN_GROUP: usize = 8;
+
+/// The most agents one job answers.
+const MAX_GROUP: usize = 4096;
+
+/// An agent whose route search is about to be sent.
+struct Ready {
+    entity: Entity,
+    ticket: u64,
+    query: RouteQuery,
+    cancel: Arc<AtomicBool>,
+}
+
+/// Agents about to be sent, by goal.
+struct Bucket {
+    goal: Vec2,
+    /// The fewest members that share a job.
+    min_group: usize,
+    members: Vec<Ready>,
+}
+
+impl Bucket {
+    /// The jobs this bucket makes.
+    fn jobs(&self) -> usize {
+        if self.members.len() >= self.min_group {
+            1
+        } else {
+            self.members.len()
+        }
+    }
+}
+
 /// Sends waiting agents' route searches, most urgent first, as far as the
-/// pacing allows.
+/// pacing allows; agents heading for one goal share a job (see
+/// [`MIN_GROUP`]).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 #[expect(clippy::too_many_arguments, reason = "system parameters")]
 pub(crate) fn dispatch_routes(
@@ -367,14 +406,23 @@ pub(crate) fn dispatch_routes(
     mut agents: Query<DispatchData>,
     targets: Query<&OnArea>,
     positions: Positions,
+    mut counters: ResMut<Counters>,
     mut commands: Commands,
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
+    let min_group = if settings.shared_searches {
+        MIN_GROUP
+    } else {
+        usize::MAX
+    };
+    let mut buckets: Vec<Bucket> = Vec::new();
+    let mut by_goal: FastMap<(u32, u64, u64, u64), usize> = FastMap::default();
     for priority in Priority::ALL {
-        while searches.has_room(priority, cap, 0) {
+        let mut held = 0;
+        while searches.has_room(priority, cap, held) {
             let Some((entity, ticket)) = queue.lines[priority as usize].pop_front() else {
                 break;
             };
@@ -420,16 +468,97 @@ pub(crate) fn dispatch_routes(
             if !status.has_path() {
                 status.set_if_neq(PathStatus::Computing);
             }
-            let work = RouteWork {
-                atlas: areas.snapshot(),
-                task: RouteTask::new(query),
-                answer: None,
+            let to = query.to;
+            let key = (
+                to.area.index() as u32,
+                to.point.x.to_bits(),
+                to.point.y.to_bits(),
+                query.radius.to_bits(),
+            );
+            let b = match by_goal.get(&key) {
+                Some(&b) if buckets[b].members.len() < MAX_GROUP => b,
+                _ => {
+                    by_goal.insert(key, buckets.len());
+                    buckets.push(Bucket {
+                        goal,
+                        min_group,
+                        members: Vec::new(),
+                    });
+                    buckets.len() - 1
+                }
             };
-            let grid = Arc::clone(&areas.placeholder);
-            let job = route_job((entity, ticket, goal), work, grid, flag);
+            counters.0.searches_started += 1;
+            held -= buckets[b].jobs();
+            buckets[b].members.push(Ready {
+                entity,
+                ticket,
+                query,
+                cancel: flag,
+            });
+            held += buckets[b].jobs();
+        }
+        let shared = send(&mut areas, &mut searches, priority, buckets.drain(..));
+        counters.0.shared_searches += shared;
+        by_goal.clear();
+    }
+}
+
+/// Sends the searches of `buckets` with `priority`: a job for each bucket
+/// of at least its `min_group` agents, one for each agent of the others.
+/// Returns the jobs shared by several agents.
+fn send(
+    areas: &mut Areas,
+    searches: &mut Searches,
+    priority: Priority,
+    buckets: impl Iterator<Item = Bucket>,
+) -> u64 {
+    let mut shared = 0;
+    for bucket in buckets {
+        let atlas = areas.snapshot();
+        let grid = || Arc::clone(&areas.placeholder);
+        if bucket.members.len() >= bucket.min_group {
+            shared += 1;
+            let mut members = bucket.members.into_iter();
+            let Some(first) = members.next() else {
+                continue;
+            };
+            let rest: Vec<RouteMember> = members
+                .map(|m| RouteMember {
+                    entity: m.entity,
+                    ticket: m.ticket,
+                    task: RouteTask::new(m.query),
+                    cancel: m.cancel,
+                    answer: None,
+                })
+                .collect();
+            let group = RouteGroup::new(first.query.to, first.query.radius, rest);
+            let work = RouteWork {
+                atlas,
+                task: RouteTask::new(first.query),
+                answer: None,
+                group: Some(Box::new(group)),
+            };
+            let job = route_job(
+                (first.entity, first.ticket, bucket.goal),
+                work,
+                grid(),
+                first.cancel,
+            );
+            searches.send(job, priority);
+            continue;
+        }
+        for m in bucket.members {
+            let work = RouteWork {
+                atlas: Arc::clone(&atlas),
+                task: RouteTask::new(m.query),
+                answer: None,
+                group: None,
+            };
+            let job = route_job((m.entity, m.ticket, bucket.goal), work, grid(), m.cancel);
             searches.send(job, priority);
         }
     }
+    shared
 }
 
 /// Why a route query could not be made.

@@ -14,6 +14,7 @@ use crate::los::line_of_sight;
 use crate::mesh::NavMesh;
 use crate::mesh::locate::on_mesh;
 use crate::search::{FallbackPolicy, PathKind, PlanOptions, Planner};
+use bevy_math::URect;
 
 /// A link end that lies in the area.
 #[derive(Clone, Debug)]
@@ -75,6 +76,9 @@ pub(super) struct EndTable {
     /// The pairs to search again (`i < j`): scratch, or while pending the
     /// pairs marked and not yet searched.
     dirty: Vec<bool>,
+    /// While pending: pairs a freed rectangle may bring closer, to check
+    /// (see `check_freed`) before the marked pairs are searched.
+    freed: Vec<(URect, Vec<(u32, u32)>)>,
     /// Whether marked pairs wait for a search.
     pending: bool,
     /// While pending: the entries with every marked pair searched, once a
@@ -135,6 +139,7 @@ impl EndTable {
             ends: Vec::new(),
             entries: Entries::default(),
             dirty: Vec::new(),
+            freed: Vec::new(),
             pending: false,
             settled: OnceLock::new(),
         }
@@ -171,7 +176,9 @@ impl EndTable {
             self.settled.get_or_init(|| {
                 let mut entries = self.entries.clone();
                 let mut dirty = self.dirty.clone();
-                work = search_dirty(&self.mesh, &self.ends, &mut entries, &mut dirty, planner);
+                let (mesh, ends) = (&self.mesh, &self.ends);
+                work = check_freed(mesh, ends, &entries.dist, &self.freed, &mut dirty, planner);
+                work += search_dirty(mesh, ends, &mut entries, &mut dirty, planner);
                 entries
             });
         }
@@ -188,15 +195,20 @@ impl EndTable {
         if let Some(entries) = self.settled.take() {
             self.entries = entries;
             self.dirty.fill(false);
+            self.freed.clear();
             self.pending = false;
         } else if now {
-            work = search_dirty(
-                &self.mesh,
-                &self.ends,
-                &mut self.entries,
+            let (mesh, ends) = (&self.mesh, &self.ends);
+            let freed = core::mem::take(&mut self.freed);
+            work = check_freed(
+                mesh,
+                ends,
+                &self.entries.dist,
+                &freed,
                 &mut self.dirty,
                 planner,
             );
+            work += search_dirty(mesh, ends, &mut self.entries, &mut self.dirty, planner);
             self.pending = false;
         }
         work
@@ -444,11 +456,36 @@ impl EndTable {
                 }
             }
         }
-        if !maybe.is_empty() {
-            self.check_freed(edits, &maybe, point, planner, &mut work);
+        // Pairs a freed rectangle may bring closer: for a point agent and
+        // cells all freed, checked by a search from the rectangle (left for
+        // later with `defer`); the others marked at once.
+        let mut freed: Vec<(URect, Vec<(u32, u32)>)> = Vec::new();
+        for &(i, j, k) in &maybe {
+            let e = &edits[k];
+            if point && e.kind == EditKind::Freed {
+                match freed.iter_mut().find(|(r, _)| *r == e.rect) {
+                    Some((_, pairs)) => pairs.push((i as u32, j as u32)),
+                    None => freed.push((e.rect, vec![(i as u32, j as u32)])),
+                }
+            } else {
+                self.dirty[i * n + j] = true;
+            }
         }
         if defer {
-            let marked = self.dirty.iter().filter(|&&d| d).count() as u64;
+            self.freed.append(&mut freed);
+        } else {
+            work += check_freed(
+                &self.mesh,
+                &self.ends,
+                &self.entries.dist,
+                &freed,
+                &mut self.dirty,
+                planner,
+            );
+        }
+        if defer {
+            let marked = self.dirty.iter().filter(|&&d| d).count() as u64
+                + self.freed.iter().map(|(_, p)| p.len() as u64).sum::<u64>();
             self.pending = marked > 0;
             self.settled = OnceLock::new();
             work.entries += marked;
@@ -457,59 +494,6 @@ impl EndTable {
             work += self.search_dirty(planner);
         }
         work
-    }
-
-    /// Marks the pairs of `maybe` (ends `i`, `j`, edit `k`) that a way
-    /// through edit `k`'s freed cells may bring closer. For a point agent
-    /// and cells all freed, one search from the rectangle's centre gives
-    /// the exact distance `g` from every end to it: a way through any
-    /// point of the (free, convex) rectangle is at least `g(i) + g(j)`
-    /// less its diagonal, a far better bound than the straight lines'.
-    fn check_freed(
-        &mut self,
-        edits: &[GridEdit],
-        maybe: &[(usize, usize, usize)],
-        point: bool,
-        planner: &mut Planner,
-        work: &mut TableWork,
-    ) {
-        let n = self.ends.len();
-        let mut through: Vec<Option<Vec<f64>>> = vec![None; edits.len()];
-        let options = exact();
-        let mut starts = Vec::new();
-        let mut answers = Vec::new();
-        for (k, e) in edits.iter().enumerate() {
-            if !(point && e.kind == EditKind::Freed && maybe.iter().any(|m| m.2 == k)) {
-                continue;
-            }
-            let centre = (e.rect.min + e.rect.max).as_dvec2() / 2.0;
-            starts.clear();
-            starts.extend(self.ends.iter().map(|e| e.point));
-            planner.plan_many_on_mesh(&self.mesh, &starts, centre, &options, &mut answers);
-            work.searches += 1;
-            through[k] = Some(
-                answers
-                    .iter()
-                    .zip(&self.ends)
-                    .map(|(answer, end)| match answer {
-                        Ok(path) if end.valid && path.kind == PathKind::Found => path.length,
-                        _ => f64::INFINITY,
-                    })
-                    .collect(),
-            );
-        }
-        for &(i, j, k) in maybe {
-            let changed = match &through[k] {
-                Some(g) => {
-                    let diagonal = (edits[k].rect.max - edits[k].rect.min).as_dvec2().length();
-                    g[i] + g[j] - diagonal - 1e-9 < self.entries.dist[i * n + j]
-                }
-                None => true,
-            };
-            if changed {
-                self.dirty[i * n + j] = true;
-            }
-        }
     }
 
     /// Searches every marked pair again: one one-to-many search from the
@@ -524,6 +508,49 @@ impl EndTable {
             planner,
         )
     }
+}
+
+/// Marks in `dirty` the pairs of each `(rect, pairs)` of `freed` that a way
+/// through the freed cells of `rect` may bring closer than `dist` says.
+/// For a point agent's mesh, one search from the rectangle's centre gives
+/// the exact distance `g` from every end to it: a way through any point of
+/// the (free, convex) rectangle is at least `g(i) + g(j)` less its
+/// diagonal, a far better bound than the straight lines'. (A rectangle
+/// blocked again since is no way through: its centre reaches no end.)
+fn check_freed(
+    mesh: &NavMesh,
+    ends: &[End],
+    dist: &[f64],
+    freed: &[(URect, Vec<(u32, u32)>)],
+    dirty: &mut [bool],
+    planner: &mut Planner,
+) -> TableWork {
+    let n = ends.len();
+    let mut work = TableWork::default();
+    let options = exact();
+    let starts: Vec<DVec2> = ends.iter().map(|e| e.point).collect();
+    let mut answers = Vec::new();
+    for (rect, pairs) in freed {
+        let centre = (rect.min + rect.max).as_dvec2() / 2.0;
+        planner.plan_many_on_mesh(mesh, &starts, centre, &options, &mut answers);
+        work.searches += 1;
+        let g: Vec<f64> = answers
+            .iter()
+            .zip(ends)
+            .map(|(answer, end)| match answer {
+                Ok(path) if end.valid && path.kind == PathKind::Found => path.length,
+                _ => f64::INFINITY,
+            })
+            .collect();
+        let diagonal = (rect.max - rect.min).as_dvec2().length();
+        for &(i, j) in pairs {
+            let (i, j) = (i as usize, j as usize);
+            if g[i] + g[j] - diagonal - 1e-9 < dist[i * n + j] {
+                dirty[i * n + j] = true;
+            }
+        }
+    }
+    work
 }
 
 /// Searches every marked pair of `dirty` again (and unmarks it), into

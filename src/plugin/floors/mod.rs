@@ -103,7 +103,16 @@
 //!   no longer holds or a link it crosses no longer admits the agent.
 //!
 //! Routes run on the search threads like any search (or on the main thread
-//! in slices, where there are none).
+//! in slices, where there are none). Agents heading for one goal (one point
+//! of one area, one radius class), at least 8 of them, share one job: the
+//! legs from the goal's area's link ends to the goal are searched once for
+//! all of them ([`Atlas::goal_legs`](crate::atlas::Atlas::goal_legs)), and
+//! each gets a route as short as its own search would give
+//! ([`PathfindingSettings::shared_searches`](crate::plugin::PathfindingSettings::shared_searches)
+//! turns it off). An edit of an area costs the main thread only the marking
+//! of the link-table entries it may change; the search threads search them
+//! again before their next route (see
+//! [`Atlas::edit_area`](crate::atlas::Atlas::edit_area)).
 //!
 //! # What holds across areas
 //!

@@ -50,13 +50,18 @@
 //!   relative, kind, moved start; or the same error): the tables kept up to
 //!   date through edits are the tables built from scratch;
 //! - a clone taken before later changes answers at the end as the atlas did
-//!   when the clone was taken.
+//!   when the clone was taken;
+//! - a query that reads the legs to its goal searched once for many
+//!   ([`Atlas::goal_legs`](bevy_anyangle::atlas::Atlas::goal_legs)) answers
+//!   as it does alone.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use bevy_anyangle::atlas::{AreaId, Atlas, AtlasError, Link, LinkId, Place, Route, RouteQuery};
+use bevy_anyangle::atlas::{
+    AreaId, Atlas, AtlasError, Link, LinkId, Place, Route, RouteQuery, RouteTask,
+};
 use bevy_anyangle::clearance::{ClearanceError, MAX_RADIUS};
 use bevy_anyangle::grid::Grid;
 use bevy_anyangle::los::line_of_sight;
@@ -843,6 +848,23 @@ impl World {
                 "{q:?}: the atlas answers {answer:?}, an atlas built afresh {fresh:?}"
             ))
         );
+        // Reading the legs to its goal, searched once for many queries:
+        // as short.
+        if let Ok(legs) = self.atlas.goal_legs(&mut self.planner, q.to, q.radius) {
+            let mut task = RouteTask::new(q).with_goal_legs(Arc::new(legs));
+            let shared = loop {
+                if let Some(answer) = self.atlas.step(&mut self.planner, &mut task, u64::MAX) {
+                    break answer;
+                }
+            };
+            assert!(
+                same_answer(&answer, &shared),
+                "{}",
+                self.report(&format!(
+                    "{q:?}: the atlas answers {answer:?}, with shared legs to the goal {shared:?}"
+                ))
+            );
+        }
         if fail {
             let q = q.with_fallback(FallbackPolicy::Fail);
             let strict = self.atlas.find(&mut self.planner, &q);

@@ -9,8 +9,9 @@ use bevy_anyangle::plugin::debug::{
     AnyAngleDebugPlugin, DrawClearance, DrawNavGizmos, LastSearch, NavGizmos, TraceSearch,
 };
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathReady, PathRequest,
-    PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
+    AnyAnglePlugin, GoalArea, GridTransform, LinkEnd, NavArea, NavGrid, NavLink, NavPath,
+    NavPosition, OnArea, PathReady, PathRequest, PathStatus, PathfindingDiagnostics,
+    PathfindingSettings, PlanReason, Replanning, WorldPlane,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, TaskPoolPlugin};
@@ -476,5 +477,231 @@ fn the_walls_grown_by_the_radius_of_an_agent_on_a_mesh_are_outlined() {
                 "{p} is {d} from a wall"
             );
         }
+    }
+}
+
+/// Two 8 x 3 areas side by side (world x 0..8 and 20..28), each with a wall
+/// across its middle row but for a gap at each end, on `plane`, the second
+/// 3 units above the first; no `NavGrid` resource.
+fn floors_app(plane: WorldPlane) -> (App, Entity, Entity) {
+    let mut app = App::new();
+    app.add_plugins((
+        TaskPoolPlugin::default(),
+        AssetPlugin::default(),
+        GizmoPlugin,
+        AnyAnglePlugin::default(),
+        AnyAngleDebugPlugin,
+    ));
+    app.finish();
+    app.cleanup();
+    let area = |x: f32| {
+        let at = GridTransform::new(Vec2::new(x, 0.0), 1.0)
+            .unwrap()
+            .with_plane(plane);
+        NavArea::new(NavGrid::from_ascii("........\n.######.\n........", at).unwrap())
+    };
+    let ground = app.world_mut().spawn(area(0.0)).id();
+    let upper = app.world_mut().spawn(area(20.0).with_height(3.0)).id();
+    (app, ground, upper)
+}
+
+/// Whether `lines` hold a segment between `a` and `b` (either way) in
+/// `color`.
+fn has_segment_3d(lines: &[(Vec3, Vec3, LinearRgba)], a: Vec3, b: Vec3, color: Color) -> bool {
+    let c = LinearRgba::from(color);
+    lines
+        .iter()
+        .any(|l| l.2 == c && ((l.0 == a && l.1 == b) || (l.0 == b && l.1 == a)))
+}
+
+/// Whether point `p` lies on the segment from `a` to `b` (to rounding).
+fn on_segment(p: Vec3, a: Vec3, b: Vec3) -> bool {
+    let t = ((p - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
+    p.distance(a.lerp(b, t)) < 1e-4
+}
+
+#[test]
+fn areas_links_and_paths_across_them_are_drawn() {
+    let (mut app, ground, upper) = floors_app(WorldPlane::Xy);
+    let (a, b) = (Vec2::new(7.5, 2.5), Vec2::new(20.5, 2.5));
+    app.world_mut().spawn(NavLink::new(
+        LinkEnd::new(ground, a),
+        LinkEnd::new(upper, b),
+    ));
+    // A lift one way, closed.
+    let (c, d) = (Vec2::new(0.5, 0.5), Vec2::new(27.5, 0.5));
+    let lift = app
+        .world_mut()
+        .spawn(
+            NavLink::new(LinkEnd::new(ground, c), LinkEnd::new(upper, d))
+                .handed()
+                .one_way()
+                .with_enabled(false),
+        )
+        .id();
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(3.5, 0.5)),
+            OnArea(ground),
+            PathRequest::to(Vec2::new(27.5, 2.5)),
+            GoalArea(upper),
+        ))
+        .id();
+    settle(&mut app);
+    app.update();
+    let cfg = config(&mut app).clone();
+    let lines = drawn(&app);
+
+    // Both areas' outlines.
+    let outline = cfg.area_outline.unwrap();
+    assert_eq!(count(&lines, outline), 8);
+    for (p, q) in [
+        ((0.0, 0.0), (8.0, 0.0)),
+        ((8.0, 0.0), (8.0, 3.0)),
+        ((20.0, 3.0), (28.0, 3.0)),
+        ((20.0, 0.0), (20.0, 3.0)),
+    ] {
+        assert!(
+            has_segment(&lines, Vec2::from(p), Vec2::from(q), outline),
+            "{p:?} - {q:?}"
+        );
+    }
+
+    // The stairs: one line between their ends and a diamond (four sides)
+    // at each end.
+    assert!(has_segment(&lines, a, b, cfg.link_walked));
+    assert_eq!(count(&lines, cfg.link_walked), 1 + 2 * 4);
+    let s = 1.5 * cfg.marker_radius;
+    assert!(has_segment(
+        &lines,
+        a + Vec2::new(s, 0.0),
+        a + Vec2::new(0.0, s),
+        cfg.link_walked
+    ));
+    // The closed lift: dashes (never one line), a diamond at each end, a
+    // cross at the middle, and an arrow head pointing to its far end.
+    assert!(!has_segment(&lines, c, d, cfg.link_disabled));
+    let closed: Vec<_> = lines
+        .iter()
+        .filter(|l| l.2 == LinearRgba::from(cfg.link_disabled))
+        .collect();
+    let (c3, d3) = (c.extend(0.0), d.extend(0.0));
+    let dashes = closed
+        .iter()
+        .filter(|l| on_segment(l.0, c3, d3) && on_segment(l.1, c3, d3))
+        .count();
+    assert!(dashes > 5, "{dashes} dashes");
+    assert_eq!(closed.len(), dashes + 2 * 4 + 2 + 2);
+    let tip = closed
+        .iter()
+        .filter(|l| !on_segment(l.0, c3, d3) && on_segment(l.1, c3, d3))
+        .filter(|l| l.0.x < l.1.x)
+        .count();
+    assert!(
+        tip >= 2,
+        "the arrow's wings lead to its tip, towards x = 27.5"
+    );
+    assert_eq!(count(&lines, cfg.link_handed), 0, "the lift is closed");
+
+    // The agent's path: its legs on each area solid, the stairs dashed.
+    let path = app.world().get::<NavPath>(agent).unwrap().clone();
+    assert_eq!(path.crossings.len(), 1, "{path:?}");
+    let at = path.crossings[0].at;
+    assert_eq!((path.waypoints[at], path.waypoints[at + 1]), (a, b));
+    let color = cfg.polyanya;
+    for (k, w) in path.waypoints.windows(2).enumerate().skip(path.next) {
+        assert_eq!(
+            has_segment(&lines, w[0], w[1], color),
+            k != at,
+            "{k}: {w:?}"
+        );
+    }
+    let here = app.world().get::<NavPosition>(agent).unwrap().0;
+    assert!(has_segment(&lines, here, path.waypoints[path.next], color));
+    let (a3, b3) = (a.extend(0.0), b.extend(0.0));
+    let on_stairs = lines
+        .iter()
+        .filter(|l| l.2 == LinearRgba::from(color) && on_segment(l.0, a3, b3))
+        .filter(|l| on_segment(l.1, a3, b3) && l.0 != l.1)
+        .count();
+    assert!(on_stairs > 5, "{on_stairs} dashes along the stairs");
+
+    // Opened, the lift is drawn in the colour of handed links; without
+    // links, only the areas are drawn.
+    app.world_mut().get_mut::<NavLink>(lift).unwrap().enabled = true;
+    app.update();
+    let lines = drawn(&app);
+    assert_eq!(count(&lines, cfg.link_disabled), 0);
+    assert_eq!(count(&lines, cfg.link_handed), dashes + 2 * 4 + 2);
+    config(&mut app).links = false;
+    app.update();
+    let lines = drawn(&app);
+    for color in [cfg.link_walked, cfg.link_handed, cfg.link_disabled] {
+        assert_eq!(count(&lines, color), 0);
+    }
+    assert_eq!(count(&lines, outline), 8);
+}
+
+#[test]
+fn links_and_paths_on_the_ground_plane_stand_at_their_areas_heights() {
+    let (mut app, ground, upper) = floors_app(WorldPlane::Xz);
+    let (a, b) = (Vec2::new(7.5, 2.5), Vec2::new(20.5, 2.5));
+    app.world_mut()
+        .spawn(NavLink::new(LinkEnd::new(ground, a), LinkEnd::new(upper, b)).one_way());
+    let agent = app
+        .world_mut()
+        .spawn((
+            NavPosition(Vec2::new(3.5, 0.5)),
+            OnArea(ground),
+            PathRequest::to(Vec2::new(27.5, 2.5)),
+            GoalArea(upper),
+        ))
+        .id();
+    settle(&mut app);
+    config(&mut app).height = 0.25;
+    app.update();
+    let cfg = config(&mut app).clone();
+    let lines = drawn(&app);
+    let lift = |p: Vec2, h: f32| Vec3::new(p.x, h, p.y);
+
+    // The link from the ground (0.25 up) to the upper area (3 + 0.25 up).
+    let (a3, b3) = (lift(a, 0.25), lift(b, 3.25));
+    assert!(has_segment_3d(&lines, a3, b3, cfg.link_walked));
+    // Its arrow head: two wings to a tip on the line.
+    let wings = lines
+        .iter()
+        .filter(|l| l.2 == LinearRgba::from(cfg.link_walked))
+        .filter(|l| !on_segment(l.0, a3, b3) && on_segment(l.1, a3, b3))
+        .count();
+    assert_eq!(wings, 2);
+    // The areas' outlines at their heights.
+    let outline = cfg.area_outline.unwrap();
+    let h = |x: f32, z: f32, y: f32| Vec3::new(x, y, z);
+    assert!(has_segment_3d(
+        &lines,
+        h(0.0, 0.0, 0.25),
+        h(8.0, 0.0, 0.25),
+        outline
+    ));
+    assert!(has_segment_3d(
+        &lines,
+        h(20.0, 0.0, 3.25),
+        h(28.0, 0.0, 3.25),
+        outline
+    ));
+
+    // The path's waypoints at the height of the area each lies on.
+    let path = app.world().get::<NavPath>(agent).unwrap().clone();
+    let at = path.crossings[0].at;
+    for (k, w) in path.waypoints.windows(2).enumerate().skip(path.next) {
+        if k == at {
+            continue;
+        }
+        let y = if k < at { 0.25 } else { 3.25 };
+        assert!(
+            has_segment_3d(&lines, lift(w[0], y), lift(w[1], y), cfg.polyanya),
+            "{k}: {w:?}"
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! Debug drawing with Bevy's gizmos: walls, agents' paths and goals, recent edits and search traces.
+//! Debug drawing with Bevy's gizmos: walls, agents' paths and goals, recent
+//! edits, search traces, and the areas and links of floors.
 //!
 //! [`AnyAngleDebugPlugin`] (feature `debug-gizmos`) draws, every frame, in
 //! the world plane of the [`NavGrid`]:
@@ -22,6 +23,24 @@
 //! - for agents with a radius marked [`DrawClearance`], the free cells their
 //!   radius keeps them off (blocked on their eroded grid, see
 //!   [`crate::clearance`]), in [`NavGizmos::clearance`].
+//!
+//! and, for [floors](crate::plugin::floors), in the plane of each
+//! [`NavArea`] (on the `Xz` plane at the area's [`NavArea::height`] above
+//! [`NavGizmos::height`]):
+//!
+//! - each area's outline (its [`NavGrid::world_rect`]), in
+//!   [`NavGizmos::area_outline`];
+//! - each [`NavLink`] (when [`NavGizmos::links`] is on) as a line between
+//!   its two ends, each end marked by a small diamond: solid in
+//!   [`NavGizmos::link_walked`] for a walked link, dashed in
+//!   [`NavGizmos::link_handed`] for a handed one, and in
+//!   [`NavGizmos::link_disabled`] with a cross at its middle while it is
+//!   disabled; a one-way link has an arrow head pointing from its `from`
+//!   end to its `to` end;
+//! - the agents standing on areas ([`OnArea`]) as the agents above, their
+//!   paths running from area to area with the links they cross dashed; an
+//!   agent waiting at a handed link ([`CrossingLink`]) has a wider ring
+//!   in [`NavGizmos::link_handed`].
 //!
 //! Colours and switches live in the [`NavGizmos`] gizmo config group (line
 //! width and the on/off switch of all of it in Bevy's `GizmoConfigStore`).
@@ -88,8 +107,10 @@ use crate::grid::{EditKind, GridEdit};
 use crate::mesh::NavMesh;
 use crate::plugin::agent::PlanState;
 use crate::plugin::api::{NavPath, PathReady, PathRequest, PathStatus, PlanReason, Replanning};
-use crate::plugin::world::{Fit, NavGrid, PositionData, ProfileId, position};
+use crate::plugin::world::{Fit, NavGrid, OnArea, PositionData, ProfileId, WorldPlane, position};
 use crate::search::{Algorithm, SearchTrace};
+
+mod floors;
 
 /// Adds the debug drawing described in the [module docs](self).
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,6 +131,8 @@ impl Plugin for AnyAngleDebugPlugin {
                         draw_edits,
                         draw_agents,
                         draw_traces,
+                        // Links over the paths that cross them.
+                        (floors::draw_area_agents, floors::draw_links).chain(),
                     ),
                 )
                     .chain()
@@ -187,6 +210,21 @@ pub struct NavGizmos {
     /// Outline colour of the free cells an agent marked [`DrawClearance`]
     /// keeps off because of its radius.
     pub clearance: Color,
+    /// Draw the [`NavLink`]s between areas (`true`, the default).
+    pub links: bool,
+    /// Enabled links that followers walk ([`LinkCrossing::Walked`]): solid
+    /// lines. Default amber.
+    pub link_walked: Color,
+    /// Enabled links the game carries agents across
+    /// ([`LinkCrossing::Handed`]): dashed lines; also the ring around an
+    /// agent waiting at one. Default violet.
+    pub link_handed: Color,
+    /// Disabled links ([`NavLink::enabled`] off), walked (solid) or handed
+    /// (dashed), with a cross at their middle. Default red.
+    pub link_disabled: Color,
+    /// Outline colour of each [`NavArea`]'s world rectangle; `None` draws
+    /// none. Default a dim blue-grey.
+    pub area_outline: Option<Color>,
 }
 
 impl Default for NavGizmos {
@@ -212,6 +250,11 @@ impl Default for NavGizmos {
             trace_links: Color::srgba(0.8, 0.6, 1.0, 0.3),
             marker_radius: 0.3,
             clearance: Color::srgba(1.0, 0.7, 0.2, 0.7),
+            links: true,
+            link_walked: Color::srgb(1.0, 0.78, 0.25),
+            link_handed: Color::srgb(0.72, 0.5, 1.0),
+            link_disabled: Color::srgb(1.0, 0.22, 0.22),
+            area_outline: Some(Color::srgb(0.42, 0.45, 0.55)),
         }
     }
 }
@@ -319,23 +362,56 @@ fn lift_world(nav: &NavGrid, p: Vec2, height: f32) -> Vec3 {
     nav.transform().plane().lift(p, height)
 }
 
-/// A ring of `radius` world units around world point `p`.
-fn ring(gizmos: &mut Gizmos<NavGizmos>, nav: &NavGrid, p: Vec2, radius: f32, h: f32, color: Color) {
+/// A ring of `radius` world units around world point `p` of `plane`,
+/// `h` off it.
+fn ring(
+    gizmos: &mut Gizmos<NavGizmos>,
+    plane: WorldPlane,
+    p: Vec2,
+    radius: f32,
+    h: f32,
+    color: Color,
+) {
     const SIDES: usize = 12;
     gizmos.linestrip(
         (0..=SIDES).map(|i| {
             let a = i as f32 * core::f32::consts::TAU / SIDES as f32;
-            lift_world(nav, p + radius * Vec2::from_angle(a), h)
+            plane.lift(p + radius * Vec2::from_angle(a), h)
         }),
         color,
     );
 }
 
-/// A diagonal cross of half-size `r` world units at world point `p`.
-fn cross(gizmos: &mut Gizmos<NavGizmos>, nav: &NavGrid, p: Vec2, r: f32, h: f32, color: Color) {
+/// A diagonal cross of half-size `r` world units at world point `p` of
+/// `plane`, `h` off it.
+fn cross(
+    gizmos: &mut Gizmos<NavGizmos>,
+    plane: WorldPlane,
+    p: Vec2,
+    r: f32,
+    h: f32,
+    color: Color,
+) {
     for d in [Vec2::new(r, r), Vec2::new(r, -r)] {
-        gizmos.line(lift_world(nav, p - d, h), lift_world(nav, p + d, h), color);
+        gizmos.line(plane.lift(p - d, h), plane.lift(p + d, h), color);
     }
+}
+
+/// A diamond (a square on its corner) of half-diagonal `r` world units at
+/// world point `p` of `plane`, `h` off it.
+fn diamond(
+    gizmos: &mut Gizmos<NavGizmos>,
+    plane: WorldPlane,
+    p: Vec2,
+    r: f32,
+    h: f32,
+    color: Color,
+) {
+    let corners = [(r, 0.0), (0.0, r), (-r, 0.0), (0.0, -r), (r, 0.0)];
+    gizmos.linestrip(
+        corners.map(|(x, y)| plane.lift(p + Vec2::new(x, y), h)),
+        color,
+    );
 }
 
 /// The outline of a rectangle of cells.
@@ -711,12 +787,13 @@ type AgentView = (
     PositionData,
 );
 
-/// Draws agents' remaining paths, next waypoints, goals and states.
+/// Draws agents' remaining paths, next waypoints, goals and states (agents
+/// on areas are drawn by [`draw_area_agents`]).
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
 fn draw_agents(
     mut gizmos: Gizmos<NavGizmos>,
     nav: Option<Res<NavGrid>>,
-    agents: Query<AgentView>,
+    agents: Query<AgentView, Without<OnArea>>,
     recent: Res<RecentChanges>,
 ) {
     let Some(nav) = nav else { return };
@@ -728,70 +805,124 @@ fn draw_agents(
         if !cfg.all_agents && !marked {
             continue;
         }
-        let here = position(pos, plane);
+        AgentShape {
+            plane,
+            r,
+            here: position(pos, plane),
+            path,
+            status,
+            highlighted: replanning || recent.replans.contains_key(&entity),
+            height: |_: Option<usize>| h,
+            link: |_: usize| false,
+        }
+        .draw(&mut gizmos);
+    }
+}
+
+/// One agent as drawn: where it stands, its path and state, and how to
+/// place them in the world.
+struct AgentShape<'a, H, L> {
+    plane: WorldPlane,
+    /// Radius of the ring around the agent, world units.
+    r: f32,
+    /// Where it stands (world), if it has a position.
+    here: Option<Vec2>,
+    path: &'a NavPath,
+    status: &'a PathStatus,
+    /// Replanning or replanned recently.
+    highlighted: bool,
+    /// The height to draw waypoint `k` at (`Some(k)`), or the agent itself
+    /// (`None`).
+    height: H,
+    /// Whether the segment from waypoint `k` to the next crosses a link.
+    link: L,
+}
+
+impl<H: Fn(Option<usize>) -> f32, L: Fn(usize) -> bool> AgentShape<'_, H, L> {
+    /// Draws its remaining path from where it stands (the links it crosses
+    /// dashed), its next waypoint and its goal; without a path to follow, a
+    /// ring where it stands.
+    fn draw(&self, gizmos: &mut Gizmos<NavGizmos>) {
+        let cfg: &NavGizmos = gizmos.config_ext;
+        let (plane, r, path) = (self.plane, self.r, self.path);
+        let height = &self.height;
+        let at = |k: Option<usize>, p: Vec2| plane.lift(p, height(k));
         let Some(algorithm) = path
             .algorithm
-            .filter(|_| status.has_path() && !path.is_empty())
+            .filter(|_| self.status.has_path() && !path.is_empty())
         else {
             // Nothing to follow: a ring where the agent stands.
-            let color = if status.is_busy() {
+            let color = if self.status.is_busy() {
                 cfg.waiting
             } else {
                 cfg.failed
             };
-            if let Some(p) = here {
-                ring(&mut gizmos, &nav, p, r, h, color);
-                if !status.is_busy() {
-                    cross(&mut gizmos, &nav, p, r * 0.7, h, color);
+            if let Some(p) = self.here {
+                ring(gizmos, plane, p, r, height(None), color);
+                if !self.status.is_busy() {
+                    cross(gizmos, plane, p, r * 0.7, height(None), color);
                 }
             }
-            continue;
+            return;
         };
-        let color = if replanning || recent.replans.contains_key(&entity) {
+        let color = if self.highlighted {
             cfg.replanned
         } else {
             cfg.algorithm_color(algorithm)
         };
         let rest = path.remaining();
-        if let (Some(p), Some(next)) = (here, rest.first()) {
-            gizmos.line(lift_world(&nav, p, h), lift_world(&nav, *next, h), color);
-            ring(&mut gizmos, &nav, *next, r * 0.6, h, color);
+        let next = path.next;
+        if let (Some(p), Some(&first)) = (self.here, rest.first()) {
+            let (a, b) = (at(None, p), at(Some(next), first));
+            if next > 0 && (self.link)(next - 1) {
+                dashes(gizmos, a, b, r, color);
+            } else {
+                gizmos.line(a, b, color);
+            }
+            ring(gizmos, plane, first, r * 0.6, height(Some(next)), color);
         }
-        if rest.len() > 1 {
-            gizmos.linestrip(rest.iter().map(|&w| lift_world(&nav, w, h)), color);
+        // The rest in runs between links, the links dashed.
+        let mut run = 0;
+        for i in 0..rest.len() {
+            let last = i + 1 == rest.len();
+            if !(last || (self.link)(next + i)) {
+                continue;
+            }
+            if i > run {
+                gizmos.linestrip((run..=i).map(|j| at(Some(next + j), rest[j])), color);
+            }
+            if !last {
+                let a = at(Some(next + i), rest[i]);
+                dashes(gizmos, a, at(Some(next + i + 1), rest[i + 1]), r, color);
+            }
+            run = i + 1;
         }
-        if let Some(p) = here {
-            ring(&mut gizmos, &nav, p, r, h, color);
+        if let Some(p) = self.here {
+            ring(gizmos, plane, p, r, height(None), color);
         }
-        let Some(end) = path.end() else { continue };
+        let Some(end) = path.end() else { return };
         if path.is_finished() {
-            continue;
+            return;
         }
+        let h = height(Some(path.waypoints.len() - 1));
         if path.fallback {
             // The requested goal, unreachable, and a dashed link to where
             // the path ends instead (the fallback target: a square).
-            cross(&mut gizmos, &nav, path.goal, r, h, cfg.fallback);
+            cross(gizmos, plane, path.goal, r, h, cfg.fallback);
             let s = r * 0.8;
             let square = [(-s, -s), (s, -s), (s, s), (-s, s), (-s, -s)]
-                .map(|(x, y)| lift_world(&nav, end + Vec2::new(x, y), h));
+                .map(|(x, y)| plane.lift(end + Vec2::new(x, y), h));
             gizmos.linestrip(square, cfg.fallback);
-            dashes(&mut gizmos, &nav, end, path.goal, r, h, cfg.fallback);
+            let (a, b) = (plane.lift(end, h), plane.lift(path.goal, h));
+            dashes(gizmos, a, b, r, cfg.fallback);
         } else {
-            cross(&mut gizmos, &nav, end, r, h, color);
+            cross(gizmos, plane, end, r, h, color);
         }
     }
 }
 
-/// A dashed line from `a` to `b` (world), dashes `dash` world units long.
-fn dashes(
-    gizmos: &mut Gizmos<NavGizmos>,
-    nav: &NavGrid,
-    a: Vec2,
-    b: Vec2,
-    dash: f32,
-    h: f32,
-    color: Color,
-) {
+/// A dashed line from `a` to `b`, dashes `dash` world units long.
+fn dashes(gizmos: &mut Gizmos<NavGizmos>, a: Vec3, b: Vec3, dash: f32, color: Color) {
     let length = a.distance(b);
     if !(length.is_finite() && dash > 0.0) {
         return;
@@ -800,11 +931,7 @@ fn dashes(
     for i in (0..n).step_by(2) {
         let t0 = i as f32 / n as f32;
         let t1 = (i + 1) as f32 / n as f32;
-        gizmos.line(
-            lift_world(nav, a.lerp(b, t0), h),
-            lift_world(nav, a.lerp(b, t1), h),
-            color,
-        );
+        gizmos.line(a.lerp(b, t0), a.lerp(b, t1), color);
     }
 }
 

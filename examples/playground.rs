@@ -5,9 +5,9 @@
 //!
 //! ```text
 //! cargo run --release --example playground --features visual --ignore-rust-version -- \
-//!     [--map NAME|FILE] [--agents N] [--algorithm anya|lazy-theta|astar|astar-ps] [--tile N] [--seed N] [--crowd]
+//!     [--map NAME|FILE] [--agents N] [--algorithm anya|lazy-theta|astar|astar-ps] [--tile N] [--seed N] [--crowd] [--floors]
 //! cargo run --release --example playground --features visual --ignore-rust-version -- \
-//!     --script compare|replan|intervals|door --out FILE.png
+//!     --script compare|replan|intervals|door|floors --out FILE.png
 //! ```
 //!
 //! (`--ignore-rust-version`: the `bevy` crate asks for a newer Rust than this
@@ -18,11 +18,20 @@
 //! maps are built into the program, the searches share the page's one
 //! thread, and the options come from the page's address, e.g.
 //! `index.html?agents=100&map=arena&algorithm=lazy-theta` (`&crowd` for
-//! `--crowd`).
+//! `--crowd`, `&floors` for `--floors`).
 //!
 //! `--crowd` starts in crowd mode (`V`): every agent has a radius of 0.4
 //! cells and [`LocalAvoidance`], so it steers around the others and keeps
 //! its radius from the walls.
+//!
+//! `--floors` starts in floors mode (`F`): three floors of 48 x 32 cells,
+//! each a [`NavArea`], side by side and each higher than the one before,
+//! joined by [`NavLink`]s: two stairs and a one-way slide (walked), a lift
+//! (handed: the playground carries each agent across after
+//! [`LIFT_SECONDS`], a violet disc moving along the link meanwhile) and a
+//! door (walked) that `O` opens and closes. The agents go to random points on random floors,
+//! across the links. (Painting walls, crowd mode and the planners apply
+//! to the one map.)
 //!
 //! | input | what it does |
 //! |---|---|
@@ -34,6 +43,8 @@
 //! | `1` `2` `3` `4` | Anya, Lazy Theta*, A*, A* smoothed |
 //! | `Space` | 1,000 more agents (250 in the browser) |
 //! | `M` / `N` | next / previous bundled map |
+//! | `F` | floors mode (on / off): three floors joined by stairs, a slide, a lift and a door |
+//! | `O` | in floors mode: open / close the door |
 //! | `W` | agents wander to new goals when they arrive (on / off) |
 //! | `G` | outline walls with gizmos too |
 //! | `P` | pause the search threads |
@@ -51,7 +62,11 @@
 //! - `door`: 600 agents of radius 0.4 with [`LocalAvoidance`], half on
 //!   each side of a wall with a door 4 cells wide, each side's crowd sent to
 //!   one point on the other side, 600 frames on: the two crowds pour
-//!   through the door both ways.
+//!   through the door both ways;
+//! - `floors`: 240 agents going to random points on random floors (floors
+//!   mode), 360 frames on, half a second after the door closed: the agents
+//!   that were on their way through it have replanned, by the stairs or
+//!   the slide, and riders move along the lift.
 
 #![expect(
     clippy::needless_pass_by_value,
@@ -67,6 +82,7 @@ use std::time::Duration;
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::visibility::RenderLayers;
 use bevy::camera::{CameraUpdateSystems, ClearColorConfig, ScalingMode};
+use bevy::ecs::system::SystemParam;
 use bevy::image::ImageSampler;
 use bevy::input::mouse::MouseWheel;
 use bevy::mesh::{Indices, PrimitiveTopology};
@@ -76,14 +92,16 @@ use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 #[cfg(not(target_arch = "wasm32"))]
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
+use bevy::sprite::Anchor;
 use bevy::window::{PrimaryWindow, WindowResolution};
 use bevy_anyangle::grid::Grid;
 use bevy_anyangle::plugin::debug::{
     AnyAngleDebugPlugin, DrawNavGizmos, LastSearch, NavGizmos, NavGizmosSystems, TraceSearch,
 };
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, NavGrid, NavPath, PathFollower,
-    PathGoal, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, SteeringClock,
+    AnyAnglePlugin, AnyAngleSystems, CrossLink, CrossingLink, GoalArea, GridTransform, LinkEnd,
+    LocalAvoidance, NavArea, NavGrid, NavLink, NavPath, OnArea, PathFollower, PathGoal,
+    PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, SteeringClock,
 };
 use bevy_anyangle::search::Algorithm;
 
@@ -153,12 +171,36 @@ const DOOR_AGENTS: usize = 600;
 #[cfg(not(target_arch = "wasm32"))]
 const DOOR_FRAMES: u32 = 600;
 
+/// Floors mode: how many floors, each's size (cells), the cells between two
+/// floors side by side, and how much higher each floor lies than the one
+/// before it (the picture reads as a building seen from the side).
+const FLOORS: usize = 3;
+const FLOOR_SIZE: UVec2 = UVec2::new(48, 32);
+const FLOOR_GAP: u32 = 8;
+const FLOOR_RISE: u32 = 24;
+const FLOOR_NAMES: [&str; FLOORS] = ["ground floor", "first floor", "second floor"];
+
+/// Seconds an agent spends in the lift before the playground carries it
+/// across.
+const LIFT_SECONDS: f32 = 1.0;
+
+/// The discs of agents in the lift.
+const RIDING_COLOR: Color = Color::srgb(0.72, 0.5, 1.0);
+
+/// `floors`: the agents, the frame the door closes and the frame of the
+/// screenshot (not in the browser).
+const FLOORS_AGENTS: usize = 240;
+const FLOORS_DOOR_CLOSES: u32 = 330;
+#[cfg(not(target_arch = "wasm32"))]
+const FLOORS_FRAMES: u32 = 360;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Script {
     Compare,
     Replan,
     Intervals,
     Door,
+    Floors,
 }
 
 #[derive(Resource, Clone, Debug)]
@@ -170,6 +212,8 @@ struct Args {
     seed: u64,
     /// Start in crowd mode.
     crowd: bool,
+    /// Start in floors mode.
+    floors: bool,
     script: Option<Script>,
     /// Where a script saves its screenshot (not in the browser).
     #[cfg(not(target_arch = "wasm32"))]
@@ -177,7 +221,7 @@ struct Args {
 }
 
 const USAGE: &str = "usage: playground [--map NAME|FILE] [--agents N] [--algorithm NAME] [--tile N] \
-[--seed N] [--crowd] [--script compare|replan|intervals|door --out FILE.png]";
+[--seed N] [--crowd] [--floors] [--script compare|replan|intervals|door|floors --out FILE.png]";
 
 fn parse_args(given: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut args = Args {
@@ -187,6 +231,7 @@ fn parse_args(given: impl IntoIterator<Item = String>) -> Result<Args, String> {
         tile: 1,
         seed: 7,
         crowd: false,
+        floors: false,
         script: None,
         #[cfg(not(target_arch = "wasm32"))]
         out: PathBuf::from("playground.png"),
@@ -206,12 +251,14 @@ fn parse_args(given: impl IntoIterator<Item = String>) -> Result<Args, String> {
             }
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--crowd" => args.crowd = true,
+            "--floors" => args.floors = true,
             "--script" => {
                 args.script = Some(match value()?.as_str() {
                     "compare" => Script::Compare,
                     "replan" => Script::Replan,
                     "intervals" => Script::Intervals,
                     "door" => Script::Door,
+                    "floors" => Script::Floors,
                     other => return Err(format!("unknown script {other:?}")),
                 });
             }
@@ -307,6 +354,12 @@ fn run(args: Args) {
                 .chain()
                 .after(AnyAngleSystems::Steer),
             update_map_picture,
+            fit_floors,
+            // (After the keys that despawn agents and floors.)
+            (operate_lift, wander_floors)
+                .after(keys)
+                .after(floors_keys)
+                .before(AnyAngleSystems::Detect),
             overlay,
         ),
     )
@@ -325,7 +378,15 @@ fn run(args: Args) {
     } else {
         app.add_systems(
             Update,
-            (keys, paint, set_goals, select, camera_control, wander)
+            (
+                keys,
+                floors_keys,
+                paint,
+                set_goals,
+                select,
+                camera_control,
+                wander,
+            )
                 .before(AnyAngleSystems::Detect),
         );
     }
@@ -370,6 +431,8 @@ struct Playground {
     /// Sprites over cells edited since the picture was made.
     patches: HashMap<UVec2, Entity>,
     frame: u32,
+    /// Fit the camera to the floors next frame (floors mode).
+    refit: bool,
     /// Script: the frame the screenshot was asked for.
     #[cfg(not(target_arch = "wasm32"))]
     shot_at: Option<u32>,
@@ -390,6 +453,7 @@ impl Playground {
             shown: Vec::new(),
             patches: HashMap::new(),
             frame: 0,
+            refit: false,
             #[cfg(not(target_arch = "wasm32"))]
             shot_at: None,
         }
@@ -415,11 +479,13 @@ struct MainCamera;
 struct DiscCamera;
 
 /// What agents' discs are made of: one mesh, a disc of radius 1 scaled by
-/// each agent's `Transform`, and a material per colour.
+/// each agent's `Transform`, a material per colour, and one for agents in
+/// the lift.
 #[derive(Resource)]
 struct Discs {
     mesh: Handle<Mesh>,
     materials: Vec<Handle<ColorMaterial>>,
+    riding: Handle<ColorMaterial>,
 }
 
 /// The map picture's sprite.
@@ -626,6 +692,7 @@ fn setup(
     mut gizmo_store: ResMut<GizmoConfigStore>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<ColorMaterial>>,
+    mut images: ResMut<Assets<Image>>,
 ) {
     // Gizmos are drawn after everything else a camera draws: the discs,
     // above them, have a camera of their own, drawn next (the text overlay
@@ -646,6 +713,7 @@ fn setup(
             .iter()
             .map(|&color| materials.add(color))
             .collect(),
+        riding: materials.add(RIDING_COLOR),
     });
     commands.spawn((
         Overlay,
@@ -667,6 +735,10 @@ fn setup(
     nav_gizmos.blocked = None;
     let playground = &mut *playground;
     match args.script {
+        None if args.floors => {
+            let floors = spawn_floors(&mut commands, &mut images, &mut playground.rng, args.agents);
+            commands.insert_resource(floors);
+        }
         None => {
             let name = playground
                 .custom_map
@@ -681,7 +753,7 @@ fn setup(
             spawn_agents(&mut commands, &nav, &mut playground.rng, args.agents, crowd);
             commands.insert_resource(nav);
         }
-        Some(script) => setup_script(&mut commands, script, playground, nav_gizmos),
+        Some(script) => setup_script(&mut commands, script, playground, nav_gizmos, &mut images),
     }
 }
 
@@ -757,12 +829,13 @@ fn size_agents(
     camera: Single<&Projection, With<MainCamera>>,
     mut agents: Query<(&PathRequest, &mut Transform), With<Agent>>,
 ) {
-    let Some(nav) = nav else { return };
+    // (The floors' cells are of size 1.)
+    let cell = nav.map_or(1.0, |nav| nav.transform().cell_size());
     let pixel = match *camera {
         Projection::Orthographic(o) => o.scale,
         _ => 0.0,
     };
-    let point = (POINT_DISC.0 * nav.transform().cell_size()).max(POINT_DISC.1 * pixel);
+    let point = (POINT_DISC.0 * cell).max(POINT_DISC.1 * pixel);
     for (request, mut transform) in &mut agents {
         let r = if request.radius > 0.0 {
             request.radius
@@ -792,6 +865,7 @@ fn setup_script(
     script: Script,
     playground: &mut Playground,
     gizmos: &mut NavGizmos,
+    images: &mut Assets<Image>,
 ) {
     match script {
         Script::Compare => {
@@ -882,6 +956,14 @@ fn setup_script(
             playground.crowd = true;
             commands.insert_resource(nav);
         }
+        Script::Floors => {
+            // Replans stay highlighted to the end of the scene; paths fade
+            // back, so that the links and the replanned paths stand out.
+            gizmos.recent = 60.0;
+            gizmos.polyanya = gizmos.polyanya.with_alpha(0.45);
+            let floors = spawn_floors(commands, images, &mut playground.rng, FLOORS_AGENTS);
+            commands.insert_resource(floors);
+        }
     }
 }
 
@@ -896,6 +978,415 @@ fn door_map() -> Grid {
         grid.set_rect_free(rect, false).expect("inside the grid");
     }
     grid
+}
+
+/// Floors mode: the floors' areas, the ground floor first, and the door's
+/// link.
+#[derive(Resource)]
+struct Floors {
+    areas: [Entity; FLOORS],
+    door: Entity,
+}
+
+/// What floors mode spawns besides its agents (areas, links, pictures and
+/// labels), despawned when it ends.
+#[derive(Component)]
+struct FloorsPart;
+
+/// On an agent in the lift: since when (see [`seconds`]), the link's ends
+/// it travels between (world), and the disc that shows it travelling (the
+/// agent itself waits at the near end until it is carried across).
+#[derive(Component)]
+struct Riding {
+    since: f32,
+    from: Vec2,
+    to: Vec2,
+    cabin: Entity,
+}
+
+/// The disc of an agent in the lift.
+#[derive(Component)]
+struct Cabin;
+
+/// The walls of each floor, as rectangles of cells `[x0, y0, x1, y1]`
+/// (half-open, row 0 at the top): rooms with doorways, every free cell of
+/// a floor reachable from every other.
+const FLOOR_WALLS: [&[[u32; 4]]; FLOORS] = [
+    // The ground floor: a hall with pillars on the left, rooms on the
+    // right.
+    &[
+        [15, 0, 16, 5],
+        [15, 8, 16, 20],
+        [15, 24, 16, 32],
+        [16, 16, 22, 17],
+        [26, 16, 36, 17],
+        [40, 16, 44, 17],
+        [31, 17, 32, 24],
+        [31, 27, 32, 32],
+        [4, 6, 6, 8],
+        [9, 6, 11, 8],
+        [4, 24, 6, 26],
+        [9, 24, 11, 26],
+    ],
+    // The first floor: offices on either side of a corridor.
+    &[
+        [0, 10, 5, 11],
+        [8, 10, 17, 11],
+        [20, 10, 29, 11],
+        [32, 10, 41, 11],
+        [44, 10, 48, 11],
+        [12, 0, 13, 10],
+        [24, 0, 25, 10],
+        [36, 0, 37, 10],
+        [0, 21, 9, 22],
+        [12, 21, 26, 22],
+        [29, 21, 40, 22],
+        [43, 21, 48, 22],
+        [18, 22, 19, 32],
+        [34, 22, 35, 32],
+    ],
+    // The second floor: a hall around a block, and a few walls.
+    &[
+        [18, 11, 30, 21],
+        [6, 6, 14, 7],
+        [6, 7, 7, 14],
+        [34, 25, 42, 26],
+        [41, 18, 42, 25],
+        [38, 5, 40, 7],
+        [8, 24, 10, 26],
+    ],
+];
+
+/// Floor `i`'s grid: [`FLOOR_SIZE`] cells and [`FLOOR_WALLS`].
+fn floor_grid(i: usize) -> Grid {
+    let mut grid = Grid::new(FLOOR_SIZE.x, FLOOR_SIZE.y).expect("a valid size");
+    for &[x0, y0, x1, y1] in FLOOR_WALLS[i] {
+        grid.set_rect_free(URect::new(x0, y0, x1, y1), false)
+            .expect("inside the floor");
+    }
+    grid
+}
+
+/// The world rectangle the floors cover, centred on the world origin.
+fn floors_rect() -> Rect {
+    let step = UVec2::new(FLOOR_SIZE.x + FLOOR_GAP, FLOOR_RISE);
+    let size = FLOOR_SIZE + step * (FLOORS as u32 - 1);
+    Rect::from_center_size(Vec2::ZERO, size.as_vec2())
+}
+
+/// Floor `i`'s bottom-left corner (world): the floors stand side by side,
+/// [`FLOOR_GAP`] cells apart, each [`FLOOR_RISE`] cells higher than the
+/// one before.
+fn floor_origin(i: usize) -> Vec2 {
+    let step = UVec2::new(FLOOR_SIZE.x + FLOOR_GAP, FLOOR_RISE).as_vec2();
+    floors_rect().min + step * i as f32
+}
+
+/// Floors mode: the floors (areas, pictures, labels), the links between
+/// them, and `agents` agents; returns the [`Floors`] to insert.
+fn spawn_floors(
+    commands: &mut Commands,
+    images: &mut Assets<Image>,
+    rng: &mut Rng,
+    agents: usize,
+) -> Floors {
+    let mut navs = Vec::with_capacity(FLOORS);
+    let mut areas = [Entity::PLACEHOLDER; FLOORS];
+    for (i, area) in areas.iter_mut().enumerate() {
+        let grid = floor_grid(i);
+        let at = GridTransform::new(floor_origin(i), 1.0).expect("a finite placement");
+        let nav = NavGrid::new(grid.clone(), at);
+        let rect = nav.world_rect();
+        commands.spawn((
+            FloorsPart,
+            Sprite {
+                image: images.add(grid_image(&grid)),
+                custom_size: Some(rect.size()),
+                ..default()
+            },
+            Transform::from_translation(rect.center().extend(0.0)),
+        ));
+        let label = Vec2::new(rect.min.x, rect.max.y + 0.6);
+        commands.spawn((
+            FloorsPart,
+            Text2d::new(FLOOR_NAMES[i]),
+            TextFont::from_font_size(22.0),
+            TextColor(Color::srgb(0.75, 0.77, 0.85)),
+            Anchor::BOTTOM_LEFT,
+            Transform::from_translation(label.extend(5.0)).with_scale(Vec3::splat(0.1)),
+        ));
+        // (Heights are not read on the XY plane; in 3D they would be.)
+        let floor = NavArea::new(nav.clone()).with_height(4.0 * i as f32);
+        *area = commands.spawn((FloorsPart, floor)).id();
+        navs.push(nav);
+    }
+    // Link ends at cell centres near the floors' facing edges.
+    let end = |floor: usize, x: u32, y: u32| {
+        LinkEnd::new(areas[floor], navs[floor].cell_center(UVec2::new(x, y)))
+    };
+    let stairs = |from, to| NavLink::new(from, to).with_cost(8.0);
+    let door = commands
+        .spawn((FloorsPart, stairs(end(0, 47, 20), end(1, 0, 31))))
+        .id();
+    for link in [
+        stairs(end(0, 47, 5), end(1, 0, 28)),
+        stairs(end(1, 47, 1), end(2, 0, 21)),
+        // A slide from the first floor's corridor down to the ground floor.
+        NavLink::new(end(1, 0, 12), end(0, 47, 0))
+            .with_cost(2.0)
+            .one_way(),
+        // The lift: the playground carries agents across (`operate_lift`).
+        NavLink::new(end(1, 47, 22), end(2, 0, 30))
+            .with_cost(6.0)
+            .handed(),
+    ] {
+        commands.spawn((FloorsPart, link));
+    }
+    let grids: Vec<(Entity, &NavGrid)> = areas.iter().copied().zip(&navs).collect();
+    for _ in 0..agents {
+        spawn_floor_agent(commands, &grids, rng);
+    }
+    Floors { areas, door }
+}
+
+/// The floors' areas and grids, the ground floor first.
+fn floor_grids<'a>(floors: &Floors, areas: &'a Query<&NavArea>) -> Vec<(Entity, &'a NavGrid)> {
+    floors
+        .areas
+        .iter()
+        .filter_map(|&e| areas.get(e).ok().map(|a| (e, &a.grid)))
+        .collect()
+}
+
+/// A random free cell centre (world) of a random floor, and the floor.
+fn random_floor_point(floors: &[(Entity, &NavGrid)], rng: &mut Rng) -> Option<(Entity, Vec2)> {
+    let &(area, nav) = floors.get(rng.below(floors.len() as u32) as usize)?;
+    Some((area, random_free_point(nav, rng)?))
+}
+
+/// An agent on a random free cell of a random floor, sent to a random free
+/// cell of a random floor.
+fn spawn_floor_agent(commands: &mut Commands, floors: &[(Entity, &NavGrid)], rng: &mut Rng) {
+    let (Some((on, at)), Some((goal_area, goal))) = (
+        random_floor_point(floors, rng),
+        random_floor_point(floors, rng),
+    ) else {
+        return;
+    };
+    commands.spawn((
+        Agent,
+        Transform::from_translation(at.extend(1.0)),
+        OnArea(on),
+        PathRequest::to(goal),
+        GoalArea(goal_area),
+        PathFollower {
+            speed: SPEED,
+            arrive_radius: 0.2,
+        },
+    ));
+}
+
+/// Seconds since the start: in a script, frames at 60 a second (the same
+/// on every run, however slowly frames come); otherwise the app's time.
+fn seconds(args: &Args, playground: &Playground, time: &Time) -> f32 {
+    if args.script.is_some() {
+        playground.frame as f32 / 60.0
+    } else {
+        time.elapsed_secs()
+    }
+}
+
+/// The lift: an agent waiting at a handed link ([`CrossingLink`]) rides
+/// for [`LIFT_SECONDS`], a violet disc moving along the link in its place,
+/// and is then carried across ([`CrossLink`]).
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
+fn operate_lift(
+    mut commands: Commands,
+    args: Res<Args>,
+    playground: Res<Playground>,
+    time: Res<Time>,
+    discs: Res<Discs>,
+    waiting: Query<(Entity, &CrossingLink, &NavPath, &Transform, Option<&Riding>)>,
+    replanned: Query<(Entity, &Riding), Without<CrossingLink>>,
+    mut cabins: Query<&mut Transform, (With<Cabin>, Without<CrossingLink>)>,
+) {
+    let now = seconds(&args, &playground, &time);
+    // Planned another way while waiting: off the lift.
+    for (e, riding) in &replanned {
+        commands.entity(riding.cabin).try_despawn();
+        commands
+            .entity(e)
+            .remove::<Riding>()
+            .insert(Visibility::Inherited);
+    }
+    for (e, crossing, path, transform, riding) in &waiting {
+        let Some(riding) = riding else {
+            let from = transform.translation.truncate();
+            let to = path
+                .waypoints
+                .get(crossing.0.at + 1)
+                .copied()
+                .unwrap_or(from);
+            let cabin = commands
+                .spawn((
+                    Cabin,
+                    FloorsPart,
+                    Mesh2d(discs.mesh.clone()),
+                    MeshMaterial2d(discs.riding.clone()),
+                    RenderLayers::layer(DISC_LAYER),
+                    Transform::from_translation(from.extend(1.5)).with_scale(transform.scale),
+                ))
+                .id();
+            let riding = Riding {
+                since: now,
+                from,
+                to,
+                cabin,
+            };
+            commands.entity(e).insert((riding, Visibility::Hidden));
+            continue;
+        };
+        let t = ((now - riding.since) / LIFT_SECONDS).clamp(0.0, 1.0);
+        if let Ok(mut cabin) = cabins.get_mut(riding.cabin) {
+            // Smoothly off and smoothly in.
+            let eased = t * t * (3.0 - 2.0 * t);
+            let at = riding.from.lerp(riding.to, eased);
+            cabin.translation = at.extend(cabin.translation.z);
+        }
+        if t >= 1.0 {
+            commands.trigger(CrossLink { entity: e });
+            commands.entity(riding.cabin).try_despawn();
+            commands
+                .entity(e)
+                .remove::<Riding>()
+                .insert(Visibility::Inherited);
+        }
+    }
+}
+
+/// Floors mode: agents that arrived (or cannot go on) get a new random goal
+/// on a random floor.
+fn wander_floors(
+    floors: Option<Res<Floors>>,
+    areas: Query<&NavArea>,
+    mut playground: ResMut<Playground>,
+    mut agents: Query<(&NavPath, &PathStatus, &mut PathRequest, &mut GoalArea), With<Agent>>,
+) {
+    let Some(floors) = floors else { return };
+    if !playground.wander {
+        return;
+    }
+    let grids = floor_grids(&floors, &areas);
+    for (path, status, mut request, mut goal_area) in &mut agents {
+        let stuck = matches!(status, PathStatus::Unreachable | PathStatus::Failed(_));
+        let arrived = status.has_path() && path.is_finished() && !path.cut;
+        if (stuck || arrived)
+            && let Some((area, goal)) = random_floor_point(&grids, &mut playground.rng)
+        {
+            request.goal = PathGoal::Point(goal);
+            goal_area.set_if_neq(GoalArea(area));
+        }
+    }
+}
+
+/// Floors mode: fits the camera to the floors when they appear, and on
+/// `Home`.
+fn fit_floors(
+    floors: Option<Res<Floors>>,
+    mut playground: ResMut<Playground>,
+    camera: Single<(&mut Projection, &mut Transform), With<MainCamera>>,
+    window: Single<&Window, With<PrimaryWindow>>,
+) {
+    let Some(floors) = floors else { return };
+    if !(floors.is_added() || playground.refit) {
+        return;
+    }
+    playground.refit = false;
+    // The floors and their labels, below the overlay.
+    let mut bounds = floors_rect();
+    bounds.max.y += 3.0;
+    let (top, view) = (130.0, window.size());
+    let scale = (bounds.width() / (view.x - 40.0)).max(bounds.height() / (view.y - top - 30.0));
+    let centre = bounds.center() + Vec2::new(0.0, (top - 10.0) / 2.0 * scale);
+    let (mut projection, mut transform) = camera.into_inner();
+    transform.translation = centre.extend(transform.translation.z);
+    *projection = Projection::Orthographic(OrthographicProjection {
+        scaling_mode: ScalingMode::WindowSize,
+        scale,
+        ..OrthographicProjection::default_2d()
+    });
+}
+
+/// Query filter: what floors mode spawns, or the one map's picture.
+type PartOrPicture = Or<(With<FloorsPart>, With<MapPicture>)>;
+
+/// `F`: floors mode on or off (the agents start afresh, as many as there
+/// were); in floors mode `O` opens or closes the door, `Space` adds agents,
+/// and `M` / `N` leave it for the next map (loaded by [`keys`]).
+#[expect(clippy::too_many_arguments, reason = "system parameters")]
+fn floors_keys(
+    mut commands: Commands,
+    input: Res<ButtonInput<KeyCode>>,
+    args: Res<Args>,
+    mut playground: ResMut<Playground>,
+    mut images: ResMut<Assets<Image>>,
+    floors: Option<Res<Floors>>,
+    areas: Query<&NavArea>,
+    mut links: Query<&mut NavLink>,
+    agents: Query<Entity, With<Agent>>,
+    parts: Query<Entity, PartOrPicture>,
+) {
+    let playground = &mut *playground;
+    if let Some(floors) = floors.as_deref() {
+        if input.just_pressed(KeyCode::KeyO)
+            && let Ok(mut door) = links.get_mut(floors.door)
+        {
+            door.enabled = !door.enabled;
+        }
+        if input.just_pressed(KeyCode::Space) {
+            let grids = floor_grids(floors, &areas);
+            for _ in 0..AGENTS.1 {
+                spawn_floor_agent(&mut commands, &grids, &mut playground.rng);
+            }
+        }
+        if input.any_just_pressed([KeyCode::KeyM, KeyCode::KeyN]) {
+            for e in &parts {
+                commands.entity(e).despawn();
+            }
+            commands.remove_resource::<Floors>();
+            return;
+        }
+    }
+    if !input.just_pressed(KeyCode::KeyF) {
+        return;
+    }
+    let count = agents.iter().count().max(args.agents);
+    for e in agents.iter().chain(&parts) {
+        commands.entity(e).despawn();
+    }
+    playground.selected = None;
+    playground.patches.clear();
+    playground.picture = (0, 0);
+    if floors.is_some() {
+        commands.remove_resource::<Floors>();
+        let name = playground
+            .custom_map
+            .clone()
+            .unwrap_or_else(|| MAPS[playground.map].to_owned());
+        match load_map(&name, args.tile) {
+            Ok(grid) => {
+                let nav = NavGrid::new(grid.clone(), placement(&grid));
+                let crowd = playground.crowd;
+                spawn_agents(&mut commands, &nav, &mut playground.rng, count, crowd);
+                commands.insert_resource(nav);
+            }
+            Err(e) => eprintln!("{e}"),
+        }
+    } else {
+        commands.remove_resource::<NavGrid>();
+        let floors = spawn_floors(&mut commands, &mut images, &mut playground.rng, count);
+        commands.insert_resource(floors);
+    }
 }
 
 /// Which planner a `compare` agent shows.
@@ -981,30 +1472,11 @@ fn update_map_picture(
         .flat_map(|y| (0..w).map(move |x| UVec2::new(x, y)))
         .map(|c| grid.is_blocked(c))
         .collect();
-    let mut image = Image::new_fill(
-        Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-        TextureDimension::D2,
-        &FLOOR,
-        TextureFormat::Rgba8UnormSrgb,
-        RenderAssetUsages::RENDER_WORLD,
-    );
-    image.sampler = ImageSampler::nearest();
-    if let Some(data) = image.data.as_mut() {
-        for (pixel, &wall) in data.chunks_exact_mut(4).zip(&playground.shown) {
-            if wall {
-                pixel.copy_from_slice(&WALL);
-            }
-        }
-    }
     let size = nav.world_rect().size();
     commands.spawn((
         MapPicture,
         Sprite {
-            image: images.add(image),
+            image: images.add(grid_image(grid)),
             custom_size: Some(size),
             ..default()
         },
@@ -1020,6 +1492,32 @@ fn update_map_picture(
         scale,
         ..OrthographicProjection::default_2d()
     });
+}
+
+/// A picture of `grid`, a pixel per cell: walls and floor.
+fn grid_image(grid: &Grid) -> Image {
+    let (w, h) = (grid.width(), grid.height());
+    let mut image = Image::new_fill(
+        Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        &FLOOR,
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::RENDER_WORLD,
+    );
+    image.sampler = ImageSampler::nearest();
+    if let Some(data) = image.data.as_mut() {
+        let cells = (0..h).flat_map(|y| (0..w).map(move |x| UVec2::new(x, y)));
+        for (pixel, c) in data.chunks_exact_mut(4).zip(cells) {
+            if grid.is_blocked(c) {
+                pixel.copy_from_slice(&WALL);
+            }
+        }
+    }
+    image
 }
 
 /// The world point under the cursor.
@@ -1156,14 +1654,16 @@ fn paint(
 }
 
 /// Right click: a new goal for the selected agent, or for every agent;
-/// `C`: for every agent. Each keeps its radius.
+/// `C`: for every agent. Each keeps its radius. In floors mode the goal is
+/// on the floor under the cursor (nothing happens off the floors).
 fn set_goals(
     buttons: Res<ButtonInput<MouseButton>>,
     keys: Res<ButtonInput<KeyCode>>,
     window: Single<&Window, With<PrimaryWindow>>,
     camera: Single<(&Camera, &GlobalTransform), With<MainCamera>>,
     playground: Res<Playground>,
-    mut agents: Query<(Entity, &mut PathRequest), With<Agent>>,
+    areas: Query<(Entity, &NavArea)>,
+    mut agents: Query<(Entity, &mut PathRequest, Option<&mut GoalArea>), With<Agent>>,
 ) {
     let everyone = keys.just_pressed(KeyCode::KeyC);
     if !(everyone || buttons.just_pressed(MouseButton::Right)) {
@@ -1172,9 +1672,21 @@ fn set_goals(
     let Some(goal) = cursor_world(&window, *camera) else {
         return;
     };
-    for (e, mut request) in &mut agents {
-        if everyone || playground.selected.is_none_or(|s| s == e) {
-            request.goal = PathGoal::Point(goal);
+    let area = areas
+        .iter()
+        .find(|(_, a)| a.grid.world_rect().contains(goal))
+        .map(|(e, _)| e);
+    for (e, mut request, goal_area) in &mut agents {
+        if !(everyone || playground.selected.is_none_or(|s| s == e)) {
+            continue;
+        }
+        match (goal_area, area) {
+            (Some(mut goal_area), Some(area)) => {
+                request.goal = PathGoal::Point(goal);
+                goal_area.set_if_neq(GoalArea(area));
+            }
+            (Some(_), None) => {}
+            (None, _) => request.goal = PathGoal::Point(goal),
         }
     }
 }
@@ -1264,6 +1776,7 @@ fn camera_control(
     transform.translation += (pan * 600.0 * ortho.scale * time.delta_secs()).extend(0.0);
     if keys.just_pressed(KeyCode::Home) {
         playground.picture = (0, 0); // refit with the picture
+        playground.refit = true; // or to the floors
     }
 }
 
@@ -1309,8 +1822,29 @@ fn run_script(
     mut camera: Single<(&mut Projection, &mut Transform), With<MainCamera>>,
     #[cfg(not(target_arch = "wasm32"))] mut exit: MessageWriter<AppExit>,
     mut labelled: Local<bool>,
+    (floors, mut links): (Option<Res<Floors>>, Query<&mut NavLink>),
 ) {
     let Some(script) = args.script else { return };
+    if script == Script::Floors {
+        let Some(floors) = floors else { return };
+        playground.frame += 1;
+        let frame = playground.frame;
+        // The door closes; the agents on their way through it replan.
+        if frame == FLOORS_DOOR_CLOSES
+            && let Ok(mut door) = links.get_mut(floors.door)
+        {
+            door.enabled = false;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        shoot_and_exit(
+            &mut commands,
+            &args,
+            &mut playground,
+            frame == FLOORS_FRAMES,
+            &mut exit,
+        );
+        return;
+    }
     let Some(mut nav) = nav else { return };
     playground.frame += 1;
     let frame = playground.frame;
@@ -1388,6 +1922,7 @@ fn run_script(
             Script::Compare | Script::Intervals => frame >= 60 && ready && *labelled,
             Script::Replan => frame == 96,
             Script::Door => frame == DOOR_FRAMES,
+            Script::Floors => false, // (above)
         };
         shoot_and_exit(&mut commands, &args, &mut playground, shoot, &mut exit);
     }
@@ -1467,6 +2002,14 @@ fn busiest_cell<'a>(nav: &NavGrid, paths: impl Iterator<Item = &'a NavPath>) -> 
     (n > 0).then(|| UVec2::new((i % w) as u32, (i / w) as u32))
 }
 
+/// What the overlay shows of floors mode.
+#[derive(SystemParam)]
+struct FloorsView<'w, 's> {
+    floors: Option<Res<'w, Floors>>,
+    links: Query<'w, 's, &'static NavLink>,
+    riders: Query<'w, 's, (), With<Riding>>,
+}
+
 /// The overlay: what runs, how fast, and the legend.
 #[expect(clippy::too_many_arguments, reason = "system parameters")]
 fn overlay(
@@ -1482,7 +2025,8 @@ fn overlay(
     text: Single<Entity, With<Overlay>>,
     mut writer: TextUiWriter,
     mut commands: Commands,
-    mut built: Local<bool>,
+    mut built: Local<Option<bool>>,
+    floors_view: FloorsView,
 ) {
     let now = Instant::now();
     timing.frame_ms = smooth(timing.frame_ms, time.delta_secs() * 1e3);
@@ -1503,11 +2047,24 @@ fn overlay(
     }
     timing.last_text = Some(now);
     let cfg = NavGizmos::default();
-    if !*built {
-        // The spans, in order: status text, then the legend's entries.
-        *built = true;
+    let floors = floors_view.floors.as_deref();
+    if *built != Some(floors.is_some()) {
+        // The spans, in order: status text, then the legend's entries (for
+        // the one map or for the floors).
+        if built.is_some() {
+            commands.entity(*text).despawn_related::<Children>();
+        }
+        *built = Some(floors.is_some());
         let legend: &[(&str, Color)] = match args.script {
-            Some(Script::Compare) => &[],
+            Some(Script::Floors) | None if floors.is_some() => &[
+                ("\npath", cfg.polyanya),
+                ("  replanned", cfg.replanned),
+                ("  stairs, slide, door", cfg.link_walked),
+                ("  lift", cfg.link_handed),
+                ("  in the lift", RIDING_COLOR),
+                ("  closed", cfg.link_disabled),
+            ],
+            Some(Script::Compare | Script::Floors) => &[],
             Some(Script::Intervals) => &[
                 ("\npath (Anya)", cfg.anya),
                 ("  intervals expanded", cfg.trace),
@@ -1559,9 +2116,27 @@ fn overlay(
         Some(Script::Door) => format!(
             "A crowd crosses a door {DOOR_WIDTH} cells wide both ways (radius {CROWD_RADIUS}, LocalAvoidance)\n"
         ),
+        Some(Script::Floors) => {
+            "Floors and links: stairs, a slide, a lift, a door. The door just closed: agents headed through it replanned\n"
+                .to_owned()
+        }
         None => String::new(),
     };
-    if args.script != Some(Script::Compare) {
+    if let Some(floors) = floors {
+        let n = agents.iter().count();
+        let door = match floors_view.links.get(floors.door) {
+            Ok(link) if link.enabled => "open",
+            _ => "closed",
+        };
+        let _ = writeln!(
+            s,
+            "Polyanya routes | {n} agent{} | {FLOORS} floors of {} x {} | door {door} | {} in the lift",
+            if n == 1 { "" } else { "s" },
+            FLOOR_SIZE.x,
+            FLOOR_SIZE.y,
+            floors_view.riders.iter().count()
+        );
+    } else if args.script != Some(Script::Compare) {
         let n = agents.iter().count();
         let _ = writeln!(
             s,
@@ -1604,7 +2179,8 @@ fn overlay(
         let _ = write!(
             s,
             "\nleft drag: walls | right click: goal | C: all to the cursor | V: crowd | S: select \
-             | 1-5: planner | space: +{} | M/N: map",
+             | 1-5: planner | space: +{} | M/N: map\nF: floors | O: door (floors) | W: wander \
+             | G: wall outlines | P: pause | wheel, arrows, Home: view",
             AGENTS.1
         );
     }

@@ -4,14 +4,14 @@
 # each scene's screenshot under docs/. Works on a fresh Debian or Ubuntu
 # machine: it installs what it needs with apt-get (as root, or through sudo).
 #
-#   scripts/screenshots.sh            # all four pictures
-#   scripts/screenshots.sh replan     # one of: compare replan intervals door
+#   scripts/screenshots.sh            # all five pictures
+#   scripts/screenshots.sh replan     # one of: compare replan intervals door floors
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scenes=("$@")
 if [ ${#scenes[@]} -eq 0 ]; then
-    scenes=(compare replan intervals door)
+    scenes=(compare replan intervals door floors)
 fi
 
 # The virtual display, the Vulkan loader and software driver, and the X

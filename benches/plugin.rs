@@ -46,7 +46,9 @@
 //!   game time as above, beside the raw bound: one thread's
 //!   `Atlas::find` on the same queries (its route cache warmed by the
 //!   first 200, as the plugin's is by its first searches), divided by the
-//!   plugin's search threads.
+//!   plugin's search threads. `floors/one_goal/{agents}`: the same agents all
+//!   sent to one point of the top floor, with shared searches and without
+//!   (the raw bound: one thread's `Atlas::find` for each, no sharing).
 //! - **Edit frames** (criterion, `edit_frame/{map}/{agents}/{case}`): the
 //!   main-thread time of one frame that makes a one-cell edit (the edit call
 //!   plus `App::update`), once every agent holds a path: `nobody`, a cell
@@ -331,8 +333,10 @@ fn all_ready(name: &str, nav: &NavGrid, n: usize) {
 const FLOORS: usize = 4;
 const FLOOR_LINKS: usize = 64;
 
-/// The floors scenario for `n` agents; prints a table row.
-fn floors(n: usize) {
+/// The floors scenario for `n` agents (with `one_goal`: all heading for
+/// one point of the top floor, with shared searches on or off as
+/// `shared` says); prints a table row.
+fn floors(n: usize, one_goal: bool, shared: bool) {
     use bevy_anyangle::atlas::{Atlas, Link, Place, RouteQuery};
     use bevy_anyangle::plugin::{GoalArea, LinkEnd, NavArea, NavLink, OnArea};
 
@@ -358,8 +362,12 @@ fn floors(n: usize) {
         .flat_map(|f| (0..FLOOR_LINKS).map(move |_| f))
         .map(|f| (f, cell()))
         .collect();
+    let goal = cell();
     let queries: Vec<(usize, UVec2, usize, UVec2)> = (0..n)
         .map(|i| {
+            if one_goal {
+                return (i % FLOORS, cell(), FLOORS - 1, goal);
+            }
             let (f, g) = (i % FLOORS, (i / FLOORS + i) % FLOORS);
             (f, cell(), g, cell())
         })
@@ -396,6 +404,9 @@ fn floors(n: usize) {
         steering: false,
         ..AnyAnglePlugin::default()
     });
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .shared_searches = shared;
     let placement =
         |f: usize| GridTransform::new(Vec2::new(600.0 * f as f32, 0.0), 1.0).expect("placement");
     let areas: Vec<Entity> = (0..FLOORS)
@@ -437,13 +448,20 @@ fn floors(n: usize) {
     });
     let wall = wall.elapsed();
     let game = FRAME * frames as u32;
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    let goals = match (one_goal, shared) {
+        (false, _) => "random",
+        (true, true) => "one, shared",
+        (true, false) => "one, each alone",
+    };
     println!(
-        "| {FLOORS} x AR0011SR, {FLOOR_LINKS} links a pair | {n} | {frames} | {:.3} s | {:.3} s | {:.3} s | {:.3} s | {:.2} |",
+        "| {FLOORS} x AR0011SR, {FLOOR_LINKS} links a pair | {goals} | {n} | {frames} | {:.3} s | {:.3} s | {:.3} s | {:.3} s | {:.2} | {} |",
         game.as_secs_f64(),
         wall.as_secs_f64(),
         raw.as_secs_f64(),
         bound.as_secs_f64(),
         game.as_secs_f64() / bound.as_secs_f64(),
+        d.shared_searches,
     );
 }
 
@@ -963,12 +981,16 @@ fn main() {
     }
     if wanted("floors") || filter.starts_with("floors") {
         println!(
-            "| world | agents | frames | game time | wall time | raw atlas, 1 thread | raw bound | game time / bound |"
+            "| world | goals | agents | frames | game time | wall time | raw atlas, 1 thread | raw bound | game time / bound | shared searches |"
         );
-        println!("|---|--:|--:|--:|--:|--:|--:|--:|");
+        println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
         for n in [10_000] {
             if wanted(&format!("floors/{n}")) {
-                floors(n);
+                floors(n, false, true);
+            }
+            if wanted(&format!("floors/one_goal/{n}")) {
+                floors(n, true, true);
+                floors(n, true, false);
             }
         }
         println!();

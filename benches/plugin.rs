@@ -984,14 +984,13 @@ fn main() {
             "| world | goals | agents | frames | game time | wall time | raw atlas, 1 thread | raw bound | game time / bound | shared searches |"
         );
         println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
-        for n in [10_000] {
-            if wanted(&format!("floors/{n}")) {
-                floors(n, false, true);
-            }
-            if wanted(&format!("floors/one_goal/{n}")) {
-                floors(n, true, true);
-                floors(n, true, false);
-            }
+        let n = 10_000;
+        if wanted(&format!("floors/{n}")) {
+            floors(n, false, true);
+        }
+        if wanted(&format!("floors/one_goal/{n}")) {
+            floors(n, true, true);
+            floors(n, true, false);
         }
         println!();
     }

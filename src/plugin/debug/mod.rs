@@ -384,14 +384,7 @@ fn ring(
 
 /// A diagonal cross of half-size `r` world units at world point `p` of
 /// `plane`, `h` off it.
-fn cross(
-    gizmos: &mut Gizmos<NavGizmos>,
-    plane: WorldPlane,
-    p: Vec2,
-    r: f32,
-    h: f32,
-    color: Color,
-) {
+fn cross(gizmos: &mut Gizmos<NavGizmos>, plane: WorldPlane, p: Vec2, r: f32, h: f32, color: Color) {
     for d in [Vec2::new(r, r), Vec2::new(r, -r)] {
         gizmos.line(plane.lift(p - d, h), plane.lift(p + d, h), color);
     }

@@ -178,10 +178,10 @@ pub(crate) fn detect_routes(
     }
 }
 
-/// What `changes` mean for an agent on `area` with `path` and radius
-/// `radius` (cells) and status `status`: the line to plan it in, why, and where its path must
-/// end meanwhile (the index of the first waypoint past which a new wall
-/// lies); `None` if they do not concern it.
+/// What `changes` mean for an agent on `area` with `path`, radius `radius`
+/// (cells) and status `status`: the line to plan it in, why, and where its
+/// path must end meanwhile (the index of the first waypoint past which a
+/// new wall lies); `None` if they do not concern it.
 fn judge(
     changes: &[(u64, Change)],
     path: &NavPath,
@@ -192,9 +192,16 @@ fn judge(
     match status {
         // Its search is under way and checked when it answers.
         PathStatus::Pending | PathStatus::Computing => return None,
-        // Unreachable or failed: any change may help.
+        // Unreachable or failed: a change that opens a way may help (walls
+        // that close one, or links that admit fewer agents, cannot).
         PathStatus::Unreachable | PathStatus::Failed(_) => {
-            return Some((Priority::FirstPath, PlanReason::RegionsConnected, None));
+            let opens = changes.iter().any(|(_, c)| {
+                matches!(
+                    c,
+                    Change::Freed(..) | Change::Replaced(_) | Change::LinkWidened
+                )
+            });
+            return opens.then_some((Priority::FirstPath, PlanReason::RegionsConnected, None));
         }
         PathStatus::Ready | PathStatus::Fallback => {}
     }
@@ -245,17 +252,17 @@ fn judge(
                 }
             }
             Change::LinkNarrowed(link) => {
-                let crosses = path
+                // Cut at the near end of its crossing still ahead.
+                let ahead = path
                     .crossings
                     .iter()
-                    .any(|c| c.link == link && c.at + 1 >= path.next);
-                if crosses {
-                    let ahead = path
-                        .crossings
-                        .iter()
-                        .find(|c| c.link == link && c.at + 1 >= path.next)
-                        .map(|c| c.at.max(first));
-                    worst(Priority::Urgent, PlanReason::LinkChanged, ahead);
+                    .find(|c| c.link == link && c.at + 1 >= path.next);
+                if let Some(c) = ahead {
+                    worst(
+                        Priority::Urgent,
+                        PlanReason::LinkChanged,
+                        Some(c.at.max(first)),
+                    );
                 }
             }
             Change::LinkCostlier(link) => {

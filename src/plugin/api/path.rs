@@ -305,6 +305,20 @@ impl NavPath {
         self.waypoints.last().copied()
     }
 
+    /// The area entity waypoint `k` lies on, for a path across areas (a
+    /// link's near end: the area the path leaves there); `None` on one grid.
+    #[must_use]
+    pub fn area_of(&self, k: usize) -> Option<Entity> {
+        let mut area = self.start_area;
+        for c in &self.crossings {
+            if c.at >= k {
+                break;
+            }
+            area = Some(c.to_area);
+        }
+        area
+    }
+
     /// Whether the agent has reached the last waypoint.
     #[must_use]
     pub fn is_finished(&self) -> bool {

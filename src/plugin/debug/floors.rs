@@ -118,19 +118,6 @@ type AreaAgentView = (
     PositionData,
 );
 
-/// The area waypoint `k` of `path` lies on (a link's near end: the area
-/// the path leaves), `None` for a path without areas.
-fn waypoint_area(path: &NavPath, k: usize) -> Option<Entity> {
-    let mut area = path.start_area;
-    for c in &path.crossings {
-        if c.at >= k {
-            break;
-        }
-        area = Some(c.to_area);
-    }
-    area
-}
-
 /// Draws the agents standing on areas: their paths across areas and
 /// links, next waypoints, goals and states.
 #[expect(clippy::needless_pass_by_value, reason = "system parameters")]
@@ -187,7 +174,7 @@ pub(super) fn draw_area_agents(
             highlighted: replanning || recent.replans.contains_key(&entity),
             height: |k: Option<usize>| match k {
                 None => here_height,
-                Some(k) => height_on(waypoint_area(path, k).or(Some(on.0))),
+                Some(k) => height_on(path.area_of(k).or(Some(on.0))),
             },
             link: |k: usize| path.crossings.iter().any(|c| c.at == k),
         }

@@ -83,7 +83,7 @@ pub(crate) fn follow_routes(
                 // blocked cells by design.)
                 let way_out = path.start_moved && k == 0;
                 if let Some(t) = target.filter(|_| k <= last && !way_out) {
-                    if area_of(path, t) != Some(on_area) {
+                    if path.area_of(t) != Some(on_area) {
                         // A route from another area than it stands on.
                         hidden = true;
                         return None;
@@ -211,19 +211,6 @@ pub(crate) fn follow_routes(
 /// agent heading for waypoint `k + 1` is on that link.
 fn crossing_from(path: &NavPath, k: usize) -> Option<PathCrossing> {
     path.crossings.iter().find(|c| c.at == k).copied()
-}
-
-/// The area waypoint `k` of `path` lies on (a link's near end: the area it
-/// leaves).
-fn area_of(path: &NavPath, k: usize) -> Option<Entity> {
-    let mut area = path.start_area;
-    for c in &path.crossings {
-        if c.at >= k {
-            break;
-        }
-        area = Some(c.to_area);
-    }
-    area
 }
 
 /// Sets a follower's height, on the `Xz` plane (its `Transform` only).

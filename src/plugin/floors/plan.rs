@@ -325,20 +325,9 @@ const SLACK: f64 = 1e-6;
 /// area.
 fn leg_segments(path: &NavPath, first: usize) -> impl Iterator<Item = (usize, Entity)> + '_ {
     let n = path.grid_waypoints.len().min(path.waypoints.len());
-    (first..n.saturating_sub(1)).filter_map(move |k| {
-        let mut area = None;
-        for c in &path.crossings {
-            if c.at == k {
-                return None; // the link itself
-            }
-            if c.at > k {
-                area = Some(c.from_area);
-                break;
-            }
-            area = Some(c.to_area);
-        }
-        Some((k, area.or(path.start_area)?))
-    })
+    (first..n.saturating_sub(1))
+        .filter(|&k| path.crossings.iter().all(|c| c.at != k)) // (a link)
+        .filter_map(|k| Some((k, path.area_of(k)?)))
 }
 
 /// Cuts `path` to end at waypoint `k` (the agent walks no further until its

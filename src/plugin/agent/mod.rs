@@ -83,12 +83,26 @@ pub(crate) fn fail(
     new_status: PathStatus,
 ) {
     book.stop(entity, state);
+    index.unindex(entity);
+    index.watch_failure(entity, &new_status);
+    end_in_failure(commands, entity, reason, status, path, new_status);
+}
+
+/// Sets a failed agent's status, clears its path and fires [`PathFailed`]
+/// (triggered on the agent and written as a message): the part of a
+/// failure every kind of agent shares.
+pub(crate) fn end_in_failure(
+    commands: &mut Commands,
+    entity: Entity,
+    reason: PlanReason,
+    status: &mut Mut<PathStatus>,
+    path: &mut Mut<NavPath>,
+    new_status: PathStatus,
+) {
     status.set_if_neq(new_status.clone());
     if !path.is_empty() {
         **path = NavPath::default();
     }
-    index.unindex(entity);
-    index.watch_failure(entity, &new_status);
     let failed = PathFailed {
         entity,
         reason,

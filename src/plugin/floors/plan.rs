@@ -14,9 +14,9 @@ use super::{CrossingLink, GoalArea};
 use crate::atlas::{AtlasError, Place, Route, RouteQuery, RouteTask};
 use crate::fast_hash::FastMap;
 use crate::geom::{detour_through_rect, segment_rect_distance};
-use crate::plugin::agent::{CancelOnDrop, Priority};
+use crate::plugin::agent::{CancelOnDrop, Priority, end_in_failure};
 use crate::plugin::api::{
-    NavPath, PathCrossing, PathFailed, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
+    NavPath, PathCrossing, PathFailure, PathGoal, PathReady, PathRequest, PathStatus,
     PathfindingSettings, PlanReason,
 };
 use crate::plugin::dispatch::{Outcome, RouteGroup, RouteMember, RouteWork, Searches, route_job};
@@ -447,7 +447,7 @@ pub(crate) fn dispatch_routes(
                     break;
                 }
                 Err(Fail(failure)) => {
-                    fail(
+                    end_in_failure(
                         &mut commands,
                         entity,
                         state.reason,
@@ -616,28 +616,6 @@ fn route_query(
     Ok((query, goal))
 }
 
-/// Ends planning for an agent without a path.
-fn fail(
-    commands: &mut Commands,
-    entity: Entity,
-    reason: PlanReason,
-    status: &mut Mut<PathStatus>,
-    path: &mut Mut<NavPath>,
-    new_status: PathStatus,
-) {
-    status.set_if_neq(new_status.clone());
-    if !path.is_empty() {
-        **path = NavPath::default();
-    }
-    let failed = PathFailed {
-        entity,
-        reason,
-        status: new_status,
-    };
-    commands.write_message(failed.clone());
-    commands.trigger(failed);
-}
-
 /// What applying reads and writes of an agent on an area.
 type ApplyData = (
     &'static OnArea,
@@ -695,7 +673,7 @@ pub(crate) fn apply_routes(
                     }
                     other => PathStatus::Failed(PathFailure::Internal(other.to_string())),
                 };
-                fail(
+                end_in_failure(
                     &mut commands,
                     done.entity,
                     reason,

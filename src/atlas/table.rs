@@ -2,7 +2,7 @@
 //! between the link ends in the area, kept current as the area is edited
 //! (only the entries an edit can change are searched again).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use bevy_math::DVec2;
 
@@ -13,6 +13,7 @@ use crate::grid::{EditKind, Grid, GridEdit, RegionId};
 use crate::los::line_of_sight;
 use crate::mesh::NavMesh;
 use crate::mesh::locate::on_mesh;
+use crate::search::legs::LegTargets;
 use crate::search::{FallbackPolicy, PathKind, PlanOptions, Planner};
 use bevy_math::URect;
 
@@ -70,6 +71,9 @@ impl core::ops::AddAssign for TableWork {
 pub(super) struct EndTable {
     pub mesh: NavMesh,
     pub ends: Vec<End>,
+    /// The valid ends as the far ends of legs searched on the mesh (kept
+    /// in step with the mesh and the ends).
+    pub targets: Arc<LegTargets>,
     /// The entries as of the last search (marked pairs stale while
     /// pending).
     entries: Entries,
@@ -137,6 +141,7 @@ impl EndTable {
         EndTable {
             mesh,
             ends: Vec::new(),
+            targets: Arc::default(),
             entries: Entries::default(),
             dirty: Vec::new(),
             freed: Vec::new(),
@@ -295,7 +300,18 @@ impl EndTable {
             }
         }
         work += self.search_dirty(planner);
+        self.refresh_targets();
         work
+    }
+
+    /// Works the ends out afresh as the far ends of legs.
+    fn refresh_targets(&mut self) {
+        let points: Vec<Option<DVec2>> = self
+            .ends
+            .iter()
+            .map(|e| e.valid.then_some(e.point))
+            .collect();
+        self.targets = Arc::new(LegTargets::new(&self.mesh, &points));
     }
 
     /// Marks every pair of end `i` with another valid end.
@@ -362,6 +378,7 @@ impl EndTable {
                 }
             }
             work += self.search_dirty(planner);
+            self.refresh_targets();
             return work;
         };
         work.chunks = self.mesh.sync(grid) as u64;
@@ -493,6 +510,7 @@ impl EndTable {
         } else {
             work += self.search_dirty(planner);
         }
+        self.refresh_targets();
         work
     }
 

@@ -1,7 +1,9 @@
 //! Route queries, whole or a slice at a time: the legs from the start and
-//! to the goal searched one at a time, best bound first, over the cached
-//! routes between link ends; when no route exists that way, every leg at
-//! once and Dijkstra over every end, which also finds the fallback.
+//! to the goal searched one at a time, best bound first (the shorter leg
+//! of a pair first), over the cached routes between link ends; each side's
+//! legs by one search that goes on from one leg to the next (see
+//! `search::legs`). When no route exists that way: every leg at once and
+//! Dijkstra over every end, which also finds the fallback.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -13,6 +15,7 @@ use super::closure::{GoalEdges, Ordered, Queue, Rows, Via, relax};
 use super::route::{RouteQuery, chain_to, finish};
 use super::table::EndTable;
 use super::{Atlas, AtlasError, Leg, Place, Route};
+use crate::search::legs::LegSearch;
 use crate::search::{
     Algorithm, FallbackPolicy, Path, PathKind, PathQuery, PlanError, PlanOptions, Planner, Role,
 };
@@ -141,33 +144,29 @@ struct Lazy {
     /// The start's ends by the least bound of a route through them (the
     /// straight leg as `usize::MAX`).
     queue: BinaryHeap<Reverse<(Ordered, usize)>>,
-    searches: usize,
+    /// The searches of the legs from the start and to the goal (from the
+    /// goal, the other way), each going on from its last leg.
+    start_search: LegSearch,
+    end_search: Option<LegSearch>,
     pending: Option<Pending>,
 }
 
 impl core::fmt::Debug for Lazy {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Lazy")
-            .field("searches", &self.searches)
+            .field("pending", &self.pending)
             .finish_non_exhaustive()
     }
 }
 
 /// A leg search under way.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Pending {
     /// One leg: from the start to end `i`, from end `j` to the goal, or
-    /// straight; and whether its search has begun.
-    Start(usize, bool),
-    End(usize, bool),
+    /// straight (and whether its search has begun).
+    Start(usize),
+    End(usize),
     Direct(bool),
-    /// Every unknown leg of one side (the start's if `start`) at once.
-    All {
-        start: bool,
-        todo: Vec<usize>,
-        points: Vec<DVec2>,
-        begun: bool,
-    },
 }
 
 /// The full search: every leg from the start, then every leg to the goal.
@@ -187,10 +186,6 @@ enum Progress<T> {
     Paused,
     Done(T),
 }
-
-/// Single-leg searches a route query runs before it searches every leg
-/// of a side at once.
-const ALONE: usize = 16;
 
 /// The options of a single leg's search: exact, no budget, no fallback.
 const SINGLE: PlanOptions = PlanOptions {
@@ -250,7 +245,7 @@ impl Atlas {
                 State::Fresh => match self.setup(planner, &query) {
                     Ok(setup) => {
                         let legs = task.goal_legs.as_deref();
-                        task.state = State::Lazy(Box::new(self.lazy(&query, setup, legs)));
+                        task.state = State::Lazy(Box::new(self.lazy(planner, &query, setup, legs)));
                     }
                     Err(error) => return Some(Err(error)),
                 },
@@ -311,7 +306,13 @@ impl Atlas {
     /// The one-leg-at-a-time search of `query`, not begun: every leg's
     /// bound a straight line (infinite to an end the agent cannot stand at,
     /// or in another region of the grid than the start or goal).
-    fn lazy(&self, query: &RouteQuery, setup: Setup, shared: Option<&GoalLegs>) -> Lazy {
+    fn lazy(
+        &self,
+        planner: &mut Planner,
+        query: &RouteQuery,
+        setup: Setup,
+        shared: Option<&GoalLegs>,
+    ) -> Lazy {
         let (a, b) = (query.from.area.index(), query.to.area.index());
         let (first, last) = (
             &self.areas[a].tables[setup.k],
@@ -333,17 +334,26 @@ impl Atlas {
         let start = legs(first, &|e| {
             straight(from, e.point, e.valid && e.region() == start_region)
         });
-        let end = match shared {
+        let (end, end_search) = match shared {
             Some(shared)
                 if shared.version == self.version
                     && shared.goal == Place::new(query.to.area, goal)
                     && shared.k == setup.k =>
             {
-                Arc::clone(&shared.legs)
+                (Arc::clone(&shared.legs), None)
             }
-            _ => Arc::new(legs(last, &|e| {
-                straight(e.point, goal, e.valid && e.region() == goal_region)
-            })),
+            _ => (
+                Arc::new(legs(last, &|e| {
+                    straight(e.point, goal, e.valid && e.region() == goal_region)
+                })),
+                Some(LegSearch::new(
+                    planner,
+                    &last.mesh,
+                    1,
+                    goal,
+                    Arc::clone(&last.targets),
+                )),
+            ),
         };
         let same = a == b && start_region == goal_region;
         let direct = (straight(from, goal, same), !same, Vec::new());
@@ -359,11 +369,12 @@ impl Atlas {
         Lazy {
             setup,
             rows: self.rows(a, setup.k, (query.radius, query.profiles)),
+            start_search: LegSearch::new(planner, &first.mesh, 0, from, Arc::clone(&first.targets)),
+            end_search,
             start,
             end,
             direct,
             queue,
-            searches: 0,
             pending: None,
         }
     }
@@ -453,90 +464,50 @@ impl Atlas {
         let b_offset = layout.offsets[b];
         loop {
             if let Some(pending) = &mut lazy.pending {
-                let single = |planner: &mut Planner, mesh, p, q, begun: &mut bool| {
-                    let query = PathQuery::new(mesh, p, q).with_options(SINGLE);
-                    // (Whole, a search is not sliced at all.)
-                    let answer = if max == u64::MAX {
-                        Some(planner.find(&query))
-                    } else {
-                        planner.step(&query, !*begun, max, None)
-                    };
-                    *begun = true;
-                    answer.map(|answer| match answer {
-                        Ok(path)
-                            if path.kind == PathKind::Found && path.start_moved_from.is_none() =>
-                        {
-                            (path.length, path.waypoints)
-                        }
-                        _ => (f64::INFINITY, Vec::new()),
-                    })
-                };
+                let slice = (max != u64::MAX).then_some(max);
+                let mut path = Vec::new();
                 match pending {
-                    Pending::Start(i, begun) => {
-                        let Some((d, path)) =
-                            single(planner, &first.mesh, from, first.ends[*i].point, begun)
-                        else {
+                    Pending::Start(i) => {
+                        let mesh = &first.mesh;
+                        let search = &mut lazy.start_search;
+                        let Some(d) = planner.leg(mesh, search, *i, slice, &mut path) else {
                             return Progress::Paused;
                         };
                         lazy.start.learn(first, *i, d, path);
                     }
-                    Pending::End(j, begun) => {
-                        let Some((d, path)) =
-                            single(planner, &last.mesh, last.ends[*j].point, goal, begun)
-                        else {
+                    Pending::End(j) => {
+                        let search = lazy.end_search.as_mut().expect("legs to the goal searched");
+                        let Some(d) = planner.leg(&last.mesh, search, *j, slice, &mut path) else {
                             return Progress::Paused;
                         };
+                        // (Searched from the goal.)
+                        path.reverse();
                         Arc::make_mut(&mut lazy.end).learn(last, *j, d, path);
                     }
                     Pending::Direct(begun) => {
-                        let Some((d, path)) = single(planner, &first.mesh, from, goal, begun)
-                        else {
-                            return Progress::Paused;
-                        };
-                        lazy.direct = (d, true, path);
-                    }
-                    Pending::All {
-                        start,
-                        todo,
-                        points,
-                        begun,
-                    } => {
-                        let (table, point) = if *start { (first, from) } else { (last, goal) };
-                        let mut answers = Vec::new();
-                        let done = whole_or_sliced(
-                            planner,
-                            &table.mesh,
-                            (points, point),
-                            (!*begun, max),
-                            &mut answers,
-                        );
-                        *begun = true;
-                        if !done {
-                            return Progress::Paused;
-                        }
-                        let legs = if *start {
-                            &mut lazy.start
+                        let query = PathQuery::new(&first.mesh, from, goal).with_options(SINGLE);
+                        // (Whole, a search is not sliced at all.)
+                        let answer = if max == u64::MAX {
+                            Some(planner.find(&query))
                         } else {
-                            Arc::make_mut(&mut lazy.end)
+                            planner.step(&query, !*begun, max, None)
                         };
-                        for (&i, answer) in todo.iter().zip(answers) {
-                            let (d, mut path) = match answer {
-                                Ok(path) if path.kind == PathKind::Found => {
-                                    (path.length, path.waypoints)
-                                }
-                                _ => (f64::INFINITY, Vec::new()),
-                            };
-                            if *start {
-                                path.reverse();
+                        *begun = true;
+                        let Some(answer) = answer else {
+                            return Progress::Paused;
+                        };
+                        lazy.direct = match answer {
+                            Ok(path)
+                                if path.kind == PathKind::Found
+                                    && path.start_moved_from.is_none() =>
+                            {
+                                (path.length, true, path.waypoints)
                             }
-                            legs.bound[i] = d;
-                            legs.known[i] = true;
-                            legs.paths[i] = path;
-                        }
+                            _ => (f64::INFINITY, true, Vec::new()),
+                        };
                     }
                 }
                 lazy.pending = None;
-                lazy.searches += 1;
                 if max != u64::MAX {
                     return Progress::Paused;
                 }
@@ -586,29 +557,17 @@ impl Atlas {
                 );
                 return Progress::Done(Some(legs));
             }
-            lazy.pending = Some(if lazy.searches >= ALONE {
-                // The bounds are loose here: every leg of a side at once.
-                let start = !lazy.start.known[i];
-                let (legs, table) = if start {
-                    (&lazy.start, first)
+            // The shorter leg first: the cheaper search, and the likelier
+            // to be in plain sight.
+            lazy.pending = Some(
+                if lazy.start.known[i]
+                    || (!lazy.end.known[j] && lazy.end.bound[j] < lazy.start.bound[i])
+                {
+                    Pending::End(j)
                 } else {
-                    (&*lazy.end, last)
-                };
-                let todo: Vec<usize> = (0..legs.bound.len())
-                    .filter(|&i| !legs.known[i] && legs.bound[i].is_finite())
-                    .collect();
-                let points = todo.iter().map(|&i| table.ends[i].point).collect();
-                Pending::All {
-                    start,
-                    todo,
-                    points,
-                    begun: false,
-                }
-            } else if !lazy.start.known[i] {
-                Pending::Start(i, false)
-            } else {
-                Pending::End(j, false)
-            });
+                    Pending::Start(i)
+                },
+            );
         }
     }
 

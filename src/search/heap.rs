@@ -266,6 +266,26 @@ impl OpenList {
     pub(crate) fn pop(&mut self) -> Option<u32> {
         self.best.take().or_else(|| self.heap.pop()).map(Key::node)
     }
+
+    /// The node of the best entry, left on the list.
+    #[inline]
+    pub(crate) fn peek(&mut self) -> Option<u32> {
+        self.best
+            .or_else(|| self.heap.peek().copied())
+            .map(Key::node)
+    }
+
+    /// Orders every entry afresh by `entry(node)`, its new `f` and `g`.
+    pub(crate) fn rekey(&mut self, mut entry: impl FnMut(u32) -> (f64, f64)) {
+        let mut keys = core::mem::take(&mut self.heap).into_vec();
+        keys.extend(self.best.take());
+        for key in &mut keys {
+            let node = key.node();
+            let (f, g) = entry(node);
+            *key = Key::of(&OpenEntry { f, g, node });
+        }
+        self.heap = BinaryHeap::from(keys);
+    }
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ mod context;
 mod costed;
 mod heap;
 mod lazy_theta;
+pub(crate) mod legs;
 mod many;
 mod mesh_graph;
 mod paged;

@@ -43,6 +43,11 @@ pub struct Planner {
     vertex: best_first::Scratch,
     anya: anya::Scratch,
     pub(super) polyanya: polyanya::Scratch,
+    /// The leg searches of route queries, kept between their calls (see
+    /// [`super::legs`]), and the ticket of the search each runs.
+    pub(super) legs: [polyanya::Scratch; super::legs::LEG_SEARCHES],
+    pub(super) leg_tickets: [u64; super::legs::LEG_SEARCHES],
+    pub(super) next_leg_ticket: u64,
     /// The meshes of the last few grids [`Planner::plan`] ran Polyanya on,
     /// the most recently used first.
     meshes: Vec<crate::mesh::NavMesh>,
@@ -117,7 +122,14 @@ impl Planner {
     /// about 40 MB, from the first query on (see [`Planner::reserve`]).
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.vertex.memory_bytes() + self.anya.memory_bytes() + self.polyanya.memory_bytes()
+        self.vertex.memory_bytes()
+            + self.anya.memory_bytes()
+            + self.polyanya.memory_bytes()
+            + self
+                .legs
+                .iter()
+                .map(polyanya::Scratch::memory_bytes)
+                .sum::<usize>()
     }
 
     /// The navigation mesh this planner keeps for [`Algorithm::Polyanya`]

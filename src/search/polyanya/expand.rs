@@ -20,6 +20,9 @@ pub(super) struct Search<'a, const MANY: bool> {
     /// Whether [`Search::cone`] may leave `f` to [`Search::flush`]: all
     /// successors come from one polygon (not so while seeding).
     pub(super) defer: bool,
+    /// With `MANY`: nodes go by the way to one target, `t` (see
+    /// [`super::focus`]), not by the distance to their interval.
+    pub(super) focused: bool,
     pub(super) scratch: &'a mut Scratch,
 }
 
@@ -187,7 +190,7 @@ impl<const MANY: bool> Search<'_, MANY> {
         let hi_pt = if hi[1] == a { a } else { clip(hi, a, b) };
         let lo_pt = if lo[1] == b { b } else { clip(lo, a, b) };
         let r = self.scratch.roots[root as usize];
-        if MANY {
+        if MANY && !self.focused {
             r.g + segment_distance(r.p, lo_pt, hi_pt)
         } else {
             r.g + heuristic(r.p, lo_pt, hi_pt, self.t)
@@ -204,7 +207,7 @@ impl<const MANY: bool> Search<'_, MANY> {
         }
         let r = self.scratch.roots[root as usize];
         // (Many targets: the root is on the polygon's boundary.)
-        let f = if MANY {
+        let f = if MANY && !self.focused {
             r.g
         } else {
             r.g + r.p.distance(self.t)

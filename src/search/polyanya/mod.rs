@@ -35,6 +35,7 @@
 //! any target.
 
 mod expand;
+pub(crate) mod focus;
 mod geometry;
 mod history;
 mod targets;
@@ -189,6 +190,7 @@ pub(crate) fn search(
             t,
             lattice,
             defer: false,
+            focused: false,
             scratch,
         };
         search.seed(s);
@@ -199,6 +201,7 @@ pub(crate) fn search(
         t,
         lattice,
         defer: true,
+        focused: false,
         scratch,
     };
     loop {
@@ -243,49 +246,104 @@ pub(crate) fn search_many(
     // In mesh coordinates: cells, or a finer lattice for agents of a radius.
     let scale = mesh.scale() as f64;
     let s = ctx.start.p * scale;
-    if resume {
-        let lattice = scratch.targets.lattice;
-        let mut search = Search::<true> {
-            mesh,
-            t: s,
-            lattice,
-            defer: true,
-            scratch,
-        };
-        return search_many_from(ctx, &mut search);
+    if !resume {
+        many_begin(mesh, scratch, s, ctx.start, targets);
+        seed_many(ctx, mesh, scratch, s);
     }
-    scratch.begin(mesh, s, ctx.start);
-    let tg = &mut scratch.targets;
-    tg.points.clear();
-    tg.by_poly.clear();
-    tg.best.clear();
-    tg.found = 0;
-    tg.worst = (0.0, 0);
-    let mut lattice = scale == 1.0 && lattice_shift(&[s]).is_some();
-    for (k, end) in targets.iter().enumerate() {
-        let p = end.p * scale;
-        tg.points.push(p);
-        tg.best.push((f64::INFINITY, NO_ROOT));
-        lattice &= lattice_shift(&[p]).is_some();
-        scratch.goal_polys.clear();
-        mesh.polygons_at(p, end.cells(), &mut scratch.goal_polys);
-        retain_allowed(mesh, end, &mut scratch.goal_polys);
-        tg.by_poly
-            .extend(scratch.goal_polys.iter().map(|&poly| (poly, k as u32)));
-    }
-    tg.by_poly.sort_unstable();
-    scratch.targets.lattice = lattice;
+    let lattice = scratch.targets.lattice;
+    let mut search = Search::<true> {
+        mesh,
+        t: s,
+        lattice,
+        defer: true,
+        focused: false,
+        scratch,
+    };
+    search_many_from(ctx, &mut search)
+}
+
+/// Queues the first nodes of a search from `s` (in mesh coordinates) set
+/// up towards many targets, by the distance to their intervals.
+fn seed_many(ctx: &mut SearchContext<'_>, mesh: &NavMesh, scratch: &mut Scratch, s: DVec2) {
+    let lattice = scratch.targets.lattice;
     let mut search = Search::<true> {
         mesh,
         t: s,
         lattice,
         defer: false,
+        focused: false,
         scratch,
     };
     search.seed(s);
     search.flush(&mut ctx.stats, None);
-    search.defer = true;
-    search_many_from(ctx, &mut search)
+}
+
+/// Sets a search from `s` (the point of `start`, in mesh coordinates)
+/// towards `targets` up: its root, its start polygons and its targets, not
+/// yet seeded.
+fn many_begin(
+    mesh: &NavMesh,
+    scratch: &mut Scratch,
+    s: DVec2,
+    start: &Endpoint,
+    targets: &[Endpoint],
+) {
+    scratch.begin(mesh, s, start);
+    let prepared = TargetPolys::new(mesh, targets, &mut scratch.goal_polys);
+    scratch.targets.set(s, &prepared);
+}
+
+/// Targets in mesh coordinates and the polygons each may be reached
+/// through, worked out once for many searches.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TargetPolys {
+    points: Vec<DVec2>,
+    /// (polygon, target), sorted.
+    by_poly: Vec<(u32, u32)>,
+    /// Whether every point is a multiple of 1/2.
+    lattice: bool,
+}
+
+impl TargetPolys {
+    /// `targets` (in cells) on `mesh`; `found` is scratch memory.
+    pub(crate) fn new(mesh: &NavMesh, targets: &[Endpoint], found: &mut Vec<u32>) -> Self {
+        let scale = mesh.scale() as f64;
+        let mut prepared = TargetPolys {
+            points: Vec::with_capacity(targets.len()),
+            by_poly: Vec::new(),
+            lattice: scale == 1.0,
+        };
+        for (k, end) in targets.iter().enumerate() {
+            let p = end.p * scale;
+            prepared.points.push(p);
+            prepared.lattice &= lattice_shift(&[p]).is_some();
+            found.clear();
+            mesh.polygons_at(p, end.cells(), found);
+            retain_allowed(mesh, end, found);
+            prepared
+                .by_poly
+                .extend(found.iter().map(|&poly| (poly, k as u32)));
+        }
+        prepared.by_poly.sort_unstable();
+        prepared
+    }
+}
+
+impl Targets {
+    /// The targets of a search from `s` (in mesh coordinates), none
+    /// reached yet.
+    fn set(&mut self, s: DVec2, prepared: &TargetPolys) {
+        self.points.clear();
+        self.points.extend_from_slice(&prepared.points);
+        self.by_poly.clear();
+        self.by_poly.extend_from_slice(&prepared.by_poly);
+        self.best.clear();
+        self.best
+            .resize(prepared.points.len(), (f64::INFINITY, NO_ROOT));
+        self.found = 0;
+        self.worst = (0.0, 0);
+        self.lattice = prepared.lattice && lattice_shift(&[s]).is_some();
+    }
 }
 
 /// [`search_many`]'s loop, from where its search stands: pops until every

@@ -24,6 +24,9 @@ pub(super) struct Targets {
     /// Whether the source and every target are multiples of 1/2 (see
     /// [`orient`](super::geometry)), kept for a search resumed.
     pub(super) lattice: bool,
+    /// The target a focused search last ran towards (see
+    /// [`super::focus`]).
+    pub(super) focus: u32,
 }
 
 impl Targets {

@@ -282,6 +282,77 @@ fn disabling_a_link_replans_exactly_the_agents_that_cross_it() {
 }
 
 #[test]
+fn opening_a_link_replans_only_the_agents_it_may_serve() {
+    let mut app = app(1);
+    let (ground, upper) = two_floors(&mut app);
+    app.world_mut().spawn(NavLink::new(
+        LinkEnd::new(ground, Vec2::new(0.5, 2.5)),
+        LinkEnd::new(upper, Vec2::new(20.5, 2.5)),
+    ));
+    let spawn = |app: &mut App, from: Vec2, goal: Vec2, on: Entity| {
+        app.world_mut()
+            .spawn((
+                NavPosition(from),
+                OnArea(ground),
+                PathRequest::to(goal),
+                GoalArea(on),
+            ))
+            .id()
+    };
+    // One walks two cells on the ground floor; one goes up by the west
+    // link and along the upper floor's far row (no followers: they stay).
+    let stays = spawn(&mut app, Vec2::new(1.5, 0.5), Vec2::new(3.5, 0.5), ground);
+    let climbs = spawn(&mut app, Vec2::new(1.5, 0.5), Vec2::new(26.5, 0.5), upper);
+    let both = [stays, climbs];
+    assert!(run_until(&mut app, 2000, |w| {
+        both.iter()
+            .all(|&e| *w.get::<PathStatus>(e).unwrap() == PathStatus::Ready)
+    }));
+    let paths = |app: &App| both.map(|e| app.world().get::<NavPath>(e).unwrap().clone());
+    let replanned = |app: &mut App, link: NavLink| {
+        let before = paths(app);
+        app.world_mut().spawn(link);
+        let mut seen = [false; 2];
+        for _ in 0..60 {
+            app.update();
+            for (k, &e) in both.iter().enumerate() {
+                let w = app.world();
+                seen[k] |= w.get::<Replanning>(e).is_some()
+                    || *w.get::<PathStatus>(e).unwrap() != PathStatus::Ready
+                    || *w.get::<NavPath>(e).unwrap() != before[k];
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        seen
+    };
+    // A costly link far away serves neither: no route through it can be
+    // as short as theirs.
+    let costly = NavLink::new(
+        LinkEnd::new(ground, Vec2::new(7.5, 2.5)),
+        LinkEnd::new(upper, Vec2::new(27.5, 2.5)),
+    )
+    .with_cost(50.0);
+    assert_eq!(replanned(&mut app, costly), [false, false]);
+    // A free one on the climber's row serves it, not the agent that stays:
+    // no route through it, either way, is as short as its two cells.
+    let near = NavLink::new(
+        LinkEnd::new(ground, Vec2::new(6.5, 0.5)),
+        LinkEnd::new(upper, Vec2::new(26.0, 0.5)),
+    );
+    assert_eq!(replanned(&mut app, near), [false, true]);
+    assert!(run_until(&mut app, 2000, |w| {
+        *w.get::<PathStatus>(climbs).unwrap() == PathStatus::Ready
+            && w.get::<Replanning>(climbs).is_none()
+    }));
+    let climbs_path = app.world().get::<NavPath>(climbs).unwrap();
+    let link_x = climbs_path.waypoints[climbs_path.crossings[0].at].x;
+    assert!(
+        (link_x - 6.5).abs() < 1e-4,
+        "the climber takes the new link: {climbs_path:?}"
+    );
+}
+
+#[test]
 fn an_agent_waiting_at_a_handed_link_that_closes_does_not_wait_on_it() {
     let mut app = app(1);
     let (ground, upper) = two_floors(&mut app);

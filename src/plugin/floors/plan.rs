@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use bevy_ecs::prelude::*;
 use bevy_math::{DVec2, Vec2};
 
-use super::sync::{Areas, Change};
+use super::sync::{Areas, Change, Opened};
 use super::{CrossingLink, GoalArea};
 use crate::atlas::{AtlasError, Place, Route, RouteQuery, RouteTask};
 use crate::fast_hash::FastMap;
@@ -121,6 +121,7 @@ pub(crate) fn detect_routes(
     mut queue: ResMut<RouteQueue>,
     mut unseen: ResMut<RouteUnseen>,
     mut agents: Query<DetectData>,
+    positions: Positions,
     mut commands: Commands,
 ) {
     for (entity, priority, reason) in unseen.0.drain(..) {
@@ -151,7 +152,12 @@ pub(crate) fn detect_routes(
         if changes.is_empty() {
             continue;
         }
-        let verdict = judge(changes, &path, on.0, state.radius, &status);
+        // (Without a position: no bound, as if it gained from every link.)
+        let at = areas
+            .area(on.0)
+            .and_then(|view| Some(view.to_grid(positions.current(entity, view.transform.plane())?)))
+            .unwrap_or(DVec2::NAN);
+        let verdict = judge(changes, &path, (on.0, at), state.radius, &status, &areas);
         if let Some((priority, reason, cut_at)) = verdict {
             if crossing && priority > Priority::Urgent {
                 continue; // carried across a link now: a better route can wait
@@ -178,16 +184,18 @@ pub(crate) fn detect_routes(
     }
 }
 
-/// What `changes` mean for an agent on `area` with `path`, radius `radius`
-/// (cells) and status `status`: the line to plan it in, why, and where its
-/// path must end meanwhile (the index of the first waypoint past which a
-/// new wall lies); `None` if they do not concern it.
+/// What `changes` mean for an agent on `area` at `at` (grid coordinates)
+/// with `path`, radius `radius` (cells) and status `status`: the line to
+/// plan it in, why, and where its path must end meanwhile (the index of the
+/// first waypoint past which a new wall lies); `None` if they do not
+/// concern it.
 fn judge(
     changes: &[(u64, Change)],
     path: &NavPath,
-    area: Entity,
+    (area, at): (Entity, DVec2),
     radius: f64,
     status: &PathStatus,
+    areas: &Areas,
 ) -> Option<(Priority, PlanReason, Option<usize>)> {
     match status {
         // Its search is under way and checked when it answers.
@@ -198,7 +206,7 @@ fn judge(
             let opens = changes.iter().any(|(_, c)| {
                 matches!(
                     c,
-                    Change::Freed(..) | Change::Replaced(_) | Change::LinkWidened
+                    Change::Freed(..) | Change::Replaced(_) | Change::LinkWidened(_)
                 )
             });
             return opens.then_some((Priority::FirstPath, PlanReason::RegionsConnected, None));
@@ -237,7 +245,7 @@ fn judge(
                     worst(Priority::Walled, PlanReason::StartBlocked, None);
                 }
             }
-            Change::Freed(..) if path.fallback => {
+            Change::Freed(..) | Change::LinkWidened(_) if path.fallback => {
                 worst(Priority::Refine, PlanReason::RegionsConnected, None);
             }
             Change::Freed(on, rect) => {
@@ -274,17 +282,113 @@ fn judge(
                     worst(Priority::Refine, PlanReason::LinkChanged, None);
                 }
             }
-            Change::LinkWidened => {
-                let p = if path.fallback {
-                    PlanReason::RegionsConnected
-                } else {
-                    PlanReason::LinkChanged
-                };
-                worst(Priority::Refine, p, None);
+            Change::LinkWidened(opened) => {
+                let rest = remaining_cost(path, at, areas);
+                if rest
+                    .is_none_or(|rest| may_shorten(&opened, path, (area, at), radius, rest, areas))
+                {
+                    worst(Priority::Refine, PlanReason::LinkChanged, None);
+                }
             }
         }
     }
     verdict
+}
+
+/// The cost of the rest of `path`'s route for its agent at `at` (grid
+/// coordinates of the area it stands on): its legs' lengths and its links'
+/// costs, in the grid units the atlas adds up; `None` while it walks or
+/// waits at a link.
+fn remaining_cost(path: &NavPath, at: DVec2, areas: &Areas) -> Option<f64> {
+    let points = &path.grid_waypoints;
+    if path.next >= points.len() {
+        return Some(0.0);
+    }
+    if path.crossings.iter().any(|c| c.at + 1 == path.next) {
+        return None;
+    }
+    let mut total = at.distance(points[path.next]);
+    for k in path.next..points.len() - 1 {
+        total += match path.crossings.iter().find(|c| c.at == k) {
+            Some(c) => f64::from(c.cost) / areas.area(c.from_area)?.cell(),
+            None => points[k].distance(points[k + 1]),
+        };
+    }
+    Some(total)
+}
+
+/// Whether a route through `opened` may cost less than `rest` for an agent
+/// of radius `radius` on `area` at `at` (grid coordinates) heading for the
+/// end of `path`: its bound is not above `rest`. The bound: the way to the
+/// link's near end (straight, on the agent's area; else at least the way
+/// out of that area through the nearest link end), the link's cost, and the
+/// way on from its far end (straight, on the goal's area; else at least
+/// the way into that area from the nearest link end).
+fn may_shorten(
+    opened: &Opened,
+    path: &NavPath,
+    (area, at): (Entity, DVec2),
+    radius: f64,
+    rest: f64,
+    areas: &Areas,
+) -> bool {
+    if radius > opened.max_radius {
+        return false;
+    }
+    let last = path.grid_waypoints.len().saturating_sub(1);
+    let (goal_area, goal) = (path.area_of(last), path.grid_waypoints.get(last).copied());
+    // The least cost of leaving `area` from `at` by a link (`out`), or of
+    // entering the goal's area by one and walking to the goal.
+    let by_links = |out: bool| {
+        let (on, point) = if out {
+            (Some(area), Some(at))
+        } else {
+            (goal_area, goal)
+        };
+        let (Some(on), Some(point)) = (on, point) else {
+            return 0.0;
+        };
+        let mut least = f64::INFINITY;
+        for (_, link) in areas.atlas().links() {
+            if !link.enabled || radius > link.max_radius {
+                continue;
+            }
+            // (From its first end, both ways or not; to it only both ways,
+            // and the other way round for the way in.)
+            let ends = [
+                (link.from, out || link.both_ways),
+                (link.to, !out || link.both_ways),
+            ];
+            for (end, usable) in ends {
+                if usable && areas.area_entity(end.area) == Some(on) {
+                    least = least.min(point.distance(end.point) + link.cost);
+                }
+            }
+        }
+        least
+    };
+    let (leave, enter) = (by_links(true), by_links(false));
+    let through = |(near_area, near): (Entity, DVec2), (far_area, far): (Entity, DVec2)| {
+        let to = if near_area == area {
+            at.distance(near)
+        } else {
+            leave
+        };
+        let on = match goal {
+            Some(goal) if goal_area == Some(far_area) => far.distance(goal),
+            _ => enter,
+        };
+        to + opened.cost + on
+    };
+    let [a, b] = opened.ends;
+    let mut bound = through(a, b);
+    if opened.both_ways {
+        bound = bound.min(through(b, a));
+    }
+    // (A bound or a rest that is not a number proves nothing.)
+    bound
+        .partial_cmp(&(rest + SLACK * (1.0 + rest)))
+        .is_none_or(core::cmp::Ordering::is_lt)
 }
 
 /// Whether freeing `rect` (grid cells of area `on`) may shorten a leg of
@@ -706,12 +810,18 @@ pub(crate) fn apply_routes(
             continue;
         };
         let start_area = new_path.start_area.unwrap_or(Entity::PLACEHOLDER);
+        let at = new_path
+            .grid_waypoints
+            .first()
+            .copied()
+            .unwrap_or(DVec2::NAN);
         let verdict = judge(
             changes,
             &new_path,
-            start_area,
+            (start_area, at),
             state.radius,
             &PathStatus::Ready,
+            &areas,
         );
         if let Some((priority, _, _)) = verdict
             && priority <= Priority::Urgent

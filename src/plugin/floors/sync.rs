@@ -66,9 +66,23 @@ pub(crate) enum Change {
     LinkNarrowed(Entity),
     /// A link costs more than before (and admits the same agents).
     LinkCostlier(Entity),
-    /// A link admits more agents than before (or is new). (An area that is
-    /// new counts as replaced.)
-    LinkWidened,
+    /// A link admits more agents than before, costs less, or is new. (An
+    /// area that is new counts as replaced.)
+    LinkWidened(Opened),
+}
+
+/// A link that may now shorten routes: its ends (area entity and grid
+/// point), its cost (in the grid units of its first end's area) and
+/// whether it goes both ways. A route through it is at least as long as
+/// the straight line to its near end (on that end's area), plus the cost,
+/// plus the straight line on from its far end (on the goal's area).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Opened {
+    pub(crate) ends: [(Entity, DVec2); 2],
+    pub(crate) cost: f64,
+    pub(crate) both_ways: bool,
+    /// The widest agent it admits (cells), or `-1` if it is closed.
+    pub(crate) max_radius: f64,
 }
 
 /// The atlas routes are planned on, and how its ids map to entities (not
@@ -349,8 +363,8 @@ fn sync_link(areas: &mut Areas, entity: Entity, link: NavLink) {
             } else if costlier {
                 areas.record(Change::LinkCostlier(entity));
             }
-            if wider {
-                areas.record(Change::LinkWidened);
+            if wider && let Some(opened) = opened(areas, &new) {
+                areas.record(Change::LinkWidened(opened));
             }
             areas.unplaced.remove(&entity);
         }
@@ -362,7 +376,9 @@ fn sync_link(areas: &mut Areas, entity: Entity, link: NavLink) {
                 areas.link_entities[id.index()] = Some(entity);
                 areas.links.insert(entity, (id, link));
                 areas.unplaced.remove(&entity);
-                areas.record(Change::LinkWidened);
+                if let Some(opened) = opened(areas, &new) {
+                    areas.record(Change::LinkWidened(opened));
+                }
             }
             Err(_) => {
                 areas.unplaced.insert(entity);
@@ -373,6 +389,19 @@ fn sync_link(areas: &mut Areas, entity: Entity, link: NavLink) {
             areas.unplaced.insert(entity);
         }
     }
+}
+
+/// What a placed link offers routes ([`Opened`]).
+fn opened(areas: &Areas, link: &Link) -> Option<Opened> {
+    Some(Opened {
+        ends: [
+            (areas.area_entity(link.from.area)?, link.from.point),
+            (areas.area_entity(link.to.area)?, link.to.point),
+        ],
+        cost: link.cost,
+        both_ways: link.both_ways,
+        max_radius: if link.enabled { link.max_radius } else { -1.0 },
+    })
 }
 
 /// Takes link `entity` (atlas id `id`) out until it can be placed again.

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The playground example in the browser (WebGL2).
 #
-#   scripts/web.sh build              # release build into target/web/
+#   scripts/web.sh build              # size-optimised build into target/web/
 #   scripts/web.sh serve [PORT]       # serve target/web/ on localhost (default 8000)
 #   scripts/web.sh screenshot [OUT]   # load the page in headless Chromium, save a
 #                                     # PNG (default docs/playground-web.png)
 #
-# `build` installs the Rust target and wasm-bindgen-cli (scripts/wasm-tools.sh).
+# `build` installs the Rust target and wasm-bindgen-cli (scripts/wasm-tools.sh)
+# and wasm-opt (into the same cache directory).
 # `screenshot` installs Debian's chromium with apt-get if it is missing (as
 # root, or through sudo) and playwright-core from npm into a cache directory
 # (WEB_TOOLS_DIR, default ~/.cache/bevy_anyangle/web); it fails if the page's
@@ -24,23 +25,43 @@ usage() {
     exit 2
 }
 
+# wasm-opt (Binaryen's optimiser) from crates.io, built once into a cache
+# directory (a C++ build of some minutes); prints its path.
+wasm_opt_version=0.116.1
+wasm_opt() {
+    local root="${WASM_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bevy_anyangle}/wasm-opt-$wasm_opt_version"
+    if [ ! -x "$root/bin/wasm-opt" ]; then
+        echo "== installing wasm-opt $wasm_opt_version into $root (some minutes)" >&2
+        CARGO_TARGET_DIR="$root/build" cargo install wasm-opt --version "=$wasm_opt_version" \
+            --locked --root "$root" --force >&2
+        rm -rf "$root/build"
+    fi
+    echo "$root/bin/wasm-opt"
+}
+
 build() {
-    local bin target_dir wasm
+    local bin opt target_dir wasm
     bin=$(scripts/wasm-tools.sh)
+    opt=$(wasm_opt)
     # The full `bevy` crate asks for a newer Rust than this crate's
-    # rust-version, hence --ignore-rust-version.
-    echo "== building the playground for wasm32-unknown-unknown (release)"
-    # No debug info in the page: it would more than double the download.
-    CARGO_PROFILE_RELEASE_DEBUG=false \
-        cargo build --release --locked --example playground --features visual \
+    # rust-version, hence --ignore-rust-version. The `web` profile (see
+    # Cargo.toml) optimises for size, with no debug info.
+    echo "== building the playground for wasm32-unknown-unknown (profile web)"
+    cargo build --profile web --locked --example playground --features visual \
         --ignore-rust-version --target wasm32-unknown-unknown
     target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-    wasm="$target_dir/wasm32-unknown-unknown/release/examples/playground.wasm"
+    wasm="$target_dir/wasm32-unknown-unknown/web/examples/playground.wasm"
     echo "== wasm-bindgen -> $out_dir/"
     rm -rf "$out_dir"
     mkdir -p "$out_dir"
     "$bin/wasm-bindgen" --target web --no-typescript --remove-name-section \
         --out-dir "$out_dir" --out-name playground "$wasm"
+    # The features rustc's wasm32 target uses by default, which wasm-opt
+    # must be told of.
+    echo "== wasm-opt -Oz"
+    "$opt" -Oz --enable-bulk-memory --enable-mutable-globals --enable-sign-ext \
+        --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue \
+        "$out_dir/playground_bg.wasm" -o "$out_dir/playground_bg.wasm"
     cp web/index.html "$out_dir/"
     ls -l "$out_dir"
 }

@@ -21,7 +21,7 @@ use bevy_anyangle::plugin::{
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
-use bevy_math::{Vec2, Vec3};
+use bevy_math::{UVec2, Vec2, Vec3};
 use bevy_transform::components::Transform;
 use common::generate::walled_pocket;
 use common::keeps_radius;
@@ -2160,8 +2160,11 @@ fn a_late_replan_never_walks_a_follower_through_a_wall() {
     assert_eq!(nav_path(&app, agent).algorithm, Some(Algorithm::LazyTheta));
 }
 
+/// Agents whose path an edit blocked are served before those asking for a
+/// first path, but for the first paths' fair turns: a thread begins at most
+/// one first path in every eight searches while blocked ones wait.
 #[test]
-fn blocked_paths_are_served_before_first_paths_and_refinements() {
+fn blocked_paths_are_served_before_first_paths_but_for_their_fair_turns() {
     let grid = Grid::from_movingai(&map("den520d.map")).unwrap();
     let pairs = random_pairs(&grid, 300, 7);
     let mut app = app_with(NavGrid::new(grid, GridTransform::default()));
@@ -2221,8 +2224,11 @@ fn blocked_paths_are_served_before_first_paths_and_refinements() {
         .iter()
         .filter(|r| r.reason == PlanReason::NewRequest)
         .count();
+    // (Per thread: at most one fair turn in the first three searches, then
+    // one in every eight; the fair turns of refinements find none waiting.)
+    let fair_turns = threads * (1 + blocked.len().div_ceil(7));
     assert!(
-        first_paths_before <= 2 * threads,
+        first_paths_before <= 2 * threads + fair_turns,
         "blocked paths waited behind {first_paths_before} first paths (first new at {first_new}, last blocked at {last_blocked})"
     );
     assert!(
@@ -3216,4 +3222,88 @@ fn polyanya_agents_get_anyas_lengths_before_and_after_edits() {
         replanned += usize::from(b.1.grid_version != a.1.grid_version);
     }
     assert!(replanned > 10, "the wall replans agents: {replanned}");
+}
+
+/// Agents asking for a first path are served while edits keep more urgent
+/// searches coming faster than the searches can answer: an agent that has
+/// waited half a second goes ahead of them.
+#[test]
+fn a_first_path_is_not_starved_by_a_stream_of_urgent_replans() {
+    // A wall across the middle with a four-cell gap that every path uses.
+    let (w, h) = (48_u32, 40_u32);
+    let picture: String = (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| {
+                    if x == 24 && !(18..22).contains(&y) {
+                        '#'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let nav = NavGrid::from_ascii(&picture, GridTransform::default()).unwrap();
+    // On the main thread, a small budget a frame: a few searches a frame.
+    let mut app = app_with_threads(nav, Some(0), |s| {
+        s.main_thread_budget = Duration::from_micros(300);
+        s.shared_searches = false;
+    });
+    let mut crowd = Vec::new();
+    for k in 0..300_u32 {
+        let from = Vec2::new(2.5 + (k % 20) as f32, 1.5 + (k / 20) as f32 * 2.5);
+        let to = Vec2::new(45.5 - (k % 20) as f32 * 0.5, 38.5 - (k / 20) as f32 * 2.5);
+        crowd.push(
+            app.world_mut()
+                .spawn((NavPosition(from), PathRequest::to(to)))
+                .id(),
+        );
+    }
+    let mut newcomer = None;
+    let mut answered_after = None;
+    let mut longest = 0;
+    for frame in 0..400_u32 {
+        // Two gap cells blocked and freed in turn: every path through the
+        // gap comes near one, and is blocked every other frame.
+        let cell = UVec2::new(24, 19 + frame % 2);
+        {
+            let mut nav = app.world_mut().resource_mut::<NavGrid>();
+            nav.set_cell_free(cell, false).unwrap();
+            nav.set_cell_free(UVec2::new(24, 20 - frame % 2), true)
+                .unwrap();
+        }
+        if frame == 100 {
+            newcomer = Some(
+                app.world_mut()
+                    .spawn((
+                        NavPosition(Vec2::new(20.5, 30.5)),
+                        PathRequest::to(Vec2::new(30.5, 30.5)),
+                    ))
+                    .id(),
+            );
+        }
+        app.update();
+        longest = longest.max(
+            app.world()
+                .resource::<PathfindingDiagnostics>()
+                .longest_wait,
+        );
+        if let Some(e) = newcomer
+            && answered_after.is_none()
+            && status(&app, e) != PathStatus::Pending
+            && status(&app, e) != PathStatus::Computing
+        {
+            answered_after = Some(frame - 100);
+        }
+    }
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    assert!(
+        d.in_flight >= 100,
+        "the urgent searches came faster than answered: {d:?}"
+    );
+    let answered = answered_after.expect("the newcomer was answered");
+    assert!(answered <= 60, "answered after {answered} frames");
+    assert!(longest <= 60, "an agent waited {longest} frames to be sent");
 }

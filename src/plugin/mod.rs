@@ -107,8 +107,13 @@
 //!    regions connected, settings changes, moved targets, off-path agents).
 //!
 //! Within a line, first come, first served. Searches of the first line are
-//! sent to the threads at once; a thread always takes the most urgent
-//! search waiting.
+//! sent to the threads at once; a thread takes the most urgent search
+//! waiting, but every fourth search it begins comes from the second and the
+//! third line in turn (if one waits there), and an agent that has waited 30
+//! frames in the second or third line is sent as an urgent one: however
+//! many edits keep blocking paths, no agent waits unboundedly behind them.
+//! [`PathfindingDiagnostics::longest_wait`] says how long the agent that
+//! has waited longest to be sent has waited.
 //!
 //! # Crowds: one search for many agents, and local avoidance
 //!

@@ -18,7 +18,7 @@ use bevy_app::App;
 use bevy_ecs::prelude::*;
 
 pub(crate) use index::{AgentIndex, index_margin, reindex_all};
-pub(crate) use queue::Priority;
+pub(crate) use queue::{MAX_WAIT, Priority};
 pub(crate) use state::{CancelOnDrop, PlanBook, PlanState};
 
 use crate::plugin::api::{NavPath, PathFailed, PathStatus, PlanReason, Replanning};

@@ -1,9 +1,13 @@
-//! Job queue: the agents waiting for a search, one line per [`Priority`].
+//! Job queue: the agents waiting for a search, one line per [`Priority`],
+//! each entry with the frame it joined its line in.
 //!
 //! An agent waits in at most one place: its [`PlanState`](super::PlanState)
 //! records the priority it waits with, and an entry whose priority no longer
 //! matches (the agent was raised to a more urgent line, or stopped waiting)
-//! is skipped when it comes up.
+//! is skipped when it comes up. Entries age: dispatch takes one that has
+//! waited [`MAX_WAIT`] frames ahead of every line (see
+//! [`JobQueue::pop_aged`]), so that no agent waits unboundedly behind more
+//! urgent ones.
 
 use std::collections::VecDeque;
 
@@ -39,32 +43,67 @@ impl Priority {
     ];
 }
 
+/// Frames an agent waits in a line before dispatch takes it ahead of the
+/// more urgent lines: half a second at 60 frames a second.
+pub(crate) const MAX_WAIT: u32 = 30;
+
 /// Agents waiting for a search, most urgent line first.
 #[derive(Default)]
 pub(crate) struct JobQueue {
-    lines: [VecDeque<Entity>; 4],
+    /// Each entry: the agent and the frame it joined the line in.
+    lines: [VecDeque<(Entity, u32)>; 4],
     /// Entries in the lines, stale ones included.
     entries: usize,
+    /// The current frame (counted by [`JobQueue::next_frame`]).
+    frame: u32,
 }
 
 impl JobQueue {
+    /// A frame has passed.
+    pub(crate) fn next_frame(&mut self) {
+        self.frame = self.frame.wrapping_add(1);
+    }
+
     /// Adds `entity` to the line of `priority`.
     pub(crate) fn push(&mut self, entity: Entity, priority: Priority) {
-        self.lines[priority as usize].push_back(entity);
+        self.lines[priority as usize].push_back((entity, self.frame));
         self.entries += 1;
     }
 
     /// The next entry of the line of `priority`.
     pub(crate) fn pop_line(&mut self, priority: Priority) -> Option<Entity> {
-        let entity = self.lines[priority as usize].pop_front()?;
+        let (entity, _) = self.lines[priority as usize].pop_front()?;
         self.entries -= 1;
         Some(entity)
+    }
+
+    /// The next entry of the line of `priority` if it has waited at least
+    /// `frames` frames.
+    pub(crate) fn pop_aged(&mut self, priority: Priority, frames: u32) -> Option<Entity> {
+        let &(_, since) = self.lines[priority as usize].front()?;
+        if self.frame.wrapping_sub(since) < frames {
+            return None;
+        }
+        self.pop_line(priority)
+    }
+
+    /// The most frames an entry has waited (stale ones included).
+    pub(crate) fn longest_wait(&self) -> u32 {
+        self.lines
+            .iter()
+            .filter_map(|line| line.front())
+            .map(|&(_, since)| self.frame.wrapping_sub(since))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The first `n` entries of the line of `priority`, in order, left in
     /// place (stale ones included).
     pub(crate) fn peek_line(&self, priority: Priority, n: usize) -> impl Iterator<Item = Entity> {
-        self.lines[priority as usize].iter().take(n).copied()
+        self.lines[priority as usize]
+            .iter()
+            .take(n)
+            .map(|&(entity, _)| entity)
     }
 
     /// Entries waiting (stale ones included).
@@ -99,5 +138,31 @@ mod tests {
         assert_eq!(q.pop_line(Priority::FirstPath), Some(e(4)));
         assert_eq!(q.pop_line(Priority::Refine), Some(e(1)));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn an_entry_ages_and_is_taken_once_it_has_waited_long_enough() {
+        let e = |i| Entity::from_raw_u32(i).unwrap();
+        let mut q = JobQueue::default();
+        q.push(e(1), Priority::FirstPath);
+        q.next_frame();
+        q.push(e(2), Priority::FirstPath);
+        q.push(e(3), Priority::Urgent);
+        for _ in 1..MAX_WAIT {
+            q.next_frame();
+        }
+        assert_eq!(q.longest_wait(), MAX_WAIT);
+        assert_eq!(
+            q.pop_aged(Priority::Urgent, MAX_WAIT),
+            None,
+            "one frame short"
+        );
+        assert_eq!(q.pop_aged(Priority::FirstPath, MAX_WAIT), Some(e(1)));
+        assert_eq!(q.pop_aged(Priority::FirstPath, MAX_WAIT), None);
+        q.next_frame();
+        assert_eq!(q.pop_aged(Priority::FirstPath, MAX_WAIT), Some(e(2)));
+        assert_eq!(q.longest_wait(), MAX_WAIT);
+        assert_eq!(q.pop_line(Priority::Urgent), Some(e(3)));
+        assert_eq!(q.longest_wait(), 0);
     }
 }

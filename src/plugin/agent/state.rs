@@ -337,6 +337,22 @@ impl PlanBook {
         self.queue.pop_line(priority)
     }
 
+    /// The next queued agent of the line of `priority` if it has waited at
+    /// least `frames` frames (possibly a stale entry).
+    pub(crate) fn pop_aged(&mut self, priority: Priority, frames: u32) -> Option<Entity> {
+        self.queue.pop_aged(priority, frames)
+    }
+
+    /// A frame has passed (for the queue's ages).
+    pub(crate) fn next_frame(&mut self) {
+        self.queue.next_frame();
+    }
+
+    /// The most frames a queued entry has waited (stale ones included).
+    pub(crate) fn longest_wait(&self) -> u32 {
+        self.queue.longest_wait()
+    }
+
     /// The first `n` queued agents of the line of `priority`, left in the
     /// queue (possibly stale entries). One that is sent now leaves its
     /// entry behind as a stale one.

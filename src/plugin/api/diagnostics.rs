@@ -44,6 +44,12 @@ pub struct PathfindingDiagnostics {
     /// [`NavGrid`]); entries of agents whose request was removed meanwhile
     /// are counted until the queue reaches them.
     pub queued: usize,
+    /// The most frames an agent waiting to be sent has waited so far (0
+    /// when none waits). An agent that has waited 30 frames in a line is
+    /// sent ahead of the more urgent ones, so this stays near 30 unless the
+    /// searches in flight are all the threads can take (see
+    /// [`PathfindingSettings::max_searches_in_flight`](crate::plugin::PathfindingSettings::max_searches_in_flight)).
+    pub longest_wait: u32,
     /// Search threads: one per worker, plus stand-ins while long searches
     /// run; 0 when searches run on the main thread.
     pub search_threads: usize,

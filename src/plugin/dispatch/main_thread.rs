@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 
 use bevy_platform::time::Instant;
 
+use super::fair::Turns;
 use super::job::{Job, Outcome, Progress};
 use super::workers::LONG_SEARCH;
 use crate::plugin::agent::Priority;
@@ -86,6 +87,8 @@ pub(crate) struct MainThread {
     long_due: bool,
     /// Whether a slice ran this frame.
     sliced: bool,
+    /// Which line the next search begun comes from first.
+    turns: Turns,
 }
 
 impl Default for MainThread {
@@ -106,6 +109,7 @@ impl Default for MainThread {
             long: LONG_SEARCH,
             long_due: false,
             sliced: false,
+            turns: Turns::default(),
         }
     }
 }
@@ -196,7 +200,12 @@ impl MainThread {
                         self.skip(job);
                         continue;
                     }
-                    self.begin(job, priority)
+                    // A search begun on a paced line's fair turn gets its
+                    // slices before the more urgent ones begun: it would
+                    // wait for them otherwise.
+                    let fair = self.turns.fair() && priority >= Priority::FirstPath;
+                    self.turns.begun();
+                    self.begin(job, if fair { Priority::Walled } else { priority })
                 }
             };
             let aim = budget.saturating_sub(spent).max(MIN_SLICE).min(SLICE);
@@ -251,7 +260,8 @@ impl MainThread {
         let waiting = if self.paused || self.running.len() >= PLANNERS {
             None
         } else {
-            Priority::ALL
+            self.turns
+                .order()
                 .into_iter()
                 .find(|&p| !self.waiting[p as usize].is_empty())
         };

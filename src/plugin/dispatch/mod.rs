@@ -18,6 +18,7 @@
 //! | `workers` | the worker pool: search threads and their priority channels |
 //! | `main_thread` | the main-thread executor: searches in slices within a budget a frame |
 //! | `pace` | how many searches to keep sent ahead |
+//! | `fair` | fair turns: every fourth search begun comes from the paced lines, in turn |
 //! | `mesh_share` | mesh store: one mesh per (profile, radius class) in use, shared by every search, and the newest grids they follow |
 //! | `groups` | shared-goal groups: waiting point agents with one goal, answered by one search from it |
 //!
@@ -31,6 +32,7 @@
 //! next check.
 
 mod executor;
+mod fair;
 mod groups;
 mod job;
 mod main_thread;
@@ -47,7 +49,9 @@ pub(crate) use executor::Searches;
 pub(crate) use job::{Outcome, route_job};
 pub(crate) use route::{RouteGroup, RouteMember, RouteWork};
 
-use crate::plugin::agent::{AgentIndex, CancelOnDrop, PlanBook, PlanState, Priority, fail};
+use crate::plugin::agent::{
+    AgentIndex, CancelOnDrop, MAX_WAIT, PlanBook, PlanState, Priority, fail,
+};
 use crate::plugin::api::{
     NavPath, PathFailure, PathGoal, PathRequest, PathStatus, PathfindingSettings,
 };
@@ -103,7 +107,9 @@ pub(crate) fn dispatch_searches(
     let cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
     planning.searches.set_paused(settings.paused);
+    planning.book.next_frame();
     if planning.searches.outstanding() == 0 && planning.book.queue_is_empty() {
+        planning.counters.0.longest_wait = 0;
         return;
     }
     planning.searches.tick(settings.main_thread_budget);
@@ -143,6 +149,7 @@ pub(crate) fn dispatch_searches(
     let counters = &mut planning.counters.0;
     counters.in_flight = planning.searches.outstanding();
     counters.queued = planning.book.queued();
+    counters.longest_wait = planning.book.longest_wait();
     counters.search_threads = planning.searches.threads();
 }
 
@@ -171,13 +178,14 @@ fn send_searches(
     } else {
         groups::MAX_GROUP_THREADS
     };
-    // Sends (or holds back) the search of one agent taken from a line.
+    // Sends (or holds back) the search of one agent taken from a line, as
+    // a search of priority `send_as`.
     let take = |planning: &mut Planning,
                 nav: &mut NavGrid,
                 agents: &mut Query<AgentData>,
                 commands: &mut Commands,
                 gather: &mut Gather,
-                (entity, priority): (Entity, Priority)| {
+                (entity, priority, send_as): (Entity, Priority, Priority)| {
         #[cfg(feature = "debug-gizmos")]
         let trace = traced.contains(entity);
         #[cfg(not(feature = "debug-gizmos"))]
@@ -186,13 +194,35 @@ fn send_searches(
             planning,
             settings,
             nav,
-            (entity, priority, trace),
+            (entity, priority, send_as, trace),
             agents,
             positions,
             commands,
             (gather, max_group),
         );
     };
+    // Agents that have waited long in a paced line go first, as urgent
+    // searches: no agent waits unboundedly behind more urgent ones.
+    for priority in [Priority::FirstPath, Priority::Refine] {
+        while planning
+            .searches
+            .has_room(Priority::Urgent, cap, gather.jobs())
+            && gather.held() < groups::MAX_GATHERED
+        {
+            let Some(entity) = planning.book.pop_aged(priority, MAX_WAIT) else {
+                break;
+            };
+            popped += 1;
+            take(
+                planning,
+                nav,
+                agents,
+                commands,
+                &mut gather,
+                (entity, priority, Priority::Urgent),
+            );
+        }
+    }
     // Searches for agents in a wall or on a blocked path go out at once;
     // the others as the threads need them (each of those priorities' channel
     // holds about two frames of work). The threads take the most urgent
@@ -211,7 +241,7 @@ fn send_searches(
                 agents,
                 commands,
                 &mut gather,
-                (entity, priority),
+                (entity, priority, priority),
             );
         }
     }
@@ -240,7 +270,7 @@ fn send_searches(
                 agents,
                 commands,
                 &mut gather,
-                (entity, priority),
+                (entity, priority, priority),
             );
         }
     }
@@ -257,7 +287,7 @@ fn send_search(
     planning: &mut Planning,
     settings: &PathfindingSettings,
     nav: &mut NavGrid,
-    (entity, priority, trace): (Entity, Priority, bool),
+    (entity, priority, send_as, trace): (Entity, Priority, Priority, bool),
     agents: &mut Query<AgentData>,
     positions: &Positions,
     commands: &mut Commands,
@@ -341,9 +371,9 @@ fn send_search(
         route: None,
     };
     if settings.shared_searches && Gather::may_share(&job) {
-        gather.hold(job, request.goal, priority, max_group);
+        gather.hold(job, request.goal, send_as, max_group);
     } else {
-        planning.searches.send(job, priority);
+        planning.searches.send(job, send_as);
     }
     #[cfg(not(feature = "debug-gizmos"))]
     let _ = trace;

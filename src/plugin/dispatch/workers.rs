@@ -25,6 +25,7 @@ use bevy_platform::time::Instant;
 use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex};
 
+use super::fair::Turns;
 use super::job::{Job, Outcome, Progress};
 use crate::plugin::agent::Priority;
 #[cfg(feature = "debug-gizmos")]
@@ -234,14 +235,18 @@ fn spawn_thread(shared: &Arc<Shared>, threads: &mut Vec<Arc<Slot>>) {
     }
 }
 
-/// Takes the most urgent waiting job (with its priority), blocking until
+/// Takes the most urgent waiting job, or on a fair turn one of the line
+/// whose turn it is (see [`Turns`]), with its priority, blocking until
 /// there is one; `None` once the pool is gone.
-fn next_job(jobs: &[Receiver<Job>; 4]) -> Option<(Job, Priority)> {
+fn next_job(jobs: &[Receiver<Job>; 4], turns: &mut Turns) -> Option<(Job, Priority)> {
     loop {
         let mut closed = 0;
-        for (rx, priority) in jobs.iter().zip(Priority::ALL) {
-            match rx.try_recv() {
-                Ok(job) => return Some((job, priority)),
+        for priority in turns.order() {
+            match jobs[priority as usize].try_recv() {
+                Ok(job) => {
+                    turns.begun();
+                    return Some((job, priority));
+                }
                 Err(TryRecvError::Disconnected) => closed += 1,
                 Err(TryRecvError::Empty) => {}
             }
@@ -262,8 +267,9 @@ fn next_job(jobs: &[Receiver<Job>; 4]) -> Option<(Job, Priority)> {
 /// A thread's loop.
 fn run(shared: &Shared, slot: &Slot) {
     let mut planner = Planner::new();
+    let mut turns = Turns::default();
     loop {
-        let Some((mut job, priority)) = next_job(&shared.jobs) else {
+        let Some((mut job, priority)) = next_job(&shared.jobs, &mut turns) else {
             return;
         };
         {

@@ -201,15 +201,25 @@ fn send_searches(
             (gather, max_group),
         );
     };
-    // Agents that have waited long in a paced line go first, as urgent
-    // searches: no agent waits unboundedly behind more urgent ones.
-    for priority in [Priority::FirstPath, Priority::Refine] {
-        while planning
-            .searches
-            .has_room(Priority::Urgent, cap, gather.jobs())
+    // First the agents that have waited long in a paced line, as urgent
+    // searches: no agent waits unboundedly behind more urgent ones. Then
+    // every line: searches for agents in a wall or on a blocked path go out
+    // at once; the others as the threads need them (each of those
+    // priorities' channel holds about two frames of work). The threads take
+    // the most urgent first (but for fair turns, see `fair`), so the order
+    // of the lines is the order of service.
+    let aged = [Priority::FirstPath, Priority::Refine].map(|p| (p, Priority::Urgent, true));
+    let lines = Priority::ALL.map(|p| (p, p, false));
+    for (priority, send_as, only_aged) in aged.into_iter().chain(lines) {
+        while planning.searches.has_room(send_as, cap, gather.jobs())
             && gather.held() < groups::MAX_GATHERED
         {
-            let Some(entity) = planning.book.pop_aged(priority, MAX_WAIT) else {
+            let next = if only_aged {
+                planning.book.pop_aged(priority, MAX_WAIT)
+            } else {
+                planning.book.pop_line(priority)
+            };
+            let Some(entity) = next else {
                 break;
             };
             popped += 1;
@@ -219,29 +229,7 @@ fn send_searches(
                 agents,
                 commands,
                 &mut gather,
-                (entity, priority, Priority::Urgent),
-            );
-        }
-    }
-    // Searches for agents in a wall or on a blocked path go out at once;
-    // the others as the threads need them (each of those priorities' channel
-    // holds about two frames of work). The threads take the most urgent
-    // first, so the order of the lines is the order of service.
-    for priority in Priority::ALL {
-        while planning.searches.has_room(priority, cap, gather.jobs())
-            && gather.held() < groups::MAX_GATHERED
-        {
-            let Some(entity) = planning.book.pop_line(priority) else {
-                break;
-            };
-            popped += 1;
-            take(
-                planning,
-                nav,
-                agents,
-                commands,
-                &mut gather,
-                (entity, priority, priority),
+                (entity, priority, send_as),
             );
         }
     }

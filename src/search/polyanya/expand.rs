@@ -12,7 +12,11 @@ use crate::search::heap::OpenEntry;
 use crate::search::{Outcome, SearchContext, SearchStats};
 
 /// One search's view of its inputs.
-pub(super) struct Search<'a, const MANY: bool> {
+///
+/// With `MANY`, a search towards many targets: nodes go by the distance to
+/// their interval, or with `FOCUSED` by the way to one target, `t` (see
+/// [`super::focus`]).
+pub(super) struct Search<'a, const MANY: bool, const FOCUSED: bool = false> {
     pub(super) mesh: &'a NavMesh,
     pub(super) t: DVec2,
     /// Start and goal are multiples of 1/2 (see [`orient`]).
@@ -20,13 +24,10 @@ pub(super) struct Search<'a, const MANY: bool> {
     /// Whether [`Search::cone`] may leave `f` to [`Search::flush`]: all
     /// successors come from one polygon (not so while seeding).
     pub(super) defer: bool,
-    /// With `MANY`: nodes go by the way to one target, `t` (see
-    /// [`super::focus`]), not by the distance to their interval.
-    pub(super) focused: bool,
     pub(super) scratch: &'a mut Scratch,
 }
 
-impl<const MANY: bool> Search<'_, MANY> {
+impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
     /// Orientation of `c` relative to `a -> b` (see [`orient`]).
     #[inline]
     fn orient(&self, a: DVec2, b: DVec2, c: DVec2) -> Ordering {
@@ -190,7 +191,7 @@ impl<const MANY: bool> Search<'_, MANY> {
         let hi_pt = if hi[1] == a { a } else { clip(hi, a, b) };
         let lo_pt = if lo[1] == b { b } else { clip(lo, a, b) };
         let r = self.scratch.roots[root as usize];
-        if MANY && !self.focused {
+        if MANY && !FOCUSED {
             r.g + segment_distance(r.p, lo_pt, hi_pt)
         } else {
             r.g + heuristic(r.p, lo_pt, hi_pt, self.t)
@@ -207,7 +208,7 @@ impl<const MANY: bool> Search<'_, MANY> {
         }
         let r = self.scratch.roots[root as usize];
         // (Many targets: the root is on the polygon's boundary.)
-        let f = if MANY && !self.focused {
+        let f = if MANY && !FOCUSED {
             r.g
         } else {
             r.g + r.p.distance(self.t)

@@ -56,12 +56,11 @@ pub(crate) fn focus_run(
         scratch.targets.focus = k as u32;
         rekey(mesh, scratch, t);
     }
-    let mut search = Search::<true> {
+    let mut search = Search::<true, true> {
         mesh,
         t,
         lattice,
         defer: true,
-        focused: true,
         scratch,
     };
     loop {

@@ -190,7 +190,6 @@ pub(crate) fn search(
             t,
             lattice,
             defer: false,
-            focused: false,
             scratch,
         };
         search.seed(s);
@@ -201,7 +200,6 @@ pub(crate) fn search(
         t,
         lattice,
         defer: true,
-        focused: false,
         scratch,
     };
     loop {
@@ -256,7 +254,6 @@ pub(crate) fn search_many(
         t: s,
         lattice,
         defer: true,
-        focused: false,
         scratch,
     };
     search_many_from(ctx, &mut search)
@@ -271,7 +268,6 @@ fn seed_many(ctx: &mut SearchContext<'_>, mesh: &NavMesh, scratch: &mut Scratch,
         t: s,
         lattice,
         defer: false,
-        focused: false,
         scratch,
     };
     search.seed(s);

@@ -3,6 +3,7 @@
 //! calls, so each leg goes on from the work of the ones before it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy_math::DVec2;
 
@@ -15,6 +16,9 @@ use crate::mesh::locate::on_mesh;
 
 /// How many leg searches a planner keeps going at once.
 pub(crate) const LEG_SEARCHES: usize = 2;
+
+/// The next leg search's ticket.
+static NEXT_TICKET: AtomicU64 = AtomicU64::new(1);
 
 /// The far ends of legs on one mesh, resolved once for every search of
 /// legs to them.
@@ -57,7 +61,8 @@ fn resolve(mesh: &NavMesh, p: DVec2, found: &mut Vec<u32>) -> Option<Endpoint> {
 pub(crate) struct LegSearch {
     /// Which of the planner's leg searches it runs in.
     slot: usize,
-    /// The planner's ticket for it ([`u64::MAX`]: not begun).
+    /// Its ticket, which the planner keeps beside the search while it
+    /// holds it ([`u64::MAX`]: not begun).
     ticket: u64,
     /// The point, if on the mesh.
     source: Option<Endpoint>,
@@ -123,8 +128,10 @@ impl Planner {
         }
         let scratch = &mut self.legs[search.slot];
         if self.leg_tickets[search.slot] != search.ticket || search.ticket == u64::MAX {
-            self.next_leg_ticket += 1;
-            search.ticket = self.next_leg_ticket;
+            // (Tickets are unique across planners: a task stepped with
+            // another planner than before never takes its search for its
+            // own.)
+            search.ticket = NEXT_TICKET.fetch_add(1, Ordering::Relaxed);
             self.leg_tickets[search.slot] = search.ticket;
             polyanya::focus::focus_begin(&mut ctx, mesh, scratch, &search.targets.polys);
         }
@@ -187,9 +194,10 @@ mod tests {
     }
 
     /// Legs asked for one at a time, in any order, again, in slices of any
-    /// size, and with another leg search run in the same slot in between,
-    /// are as long as a single search's paths (none where it has none), and
-    /// run from the source to the target.
+    /// size, with another leg search run in the same slot in between, and
+    /// now and then with another planner, are as long as a single search's
+    /// paths (none where it has none), and run from the source to the
+    /// target.
     #[test]
     fn legs_asked_one_at_a_time_are_as_short_as_single_searches() {
         let mut rng = Rng(0x1e95_0f0c);
@@ -199,6 +207,7 @@ mod tests {
             ..PlanOptions::default()
         };
         let mut planner = Planner::new();
+        let mut others = [Planner::new(), Planner::new()];
         let mut checked = 0;
         for round in 0..90 {
             let grid = random_grid(&mut rng);
@@ -228,9 +237,25 @@ mod tests {
                     {}
                 }
                 let slice = [None, Some(1), Some(6)][rng.below(3) as usize];
+                // Now and then with another planner (which runs searches of
+                // its own in the same slot): the search starts over there.
+                let other = &mut others[rng.below(2) as usize];
+                if rng.below(6) == 0 {
+                    let from = random_point(&mut rng);
+                    let mut own = LegSearch::new(other, &mesh, slot, from, Arc::clone(&targets));
+                    while other
+                        .leg(&mesh, &mut own, k, Some(3), &mut Vec::new())
+                        .is_none()
+                    {}
+                }
+                let with = if rng.below(5) == 0 {
+                    other
+                } else {
+                    &mut planner
+                };
                 let mut path = Vec::new();
                 let d = loop {
-                    if let Some(d) = planner.leg(&mesh, &mut search, k, slice, &mut path) {
+                    if let Some(d) = with.leg(&mesh, &mut search, k, slice, &mut path) {
                         break d;
                     }
                 };

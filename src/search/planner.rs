@@ -47,7 +47,6 @@ pub struct Planner {
     /// [`super::legs`]), and the ticket of the search each runs.
     pub(super) legs: [polyanya::Scratch; super::legs::LEG_SEARCHES],
     pub(super) leg_tickets: [u64; super::legs::LEG_SEARCHES],
-    pub(super) next_leg_ticket: u64,
     /// The meshes of the last few grids [`Planner::plan`] ran Polyanya on,
     /// the most recently used first.
     meshes: Vec<crate::mesh::NavMesh>,

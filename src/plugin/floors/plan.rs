@@ -348,24 +348,12 @@ fn may_shorten(
         let (Some(on), Some(point)) = (on, point) else {
             return 0.0;
         };
-        let mut least = f64::INFINITY;
-        for (_, link) in areas.atlas().links() {
-            if !link.enabled || radius > link.max_radius {
-                continue;
-            }
-            // (From its first end, both ways or not; to it only both ways,
-            // and the other way round for the way in.)
-            let ends = [
-                (link.from, out || link.both_ways),
-                (link.to, !out || link.both_ways),
-            ];
-            for (end, usable) in ends {
-                if usable && areas.area_entity(end.area) == Some(on) {
-                    least = least.min(point.distance(end.point) + link.cost);
-                }
-            }
-        }
-        least
+        areas
+            .ends_on(on)
+            .iter()
+            .filter(|e| radius <= e.max_radius && if out { e.leave } else { e.enter })
+            .map(|e| point.distance(e.point) + e.cost)
+            .fold(f64::INFINITY, f64::min)
     };
     let (leave, enter) = (by_links(true), by_links(false));
     let through = |(near_area, near): (Entity, DVec2), (far_area, far): (Entity, DVec2)| {

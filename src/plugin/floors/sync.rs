@@ -2,7 +2,7 @@
 //! with the [`NavArea`] and [`NavLink`] entities, and what changed in it
 //! this frame.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bevy_ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy_ecs::prelude::*;
@@ -85,6 +85,17 @@ pub(crate) struct Opened {
     pub(crate) max_radius: f64,
 }
 
+/// An end of an enabled link on an area, as a way out of it (`leave`) or
+/// into it (`enter`), for the bounds of [`Opened`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EndOn {
+    pub(crate) point: DVec2,
+    pub(crate) cost: f64,
+    pub(crate) leave: bool,
+    pub(crate) enter: bool,
+    pub(crate) max_radius: f64,
+}
+
 /// The atlas routes are planned on, and how its ids map to entities (not
 /// public).
 #[derive(Resource)]
@@ -110,6 +121,9 @@ pub(crate) struct Areas {
     dropped_through: u64,
     /// A one-cell grid for jobs' grid field (routes search the atlas).
     pub(crate) placeholder: Arc<Grid>,
+    /// The enabled links' ends by area, worked out when first asked for
+    /// after a change of the links or areas.
+    ends_on: OnceLock<EntityHashMap<Vec<EndOn>>>,
 }
 
 impl Default for Areas {
@@ -126,6 +140,7 @@ impl Default for Areas {
             fresh: 0,
             dropped_through: 0,
             placeholder: Arc::new(Grid::new(1, 1).expect("a 1 x 1 grid")),
+            ends_on: OnceLock::new(),
         }
     }
 }
@@ -159,6 +174,32 @@ impl Areas {
     /// The entity of area `id`.
     pub(crate) fn area_entity(&self, id: AreaId) -> Option<Entity> {
         self.by_id.get(id.index()).copied().flatten()
+    }
+
+    /// The ends of the enabled links on `area`.
+    pub(crate) fn ends_on(&self, area: Entity) -> &[EndOn] {
+        let by_area = self.ends_on.get_or_init(|| {
+            let mut by_area: EntityHashMap<Vec<EndOn>> = EntityHashMap::default();
+            for (_, link) in self.atlas.links().filter(|(_, l)| l.enabled) {
+                let ends = [
+                    (link.from, true, link.both_ways),
+                    (link.to, link.both_ways, true),
+                ];
+                for (end, leave, enter) in ends {
+                    if let Some(on) = self.area_entity(end.area) {
+                        by_area.entry(on).or_default().push(EndOn {
+                            point: end.point,
+                            cost: link.cost,
+                            leave,
+                            enter,
+                            max_radius: link.max_radius,
+                        });
+                    }
+                }
+            }
+            by_area
+        });
+        by_area.get(&area).map_or(&[], Vec::as_slice)
     }
 
     /// The entity of link `id` and how it is crossed.
@@ -206,6 +247,9 @@ impl Areas {
 
     fn record(&mut self, change: Change) {
         self.snapshot = None;
+        if !matches!(change, Change::Blocked(..) | Change::Freed(..)) {
+            self.ends_on = OnceLock::new();
+        }
         self.log.push((self.atlas.version(), change));
     }
 }

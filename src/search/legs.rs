@@ -112,7 +112,12 @@ impl Planner {
             out.push(source.p);
             return Some(0.0);
         }
-        let options = PlanOptions::default();
+        // Exact, whatever it takes: a leg cut short by a node budget would
+        // read as no leg, and the route as longer than it is.
+        let options = PlanOptions {
+            node_budget: None,
+            ..PlanOptions::default()
+        };
         let mut ctx = SearchContext::new(
             mesh.grid(),
             (source, target),

@@ -169,7 +169,7 @@ impl Disc {
             .map(|k| {
                 let (a, b) = (NORMALS[k * step], NORMALS[(k + 1) % m * step]);
                 let c = corner(a, b, h(r, a), h(r, b));
-                (c[0] as f64).hypot(c[1] as f64)
+                length(c)
             })
             .fold(0.0, f64::max)
             / SCALE as f64
@@ -206,11 +206,7 @@ impl Disc {
     /// How far beyond the radius `P` reaches at most, in cells: the mesh
     /// holds every point at least `radius + tolerance` from the obstacles.
     pub(crate) fn tolerance(&self) -> f64 {
-        let far = self
-            .corners
-            .iter()
-            .map(|c| (c[0] as f64).hypot(c[1] as f64))
-            .fold(0.0, f64::max);
+        let far = self.corners.iter().map(|&c| length(c)).fold(0.0, f64::max);
         far / SCALE as f64 - self.radius
     }
 
@@ -720,6 +716,15 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
         Some(side)
     };
     polygons_of(&local, edges, keep, turn, portal)
+}
+
+/// The length of lattice vector `c`, the same to the bit on every platform:
+/// the square sum is exact (the lattice coordinates are far below 2^26) and
+/// a square root is correctly rounded, where `hypot` comes from the
+/// platform's maths library.
+fn length(c: [i64; 2]) -> f64 {
+    let (x, y) = (c[0] as f64, c[1] as f64);
+    (x * x + y * y).sqrt()
 }
 
 #[cfg(test)]

@@ -206,6 +206,9 @@ pub(crate) struct Crowd {
     motions: Vec<Motion>,
     /// Each disc's agent and where it stood (grid coordinates).
     agents: Vec<(Entity, DVec2)>,
+    /// Scratch: the agents and their discs, put in the order of the
+    /// entities.
+    sorted: Vec<((Entity, DVec2), Disc)>,
     profiles: Vec<ProfileId>,
     /// Per goal id, the agents that stood arrived there at the frame's
     /// start.
@@ -255,6 +258,7 @@ pub(crate) fn steer_crowds(
         discs,
         motions,
         agents: order,
+        sorted,
         profiles,
         arrived_at,
     } = &mut *crowd;
@@ -323,6 +327,18 @@ pub(crate) fn steer_crowds(
             arrived: state.arrived,
         });
         order.push((entity, here));
+    }
+    // In the order of the entities (the query's order over archetypes
+    // differs between platforms, and the order of neighbours decides the
+    // last bits of a step).
+    sorted.clear();
+    sorted.extend(order.iter().copied().zip(discs.iter().copied()));
+    sorted.sort_unstable_by_key(|((e, _), _)| e.to_bits());
+    order.clear();
+    discs.clear();
+    for &(agent, disc) in sorted.iter() {
+        order.push(agent);
+        discs.push(disc);
     }
     let grids: Option<Vec<&Grid>> = profiles
         .iter()

@@ -4,7 +4,10 @@
 //! An agent waits in at most one place: its [`PlanState`](super::PlanState)
 //! records the priority it waits with, and an entry whose priority no longer
 //! matches (the agent was raised to a more urgent line, or stopped waiting)
-//! is skipped when it comes up. Entries age: dispatch takes one that has
+//! is skipped when it comes up. Agents are served in the order they joined
+//! their line; those that joined since dispatch last ran, in the order of
+//! their entities (not of the queries that found them, whose order over
+//! archetypes differs between platforms). Entries age: dispatch takes one that has
 //! waited [`MAX_WAIT`] frames ahead of every line (see
 //! [`JobQueue::pop_aged`]), so that no agent waits unboundedly behind more
 //! urgent ones.
@@ -56,23 +59,40 @@ pub(crate) struct JobQueue {
     entries: usize,
     /// The current frame (counted by [`JobQueue::next_frame`]).
     frame: u32,
+    /// Per line: the entries at its back that joined since the last
+    /// [`JobQueue::next_frame`], not yet put in order.
+    fresh: [usize; 4],
 }
 
 impl JobQueue {
-    /// A frame has passed.
+    /// A frame has passed (dispatch is about to serve the lines): the
+    /// entries that joined since the last call are put in the order of the
+    /// frame they joined in, then of their entities.
     pub(crate) fn next_frame(&mut self) {
         self.frame = self.frame.wrapping_add(1);
+        for (line, fresh) in self.lines.iter_mut().zip(&mut self.fresh) {
+            let n = line.len();
+            if *fresh > 1 {
+                line.make_contiguous()[n - *fresh..]
+                    .sort_unstable_by_key(|&(e, since)| (since, e.to_bits()));
+            }
+            *fresh = 0;
+        }
     }
 
     /// Adds `entity` to the line of `priority`.
     pub(crate) fn push(&mut self, entity: Entity, priority: Priority) {
         self.lines[priority as usize].push_back((entity, self.frame));
+        self.fresh[priority as usize] += 1;
         self.entries += 1;
     }
 
     /// The next entry of the line of `priority`.
     pub(crate) fn pop_line(&mut self, priority: Priority) -> Option<Entity> {
-        let (entity, _) = self.lines[priority as usize].pop_front()?;
+        let line = &mut self.lines[priority as usize];
+        let (entity, _) = line.pop_front()?;
+        let fresh = &mut self.fresh[priority as usize];
+        *fresh = (*fresh).min(line.len());
         self.entries -= 1;
         Some(entity)
     }
@@ -138,6 +158,31 @@ mod tests {
         assert_eq!(q.pop_line(Priority::FirstPath), Some(e(4)));
         assert_eq!(q.pop_line(Priority::Refine), Some(e(1)));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn agents_that_join_a_line_in_one_frame_are_served_in_the_order_of_their_entities() {
+        let e = |i| Entity::from_raw_u32(i).unwrap();
+        let mut q = JobQueue::default();
+        q.push(e(7), Priority::FirstPath);
+        q.next_frame();
+        for i in [5, 9, 2] {
+            q.push(e(i), Priority::FirstPath);
+        }
+        q.push(e(4), Priority::Urgent);
+        q.push(e(3), Priority::Urgent);
+        q.next_frame();
+        q.push(e(1), Priority::FirstPath);
+        q.next_frame();
+        let line: Vec<Entity> = q.peek_line(Priority::FirstPath, 10).collect();
+        let mut joined = [e(5), e(9), e(2)];
+        joined.sort_unstable_by_key(|e| e.to_bits());
+        assert_eq!(line, [e(7), joined[0], joined[1], joined[2], e(1)]);
+        assert_ne!(joined, [e(5), e(9), e(2)], "put in order");
+        let mut urgent = [e(4), e(3)];
+        urgent.sort_unstable_by_key(|e| e.to_bits());
+        assert_eq!(q.pop_line(Priority::Urgent), Some(urgent[0]));
+        assert_eq!(q.pop_line(Priority::Urgent), Some(urgent[1]));
     }
 
     #[test]

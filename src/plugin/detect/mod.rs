@@ -300,6 +300,8 @@ pub(crate) fn replan_unseen(
     mut agents: Query<(&mut PlanState, &mut PathStatus)>,
 ) {
     let _cost = meter.start();
+    // (In the order of the entities, not of the sets steering walked.)
+    unseen.0.sort_unstable_by_key(|e| e.to_bits());
     for entity in unseen.0.drain(..) {
         if let Ok((mut state, mut status)) = agents.get_mut(entity)
             && status.has_path()

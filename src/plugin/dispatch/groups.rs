@@ -105,6 +105,9 @@ struct Key {
 
 /// Searches gathered for one key, and the most urgent priority among them.
 struct Gathering {
+    /// Gatherings begun before it in this dispatch (they are sent in the
+    /// order they began).
+    order: usize,
     priority: Priority,
     jobs: Vec<Job>,
 }
@@ -157,7 +160,9 @@ impl Gather {
             algorithm: job.algorithm,
             goal: (job.goal_grid.x.to_bits(), job.goal_grid.y.to_bits()),
         };
+        let order = self.gatherings.len();
         let gathering = self.gatherings.entry(key).or_insert_with(|| Gathering {
+            order,
             priority,
             jobs: Vec::new(),
         });
@@ -183,7 +188,9 @@ impl Gather {
     /// how many group jobs went out.
     pub(crate) fn flush(&mut self, searches: &mut Searches, max: usize) -> usize {
         let mut groups = 0;
-        for (_, Gathering { priority, jobs }) in self.gatherings.drain() {
+        let mut gatherings: Vec<Gathering> = self.gatherings.drain().map(|(_, g)| g).collect();
+        gatherings.sort_unstable_by_key(|g| g.order);
+        for Gathering { priority, jobs, .. } in gatherings {
             if jobs.len() < MIN_GROUP {
                 for job in jobs {
                     searches.send(job, priority);

@@ -38,6 +38,13 @@
 //!   the worst), the farthest an agent ended from its point beside the
 //!   radius of a tightly packed crowd of that size, and the avoidance and
 //!   plugin cost per frame (mean and worst).
+//! - **Lockstep** (`lockstep/{map}/{agents}`): the all-ready scenario with
+//!   `PathfindingSettings::lockstep` off and on (`Lockstep::default()`:
+//!   answers applied two frames after their search was sent, 512 searches
+//!   sent a frame), on the same queries in one run: frames, game time, wall
+//!   time and the worst frame (`App::update`) of each, the time the main
+//!   thread waited for late answers, and the ratio of the game times,
+//!   beside the raw bound.
 //! - **Floors** (`floors/{agents}`): four floors of `AR0011SR` side by
 //!   side, 64 links (stairs, cost 4) between each two consecutive floors
 //!   at random free points of the map's largest region; that many agents,
@@ -326,6 +333,65 @@ fn all_ready(name: &str, nav: &NavGrid, n: usize) {
         bound.as_secs_f64(),
         game.as_secs_f64() / bound.as_secs_f64(),
         d.searches_started,
+    );
+}
+
+/// The all-ready scenario with lockstep mode off and on (default
+/// `Lockstep`), on the same queries in one run; prints a table row.
+fn lockstep(name: &str, nav: &NavGrid, n: usize) {
+    use bevy_anyangle::plugin::Lockstep;
+
+    let queries = pairs(nav.grid(), n, 0x5eed_0000 + n as u64);
+    let raw = raw_time(nav.grid(), &queries);
+    let bound = raw / workers() as u32;
+    // Frames, wall time, the worst frame (`App::update`), the time waited
+    // for late answers.
+    let run = |mode: Option<Lockstep>| {
+        let mut app = app_with_agents(nav.clone(), &queries);
+        app.world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .lockstep = mode;
+        let wall = Instant::now();
+        let mut worst = Duration::ZERO;
+        let mut next = Instant::now();
+        let mut frames = 0;
+        loop {
+            frames += 1;
+            let t = Instant::now();
+            app.update();
+            worst = worst.max(t.elapsed());
+            if all_have_paths(&mut app) {
+                break;
+            }
+            assert!(frames < 100_000, "not done");
+            next += FRAME;
+            let now = Instant::now();
+            if next > now {
+                std::thread::sleep(next - now);
+            } else {
+                next = now;
+            }
+        }
+        let d = *app.world().resource::<PathfindingDiagnostics>();
+        (frames, wall.elapsed(), worst, d.lockstep_wait_total)
+    };
+    let off = run(None);
+    let on = run(Some(Lockstep::default()));
+    let game = |frames: usize| (FRAME * frames as u32).as_secs_f64();
+    println!(
+        "| {name} | {n} | {} | {:.3} s | {:.3} s | {:.1} ms | {} | {:.3} s | {:.3} s | {:.1} ms | {:.3} s | {:.2} | {:.3} s | {:.2} |",
+        off.0,
+        game(off.0),
+        off.1.as_secs_f64(),
+        off.2.as_secs_f64() * 1e3,
+        on.0,
+        game(on.0),
+        on.1.as_secs_f64(),
+        on.2.as_secs_f64() * 1e3,
+        on.3.as_secs_f64(),
+        game(on.0) / game(off.0),
+        bound.as_secs_f64(),
+        game(on.0) / bound.as_secs_f64(),
     );
 }
 
@@ -922,7 +988,13 @@ fn main() {
     let wanted = |name: &str| name.contains(&filter);
     let small = NavGrid::new(grid(1), GridTransform::default());
     // Built only when some part needs it.
-    let parts = ["all_ready", "one_goal", "edit_frame", "edit_in_flight"];
+    let parts = [
+        "all_ready",
+        "one_goal",
+        "lockstep",
+        "edit_frame",
+        "edit_in_flight",
+    ];
     let large = if filter.contains("x16")
         || (!filter.contains("AR0011SR")
             && parts
@@ -975,6 +1047,20 @@ fn main() {
         for n in [2_000] {
             if wanted(&format!("door/{n}")) {
                 door(n);
+            }
+        }
+        println!();
+    }
+    if wanted("lockstep") || filter.starts_with("lockstep") {
+        println!(
+            "| map | agents | off: frames | game time | wall time | worst frame | lockstep: frames | game time | wall time | worst frame | waited for answers | lockstep / off (game time) | raw bound | lockstep / bound |"
+        );
+        println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for (name, nav) in maps {
+            for n in [1_000, 10_000] {
+                if wanted(&format!("lockstep/{name}/{n}")) {
+                    lockstep(name, nav, n);
+                }
             }
         }
         println!();

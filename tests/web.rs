@@ -286,3 +286,26 @@ fn polyanya_agents_get_anyas_statuses_and_lengths_in_the_browser() {
     }
     wasm_bindgen_test::console_log!("{n} Polyanya agents planned in {frames} frames");
 }
+
+mod lockstep_game;
+
+/// The lockstep game of `tests/lockstep.rs`, played here in `wasm32` on
+/// the main thread: frame by frame the same as on x86-64 with any number of
+/// search threads (the hash of its frames is the one recorded there).
+#[wasm_bindgen_test]
+fn the_lockstep_game_plays_out_as_on_every_platform() {
+    use lockstep_game::{Executor, GOLDEN, Game, fold};
+
+    let (hashes, diagnostics) = Game::new(Executor::MainThread).play();
+    wasm_bindgen_test::console_log!(
+        "lockstep game: {} searches, {} shared",
+        diagnostics.searches_started,
+        diagnostics.shared_searches
+    );
+    assert_eq!(
+        fold(&hashes),
+        GOLDEN,
+        "the game's hash in wasm32: {:#018x}",
+        fold(&hashes)
+    );
+}

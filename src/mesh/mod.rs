@@ -223,6 +223,15 @@ impl NavMesh {
         }
     }
 
+    /// [`NavMesh::unbuilt_with_radius`] without groups (a point mesh too is
+    /// kept chunk by chunk): its polygons are then those of a fresh mesh of
+    /// its grid, whatever grids it was brought up to date through.
+    #[cfg(feature = "plugin")]
+    pub(crate) fn unbuilt_chunked(grid: &Grid, radius: f64) -> Self {
+        let disc = (radius > 0.0).then(|| Arc::new(Disc::new(radius)));
+        NavMesh::unbuilt_for(grid, disc, 1)
+    }
+
     /// [`NavMesh::with_radius`]'s mesh with every chunk still to build; the
     /// radius must be valid (finite, 0 to [`MAX_RADIUS`]).
     pub(crate) fn unbuilt_with_radius(grid: &Grid, radius: f64) -> Self {

@@ -172,6 +172,63 @@
 //!   search fails (an unreachable goal under [`FallbackPolicy::Fail`](crate::search::FallbackPolicy::Fail),
 //!   a node budget run out), it still walks out: its [`NavPath`] then holds
 //!   the way out alone, beside the failed [`PathStatus`].
+//!
+//! # Lockstep and determinism
+//!
+//! Games networked by lockstep run the same simulation on every peer from
+//! the same inputs, so paths and steps must come out the same to the bit on
+//! every machine. With [`PathfindingSettings::lockstep`] set, the plugin
+//! guarantees it: **the same crate version, the same inputs (the grid and
+//! its edits, the agents spawned and despawned, their requests and
+//! components, in the same frames and the same order) and the same
+//! settings give the same [`NavPath`], [`PathStatus`] and positions of
+//! every agent in every frame**, whatever the number of search threads, the
+//! main-thread executor, the machine's load, or the platform (x86-64 and
+//! `wasm32` give the same bits). The tests play a game of 2,000 agents for
+//! 1,200 frames and compare a hash of every frame across 1, 2 and 4
+//! threads, the main thread, a CPU hog and `wasm32` under Node.
+//!
+//! How:
+//!
+//! - **Answers arrive in a fixed frame.** A search sent in frame `N` is
+//!   applied in frame `N +` [`Lockstep::delay`], in the order searches were
+//!   sent; the main thread waits there for a late one
+//!   ([`PathfindingDiagnostics::lockstep_wait`]). Which agents are served
+//!   in a frame depends on the requests alone: up to
+//!   [`Lockstep::searches_per_frame`] from the paced lines, in the usual
+//!   order of service, never on how busy the threads are.
+//! - **Every search reads the world as it was sent.** A search on a mesh
+//!   gets the mesh of exactly its grid version (never a newer one), and
+//!   meshes are kept chunk by chunk, so a mesh is the same whatever
+//!   versions it went through; shared-goal groups are the same size on
+//!   threads and on the main thread; Anya's point agents share searches
+//!   only on grids of up to 2^20 cells (not once a mesh happens to exist).
+//! - **Arithmetic is IEEE-754 only where it decides.** Square roots (exact
+//!   to the last bit by the standard) and the four operations; no
+//!   platform maths library call decides an outcome; no fused operations
+//!   besides the error-free products of the exact predicates (which are
+//!   exact on every platform).
+//! - **Order is the agents' own.** Every list that decides an outcome is
+//!   sorted by entity or kept in the order things happened, never in a
+//!   hash set's order.
+//!
+//! What it does not cover or costs:
+//!
+//! - Reading wall-clock time breaks it: steer with
+//!   [`SteeringClock::fixed`] (or a game clock of your own) rather than
+//!   Bevy's real-time `Time`, and pace the simulation by frames.
+//! - [`PathfindingDiagnostics`] counters that depend on timing (searches
+//!   cancelled or discarded, search time, waits, frame cost) differ between
+//!   runs; what agents see does not.
+//! - Routes across [`floors`] areas are applied in their due frame too,
+//!   but are not yet covered by the guarantee; nor is Polyanya for agents
+//!   of a radius with [`PathfindingSettings::radius_meshes`] off (it
+//!   searches a mesh each search thread keeps of its own).
+//! - Searches cost a little more: each grid version a search is sent with
+//!   gets its mesh (rather than the newest), and point meshes are kept
+//!   chunk by chunk. A frame whose answers are late waits for them: keep
+//!   [`Lockstep::searches_per_frame`] to what the threads answer within the
+//!   delay. `docs/plugin-bench.md` has the figures.
 
 mod agent;
 pub mod api;
@@ -197,8 +254,8 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::ScheduleLabel;
 
 pub use api::{
-    LinkCrossing, NavPath, PathCrossing, PathFailed, PathFailure, PathGoal, PathReady, PathRequest,
-    PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
+    LinkCrossing, Lockstep, NavPath, PathCrossing, PathFailed, PathFailure, PathGoal, PathReady,
+    PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
 };
 pub use crowd::AvoidanceSettings;
 pub use floors::{CrossLink, CrossingLink, GoalArea, LinkEnd, LinkReached, NavArea, NavLink};
@@ -403,6 +460,7 @@ impl Plugin for AnyAnglePlugin {
             .register_type::<PathReady>()
             .register_type::<PathFailed>()
             .register_type::<PathfindingSettings>()
+            .register_type::<Lockstep>()
             .register_type::<PathfindingDiagnostics>()
             .register_type::<NavGrid>()
             .register_type::<GridTransform>()

@@ -50,6 +50,13 @@ pub struct PathfindingDiagnostics {
     /// searches in flight are all the threads can take (see
     /// [`PathfindingSettings::max_searches_in_flight`](crate::plugin::PathfindingSettings::max_searches_in_flight)).
     pub longest_wait: u32,
+    /// In lockstep mode ([`PathfindingSettings::lockstep`](crate::plugin::PathfindingSettings::lockstep)):
+    /// how long the main thread waited in the last frame for answers due
+    /// in it that were late (zero when none was).
+    pub lockstep_wait: Duration,
+    /// In lockstep mode: how long the main thread has waited for late
+    /// answers in all.
+    pub lockstep_wait_total: Duration,
     /// Search threads: one per worker, plus stand-ins while long searches
     /// run; 0 when searches run on the main thread.
     pub search_threads: usize,

@@ -161,6 +161,65 @@ pub struct PathfindingSettings {
     /// [`Planner::plan_many_on_mesh`]: crate::search::Planner::plan_many_on_mesh
     #[cfg_attr(feature = "serde", serde(default = "yes"))]
     pub shared_searches: bool,
+    /// Lockstep: `Some` makes every answer arrive in a frame fixed when
+    /// its search is sent, and every outcome depend on the inputs alone
+    /// (see [`Lockstep`] and the plugin's
+    /// [lockstep section](crate::plugin#lockstep-and-determinism)).
+    /// `None`, the default: answers are applied as soon as they arrive.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub lockstep: Option<Lockstep>,
+}
+
+/// The settings of lockstep mode ([`PathfindingSettings::lockstep`]).
+///
+/// A search sent in frame `N` is applied in frame `N + delay`: if its
+/// answer is late, the main thread waits for it there
+/// ([`PathfindingDiagnostics::lockstep_wait`](crate::plugin::PathfindingDiagnostics::lockstep_wait)
+/// says how long). Which searches are sent in a frame depends only on the
+/// agents' requests, never on how busy the search threads are: at most
+/// `searches_per_frame` waiting agents are served a frame, in the order of
+/// [who is served first](crate::plugin#who-is-served-first) (agents in a
+/// wall or on a blocked path always at once). Set it before agents ask for
+/// paths: answers to searches sent before it was set are applied as they
+/// arrive; when it is unset, answers held for a later frame are applied at
+/// once.
+///
+/// ```
+/// use bevy_anyangle::plugin::{Lockstep, PathfindingSettings};
+///
+/// let settings = PathfindingSettings {
+///     lockstep: Some(Lockstep::default()),
+///     ..Default::default()
+/// };
+/// assert_eq!(settings.lockstep.unwrap().delay, 2);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Lockstep {
+    /// Frames between the frame a search is sent in and the frame its
+    /// answer is applied in (0: the same frame; the main thread then waits
+    /// for every search it sends). Default: 2, so that search threads work
+    /// while the game's frames go on.
+    pub delay: u32,
+    /// The most waiting agents served a frame, besides those in a wall or
+    /// on a blocked path (served at once). Lower it where searches are
+    /// long (large maps) and the main thread would wait for them; raise it
+    /// where many agents ask at once and searches are short. Default: 1024.
+    pub searches_per_frame: u32,
+}
+
+impl Default for Lockstep {
+    fn default() -> Self {
+        Lockstep {
+            delay: 2,
+            searches_per_frame: 1024,
+        }
+    }
 }
 
 /// `true`, the default of the settings that are on unless turned off.
@@ -204,6 +263,7 @@ impl Default for PathfindingSettings {
             replan_distance: 2.0,
             radius_meshes: true,
             shared_searches: true,
+            lockstep: None,
         }
     }
 }
@@ -249,7 +309,11 @@ mod tests {
     fn settings_without_the_later_fields_read_as_their_defaults() {
         let full = ron::to_string(&PathfindingSettings::default()).unwrap();
         let mut text = full.clone();
-        for field in ["radius_meshes:true", "shared_searches:true"] {
+        for field in [
+            "radius_meshes:true",
+            "shared_searches:true",
+            "lockstep:None",
+        ] {
             assert!(text.contains(field), "{full}");
             text = text.replace(&format!("{field},"), "").replace(field, "");
         }

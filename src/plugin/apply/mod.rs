@@ -126,11 +126,15 @@ pub(crate) fn apply_results(
     counters.searches_cancelled = planning.searches.cancelled();
     (counters.searches_finished, counters.search_time) = planning.searches.work_done();
     if !planning.searches.has_outcomes() {
+        counters.lockstep_wait = core::time::Duration::ZERO;
         keep_needed_edits(&planning, &watch, nav.as_mut());
+        planning.searches.end_frame();
         return;
     }
     let settings = settings.as_deref().copied().unwrap_or_default();
-    for done in planning.searches.take_outcomes() {
+    let outcomes = planning.searches.take_outcomes();
+    (counters.lockstep_wait, counters.lockstep_wait_total) = planning.searches.waited();
+    for done in outcomes {
         if done.route.is_some() {
             routes.0.push(done); // a route across areas: applied by `floors`
             continue;
@@ -187,6 +191,7 @@ pub(crate) fn apply_results(
         }
     }
     keep_needed_edits(&planning, &watch, nav.as_mut());
+    planning.searches.end_frame();
     let counters = &mut planning.counters.0;
     counters.searches_cancelled = planning.searches.cancelled();
     counters.in_flight = planning.searches.outstanding();

@@ -22,6 +22,9 @@ use crate::terrain::{Profile, TerrainMap};
 
 /// One search to run.
 pub(crate) struct Job {
+    /// The job's number, in the order jobs were sent (set when sent; in
+    /// lockstep it names the frame its outcomes are due in).
+    pub seq: u64,
     pub entity: Entity,
     pub ticket: u64,
     pub layout_id: u64,
@@ -92,6 +95,8 @@ pub(crate) struct Member {
 
 /// What a job sends back.
 pub(crate) struct Outcome {
+    /// The [`Job::seq`] of the job it answers.
+    pub seq: u64,
     pub entity: Entity,
     pub ticket: u64,
     pub layout_id: u64,
@@ -287,7 +292,7 @@ impl Job {
     ) -> impl Iterator<Item = Outcome> {
         let (layout_id, grid_version, sent_version) =
             (self.layout_id, self.searched_version, self.grid_version);
-        let (key, algorithm, goal) = (self.key, self.algorithm, self.goal);
+        let (key, algorithm, goal, seq) = (self.key, self.algorithm, self.goal, self.seq);
         let (route, route_rest) = match self.route {
             Some(mut work) => {
                 let rest = work.take_rest();
@@ -300,6 +305,7 @@ impl Job {
             None => (None, Vec::new()),
         };
         let outcome = move |entity, ticket, start, result| Outcome {
+            seq,
             entity,
             ticket,
             layout_id,
@@ -360,6 +366,7 @@ pub(crate) fn route_job(
     use crate::plugin::world::ProfileId;
 
     Job {
+        seq: 0,
         entity,
         ticket,
         layout_id: 0,
@@ -391,6 +398,7 @@ pub(crate) fn test_job(grid: &Arc<Grid>, ticket: u32, start: DVec2, goal: DVec2)
     use crate::plugin::world::ProfileId;
 
     Job {
+        seq: 0,
         entity: Entity::from_raw_u32(ticket).unwrap(),
         ticket: u64::from(ticket),
         layout_id: 1,

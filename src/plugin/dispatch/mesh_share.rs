@@ -38,6 +38,9 @@ pub(crate) struct MeshShare(Arc<Mutex<Shared>>);
 
 #[derive(Default)]
 struct Shared {
+    /// Lockstep mode: every search gets the mesh of its own grid version,
+    /// meshes are kept chunk by chunk (see [`MeshShare::set_exact`]).
+    exact: bool,
     grids: Vec<Newest>,
     /// The radii of the meshes agents use, in 64ths of a cell, sorted.
     radii: Vec<u32>,
@@ -69,6 +72,9 @@ struct Slot {
     /// `None` until the first search on it begins building it; then
     /// possibly incomplete (built in slices on the main thread).
     mesh: Option<Arc<NavMesh>>,
+    /// In lockstep mode: the meshes of the grid versions searches in
+    /// flight may still ask for.
+    kept: Vec<(u64, Arc<NavMesh>)>,
 }
 
 impl MeshShare {
@@ -97,8 +103,33 @@ impl MeshShare {
         }
     }
 
+    /// Turns lockstep mode on or off (the meshes kept go when it changes).
+    /// In lockstep mode a search gets the mesh of exactly the grid version
+    /// it was sent with, never a newer one, and meshes are kept chunk by
+    /// chunk: a mesh is then the same whatever versions it was brought up
+    /// to date through, and whichever search built it.
+    pub(crate) fn set_exact(&self, exact: bool) {
+        let mut shared = self.0.lock();
+        if shared.exact != exact {
+            shared.exact = exact;
+            shared.meshes.clear();
+        }
+    }
+
+    /// In lockstep mode: drops the meshes kept for grid versions older
+    /// than `oldest` (no search in flight asks for them; `None`: no search
+    /// is in flight).
+    pub(crate) fn keep_from(&self, oldest: Option<u64>) {
+        let shared = self.0.lock();
+        for kept in &shared.meshes {
+            if let Some(mut slot) = kept.mesh.try_lock() {
+                slot.kept.retain(|(v, _)| oldest.is_some_and(|o| *v >= o));
+            }
+        }
+    }
+
     /// The profile's recorded grid and its version, if newer than
-    /// `version` (of the same layout).
+    /// `version` (of the same layout); never in lockstep mode.
     pub(crate) fn newer(
         &self,
         layout_id: u64,
@@ -106,6 +137,9 @@ impl MeshShare {
         version: u64,
     ) -> Option<(u64, Arc<Grid>)> {
         let shared = self.0.lock();
+        if shared.exact {
+            return None;
+        }
         shared
             .grids
             .iter()
@@ -131,16 +165,19 @@ impl MeshShare {
 
     /// Whether the mesh for (`layout_id`, `profile`, `radius`) is built,
     /// or being built or brought up to date by a search now.
+    /// (Never in lockstep mode, where whether a search has begun building
+    /// it must not decide anything.)
     pub(crate) fn has_mesh(&self, layout_id: u64, profile: ProfileId, radius: u32) -> bool {
         let shared = self.0.lock();
-        shared.meshes.iter().any(|k| {
-            k.layout_id == layout_id
-                && k.profile == profile
-                && k.radius == radius
-                && k.mesh
-                    .try_lock()
-                    .is_none_or(|slot| slot.mesh.as_ref().is_some_and(|m| m.is_complete()))
-        })
+        !shared.exact
+            && shared.meshes.iter().any(|k| {
+                k.layout_id == layout_id
+                    && k.profile == profile
+                    && k.radius == radius
+                    && k.mesh
+                        .try_lock()
+                        .is_none_or(|slot| slot.mesh.as_ref().is_some_and(|m| m.is_complete()))
+            })
     }
 
     /// The mesh of `grid` (the profile's grid at version `version` of
@@ -149,7 +186,8 @@ impl MeshShare {
     /// another search brought it up to already. Builds or brings it up to
     /// date first, for at most `work` (see [`NavMesh::sync_within`]);
     /// `None` if it is not done (call again). Waits while another search
-    /// brings the same mesh up to date.
+    /// brings the same mesh up to date. In lockstep mode, the mesh of
+    /// exactly `version`.
     pub(crate) fn mesh(
         &self,
         layout_id: u64,
@@ -159,14 +197,14 @@ impl MeshShare {
         grid: &Grid,
         work: &mut u64,
     ) -> Option<(u64, Arc<NavMesh>)> {
-        let slot = {
+        let (exact, slot) = {
             let mut shared = self.0.lock();
             let found = shared
                 .meshes
                 .iter()
                 .find(|k| k.layout_id == layout_id && k.profile == profile && k.radius == radius)
                 .map(|k| Arc::clone(&k.mesh));
-            found.unwrap_or_else(|| {
+            let slot = found.unwrap_or_else(|| {
                 let mesh = Arc::new(Mutex::new(Slot::default()));
                 shared.meshes.push(Kept {
                     layout_id,
@@ -175,9 +213,13 @@ impl MeshShare {
                     mesh: Arc::clone(&mesh),
                 });
                 mesh
-            })
+            });
+            (shared.exact, slot)
         };
         let mut slot = slot.lock();
+        if exact {
+            return exact_mesh(&mut slot, radius, version, grid, work);
+        }
         if let Some(mesh) = &slot.mesh
             && slot.version >= version
             && mesh.is_complete()
@@ -209,6 +251,35 @@ impl MeshShare {
     fn kept(&self) -> usize {
         self.0.lock().meshes.len()
     }
+}
+
+/// [`MeshShare::mesh`] in lockstep mode: the mesh of `grid`, version
+/// `version`, from those kept, or the slot's mesh brought to that grid
+/// (whatever grid it had: a mesh kept chunk by chunk is the same whatever
+/// grids it went through).
+fn exact_mesh(
+    slot: &mut Slot,
+    radius: u32,
+    version: u64,
+    grid: &Grid,
+    work: &mut u64,
+) -> Option<(u64, Arc<NavMesh>)> {
+    if let Some((_, mesh)) = slot.kept.iter().find(|(v, _)| *v == version) {
+        return Some((version, Arc::clone(mesh)));
+    }
+    let mut mesh = match slot.mesh.take() {
+        Some(mesh) => Arc::unwrap_or_clone(mesh),
+        None => NavMesh::unbuilt_chunked(grid, f64::from(radius) / 64.0),
+    };
+    let done = mesh.sync_within(grid, work);
+    slot.version = version;
+    let mesh = Arc::new(mesh);
+    slot.mesh = Some(Arc::clone(&mesh));
+    if !done {
+        return None;
+    }
+    slot.kept.push((version, Arc::clone(&mesh)));
+    Some((version, mesh))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! | `main_thread` | the main-thread executor: searches in slices within a budget a frame |
 //! | `pace` | how many searches to keep sent ahead |
 //! | `fair` | fair turns: every fourth search begun comes from the paced lines, in turn |
+//! | `lockstep` | lockstep ledger: each answer applied in the frame fixed when its search was sent |
 //! | `mesh_share` | mesh store: one mesh per (profile, radius class) in use, shared by every search, and the newest grids they follow |
 //! | `groups` | shared-goal groups: waiting point agents with one goal, answered by one search from it |
 //!
@@ -35,6 +36,7 @@ mod executor;
 mod fair;
 mod groups;
 mod job;
+mod lockstep;
 mod main_thread;
 mod mesh_share;
 mod pace;
@@ -106,6 +108,7 @@ pub(crate) fn dispatch_searches(
 ) {
     let cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
+    planning.searches.set_lockstep(settings.lockstep);
     planning.searches.set_paused(settings.paused);
     planning.book.next_frame();
     if planning.searches.outstanding() == 0 && planning.book.queue_is_empty() {
@@ -125,8 +128,11 @@ pub(crate) fn dispatch_searches(
         .main_thread_budget
         .saturating_sub(meter.so_far() + cost.elapsed() + after);
     let began = Instant::now();
+    // In lockstep mode, pausing holds the searches not yet sent (those
+    // sent are each due in their frame).
+    let hold = settings.paused && planning.searches.lockstep();
     loop {
-        let popped = match nav.as_mut() {
+        let popped = match nav.as_mut().filter(|_| !hold) {
             Some(nav) => send_searches(
                 &mut planning,
                 &settings,
@@ -173,7 +179,9 @@ fn send_searches(
     // Searches that may share one from their goal are held back until the
     // end, and count as the group jobs they would fill.
     let mut gather = Gather::default();
-    let max_group = if planning.searches.threads() == 0 {
+    // (In lockstep mode groups are as large on threads as on the main
+    // thread: the same agents share a search on either.)
+    let max_group = if planning.searches.threads() == 0 || planning.searches.lockstep() {
         groups::MAX_GROUP_MAIN_THREAD
     } else {
         groups::MAX_GROUP_THREADS
@@ -337,6 +345,7 @@ fn send_search(
         share.offer(nav.layout_id(), key.0, nav.version(), &grid);
     }
     let job = Job {
+        seq: 0,
         entity,
         ticket: state.ticket(),
         layout_id: nav.layout_id(),

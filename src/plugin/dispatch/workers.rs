@@ -138,6 +138,11 @@ impl WorkerPool {
         self.outcomes.try_iter()
     }
 
+    /// Waits up to `timeout` for an outcome.
+    pub(crate) fn wait_outcome(&self, timeout: Duration) -> Option<Outcome> {
+        self.outcomes.recv_timeout(timeout).ok()
+    }
+
     /// Whether an outcome waits to be read.
     pub(crate) fn has_outcomes(&self) -> bool {
         !self.outcomes.is_empty()

@@ -10,7 +10,11 @@
 //! searches), a twentieth following another agent (goals that move), the
 //! others to points up to 40 cells away; a cell blocked or freed every
 //! frame; agents despawned (some mid-search) and spawned every fifth
-//! frame; new goals every third. Each frame, every agent's position,
+//! frame; new goals every third. Beside the grid, two floors (130 x 130
+//! each) joined by ten walked links (two one way, one narrow, one costly),
+//! with 300 agents routed across them (an eighth of radius 0.4): a cell of
+//! a floor edited every frame, a link closed or opened every second, agents
+//! despawned and spawned every tenth frame, a new goal every third. Each frame, every agent's position,
 //! status and path go into a hash (in the order of the agents' own
 //! numbers); the runs must give the same hashes frame by frame.
 

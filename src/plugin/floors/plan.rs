@@ -57,10 +57,16 @@ pub(crate) fn on_walked_link(path: &NavPath, waiting: bool) -> bool {
     !waiting && path.crossings.iter().any(|c| path.next == c.at + 1)
 }
 
-/// Agents waiting for a route search, one line per priority.
+/// Agents waiting for a route search, one line per priority, served in
+/// the order they joined (those that joined since the last dispatch in the
+/// order of their entities: the order of the queries that found them
+/// differs between platforms).
 #[derive(Resource, Default)]
 pub(crate) struct RouteQueue {
     lines: [VecDeque<(Entity, u64)>; 4],
+    /// Per line: the entries at its back that joined since the last
+    /// dispatch, not yet put in order.
+    fresh: [usize; 4],
 }
 
 /// Followers on areas to plan again at once: those that stopped because
@@ -90,7 +96,34 @@ impl RouteQueue {
             state.reason = reason;
         }
         state.queued = Some(priority);
-        self.lines[priority as usize].push_back((entity, state.ticket));
+        self.push(entity, state.ticket, priority);
+    }
+
+    /// Adds `entity`, asking with `ticket`, to the line of `priority`.
+    fn push(&mut self, entity: Entity, ticket: u64, priority: Priority) {
+        self.lines[priority as usize].push_back((entity, ticket));
+        self.fresh[priority as usize] += 1;
+    }
+
+    /// The next entry of the line of `priority`.
+    fn pop(&mut self, priority: Priority) -> Option<(Entity, u64)> {
+        let line = &mut self.lines[priority as usize];
+        let next = line.pop_front()?;
+        let fresh = &mut self.fresh[priority as usize];
+        *fresh = (*fresh).min(line.len());
+        Some(next)
+    }
+
+    /// Puts the entries that joined since the last call in the order of
+    /// their entities.
+    fn settle_order(&mut self) {
+        for (line, fresh) in self.lines.iter_mut().zip(&mut self.fresh) {
+            let n = line.len();
+            if *fresh > 1 {
+                line.make_contiguous()[n - *fresh..].sort_by_key(|&(e, _)| e.to_bits());
+            }
+            *fresh = 0;
+        }
     }
 }
 
@@ -498,6 +531,9 @@ pub(crate) fn dispatch_routes(
     mut commands: Commands,
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
+    // (Route searches go out first in a frame: in the mode the settings
+    // name.)
+    searches.set_lockstep(settings.lockstep);
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));
@@ -508,10 +544,11 @@ pub(crate) fn dispatch_routes(
     };
     let mut buckets: Vec<Bucket> = Vec::new();
     let mut by_goal: FastMap<(u32, u64, u64, u64), usize> = FastMap::default();
+    queue.settle_order();
     for priority in Priority::ALL {
         let mut held = 0;
         while searches.has_room(priority, cap, held) {
-            let Some((entity, ticket)) = queue.lines[priority as usize].pop_front() else {
+            let Some((entity, ticket)) = queue.pop(priority) else {
                 break;
             };
             let Ok((request, on, goal_area, mut state, mut status, mut path)) =
@@ -535,7 +572,7 @@ pub(crate) fn dispatch_routes(
                 Err(Wait) => {
                     // An area not synced yet: asked again next frame.
                     state.queued = Some(priority);
-                    queue.lines[priority as usize].push_back((entity, ticket));
+                    queue.push(entity, ticket, priority);
                     break;
                 }
                 Err(Fail(failure)) => {

@@ -284,10 +284,19 @@ pub(crate) fn sync_areas(
             areas.record(Change::Replaced(entity));
         }
     }
-    for (entity, mut area) in &mut area_q {
-        if !area.is_changed() && areas.records.contains_key(&entity) {
+    // Areas and links in the order of their entities, which number them in
+    // the atlas (the order of a query over archetypes differs between
+    // platforms).
+    let mut changed: Vec<Entity> = area_q
+        .iter_mut()
+        .filter(|(entity, area)| area.is_changed() || !areas.records.contains_key(entity))
+        .map(|(entity, _)| entity)
+        .collect();
+    changed.sort_unstable_by_key(|e| e.to_bits());
+    for entity in changed {
+        let Ok((_, mut area)) = area_q.get_mut(entity) else {
             continue;
-        }
+        };
         let area = area.bypass_change_detection();
         let nav = &area.grid;
         let (layout, version, transform) = (nav.layout_id(), nav.version(), nav.transform());
@@ -373,11 +382,14 @@ pub(crate) fn sync_areas(
         }
         areas.unplaced.remove(&entity);
     }
-    for (entity, link) in &links {
-        if !(link.is_changed() || moved || areas.unplaced.contains(&entity)) {
-            continue;
-        }
-        sync_link(areas, entity, *link);
+    let mut changed: Vec<(Entity, NavLink)> = links
+        .iter()
+        .filter(|(entity, link)| link.is_changed() || moved || areas.unplaced.contains(entity))
+        .map(|(entity, link)| (entity, *link))
+        .collect();
+    changed.sort_unstable_by_key(|(e, _)| e.to_bits());
+    for (entity, link) in changed {
+        sync_link(areas, entity, link);
     }
 }
 

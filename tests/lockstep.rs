@@ -95,3 +95,81 @@ fn the_same_game_gives_the_same_frames_on_any_executor() {
         late.lockstep_wait_total, diagnostics.searches_started, diagnostics.shared_searches
     );
 }
+
+/// A small app with `threads` search threads and lockstep `delay`, and
+/// three agents asking for paths in its first frame.
+fn small(threads: usize, delay: u32) -> (bevy_app::App, Vec<bevy_ecs::entity::Entity>) {
+    use bevy_anyangle::plugin::{
+        AnyAnglePlugin, GridTransform, Lockstep, NavGrid, NavPosition, PathRequest,
+        PathfindingSettings,
+    };
+    use bevy_math::Vec2;
+
+    let nav = NavGrid::from_ascii(
+        "........
+         ..####..
+         ........",
+        GridTransform::default(),
+    )
+    .expect("a grid");
+    let mut app = bevy_app::App::new();
+    app.add_plugins(AnyAnglePlugin {
+        search_threads: Some(threads),
+        ..AnyAnglePlugin::default()
+    })
+    .insert_resource(nav)
+    .insert_resource(PathfindingSettings {
+        lockstep: Some(Lockstep {
+            delay,
+            searches_per_frame: 64,
+        }),
+        ..PathfindingSettings::default()
+    });
+    app.finish();
+    app.cleanup();
+    let agents = (0..3)
+        .map(|i| {
+            let y = 0.5 + i as f32;
+            app.world_mut()
+                .spawn((
+                    NavPosition(Vec2::new(0.5, y)),
+                    PathRequest::to(Vec2::new(7.5, 2.5 - i as f32)),
+                ))
+                .id()
+        })
+        .collect();
+    (app, agents)
+}
+
+#[test]
+fn answers_are_applied_exactly_the_delay_after_their_search_was_sent() {
+    use bevy_anyangle::plugin::PathStatus;
+
+    for threads in [0, 1, 2] {
+        for delay in [0, 1, 3] {
+            let (mut app, agents) = small(threads, delay);
+            let status = |app: &bevy_app::App, e| app.world().get::<PathStatus>(e).cloned();
+            for frame in 0..=delay {
+                app.update();
+                // (Time for the threads to answer early: the answers wait.)
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                for &e in &agents {
+                    let s = status(&app, e);
+                    if frame < delay {
+                        assert_eq!(
+                            s,
+                            Some(PathStatus::Computing),
+                            "{threads} threads, delay {delay}, frame {frame}"
+                        );
+                    } else {
+                        assert_eq!(
+                            s,
+                            Some(PathStatus::Ready),
+                            "{threads} threads, delay {delay}, frame {frame}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -142,3 +142,85 @@ impl Ledger {
         self.sent_paced = 0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bevy_math::DVec2;
+
+    use super::*;
+    use crate::grid::Grid;
+    use crate::plugin::dispatch::job::test_job;
+
+    /// An outcome of job `seq` (a cancelled one: only its number counts).
+    fn outcome(grid: &Arc<Grid>, seq: u64) -> Outcome {
+        let mut job = test_job(grid, seq as u32, DVec2::splat(0.5), DVec2::splat(1.5));
+        job.seq = seq;
+        job.answer(
+            None,
+            #[cfg(feature = "debug-gizmos")]
+            None,
+        )
+        .next()
+        .expect("an outcome")
+    }
+
+    #[test]
+    fn outcomes_are_handed_over_in_their_frame_in_the_order_sent() {
+        let grid = Arc::new(Grid::new(4, 4).unwrap());
+        let mut ledger = Ledger::new(2, 3);
+        // Frame 0: three paced searches fill the frame; urgent ones still go.
+        for seq in 0..3 {
+            assert!(ledger.has_room(true, 0));
+            ledger.sent(seq, 1, true);
+        }
+        assert!(!ledger.has_room(true, 0));
+        assert!(ledger.has_room(false, 0));
+        ledger.sent(3, 1, false);
+        assert_eq!(ledger.owed(), 4);
+        // They arrive at once, out of order: none is due yet.
+        for seq in [2, 0, 3] {
+            assert!(ledger.arrived(outcome(&grid, seq)).is_none());
+        }
+        assert!(!ledger.any_due());
+        assert!(ledger.take_due().is_empty());
+        ledger.end_frame();
+        // Frame 1: one more, due in frame 3.
+        assert!(ledger.has_room(true, 2) && !ledger.has_room(true, 3));
+        ledger.sent(4, 1, true);
+        assert!(ledger.arrived(outcome(&grid, 4)).is_none());
+        ledger.end_frame();
+        // Frame 2: the first four are due; the second is missing (the
+        // executor waits for it before it takes them).
+        assert!(ledger.any_due() && ledger.missing_due());
+        assert!(ledger.arrived(outcome(&grid, 1)).is_none());
+        assert!(!ledger.missing_due());
+        let due: Vec<u64> = ledger.take_due().iter().map(|o| o.seq).collect();
+        assert_eq!(due, [0, 1, 2, 3]);
+        assert_eq!(ledger.owed(), 1);
+        ledger.end_frame();
+        // Frame 3: the last; an outcome of a job the ledger never saw comes
+        // back to be applied as it is.
+        assert!(ledger.arrived(outcome(&grid, 99)).is_some());
+        let due: Vec<u64> = ledger.take_due().iter().map(|o| o.seq).collect();
+        assert_eq!(due, [4]);
+        assert_eq!(ledger.owed(), 0);
+        assert!(!ledger.any_due());
+    }
+
+    #[test]
+    fn lockstep_ending_hands_over_every_outcome_held() {
+        let grid = Arc::new(Grid::new(4, 4).unwrap());
+        let mut ledger = Ledger::new(5, 10);
+        for seq in 0..4 {
+            ledger.sent(seq, 1, true);
+        }
+        for seq in [3, 1] {
+            assert!(ledger.arrived(outcome(&grid, seq)).is_none());
+        }
+        let held: Vec<u64> = ledger.take_all().iter().map(|o| o.seq).collect();
+        assert_eq!(held, [1, 3]);
+        assert_eq!(ledger.owed(), 0);
+    }
+}

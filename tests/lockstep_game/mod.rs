@@ -307,6 +307,20 @@ impl Game {
         }
     }
 
+    /// The agents on the floors (or on the grid), by their numbers.
+    fn agents(&mut self, on_floors: bool) -> Vec<(u32, Entity)> {
+        let mut agents: Vec<(u32, Entity)> = self
+            .app
+            .world_mut()
+            .query::<(Entity, &Id, Has<OnFloor>)>()
+            .iter(self.app.world())
+            .filter(|&(_, _, floor)| floor == on_floors)
+            .map(|(e, id, _)| (id.0, e))
+            .collect();
+        agents.sort_unstable();
+        agents
+    }
+
     /// The game's inputs of frame `frame`.
     fn inputs(&mut self, frame: usize) {
         // A cell blocked or freed every frame.
@@ -317,14 +331,7 @@ impl Game {
             .world_mut()
             .resource_mut::<NavGrid>()
             .set_cell_free(cell, free);
-        let mut agents: Vec<(u32, Entity)> = self
-            .app
-            .world_mut()
-            .query_filtered::<(Entity, &Id), Without<OnFloor>>()
-            .iter(self.app.world())
-            .map(|(e, id)| (id.0, e))
-            .collect();
-        agents.sort_unstable();
+        let mut agents = self.agents(false);
         self.floor_inputs(frame);
         // Despawns and spawns every fifth frame (some mid-search).
         if frame.is_multiple_of(5) {
@@ -371,14 +378,7 @@ impl Game {
                 link.enabled = !link.enabled;
             }
         }
-        let mut agents: Vec<(u32, Entity)> = self
-            .app
-            .world_mut()
-            .query_filtered::<(Entity, &Id), With<OnFloor>>()
-            .iter(self.app.world())
-            .map(|(e, id)| (id.0, e))
-            .collect();
-        agents.sort_unstable();
+        let mut agents = self.agents(true);
         if frame.is_multiple_of(10) {
             let (_, e) = agents.swap_remove(self.rng.below(agents.len() as u32) as usize);
             self.app.world_mut().despawn(e);

@@ -84,6 +84,8 @@ fn searches_and_costs_show_as_diagnostics() {
     assert_eq!(value(&app, &P::IN_FLIGHT), 0.0);
     assert!(value(&app, &P::MEAN_SEARCH_TIME) > 0.0);
     assert!(value(&app, &P::FRAME_COST) > 0.0);
+    // Not in lockstep mode: nothing waited for.
+    assert_eq!(value(&app, &P::LOCKSTEP_WAIT), 0.0);
 }
 
 #[test]

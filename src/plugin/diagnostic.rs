@@ -55,6 +55,10 @@ impl PathfindingDiagnosticsPlugin {
     /// What the plugin's systems cost the frame, in milliseconds
     /// ([`PathfindingDiagnostics::frame_cost`]).
     pub const FRAME_COST: DiagnosticPath = DiagnosticPath::const_new("anyangle/frame_cost");
+    /// In lockstep mode, how long the main thread waited in the frame for
+    /// late answers, in milliseconds
+    /// ([`PathfindingDiagnostics::lockstep_wait`]).
+    pub const LOCKSTEP_WAIT: DiagnosticPath = DiagnosticPath::const_new("anyangle/lockstep_wait");
 }
 
 impl Plugin for PathfindingDiagnosticsPlugin {
@@ -70,7 +74,11 @@ impl Plugin for PathfindingDiagnosticsPlugin {
         ] {
             app.register_diagnostic(Diagnostic::new(path));
         }
-        for path in [Self::MEAN_SEARCH_TIME, Self::FRAME_COST] {
+        for path in [
+            Self::MEAN_SEARCH_TIME,
+            Self::FRAME_COST,
+            Self::LOCKSTEP_WAIT,
+        ] {
             app.register_diagnostic(Diagnostic::new(path).with_suffix("ms"));
         }
         app.add_systems(Last, measure);
@@ -98,6 +106,7 @@ fn measure(
     diagnostics.add_measurement(&P::QUEUE_LENGTH, || c.queued as f64);
     diagnostics.add_measurement(&P::IN_FLIGHT, || c.in_flight as f64);
     diagnostics.add_measurement(&P::FRAME_COST, || c.frame_cost.as_secs_f64() * 1e3);
+    diagnostics.add_measurement(&P::LOCKSTEP_WAIT, || c.lockstep_wait.as_secs_f64() * 1e3);
     if c.searches_finished > last.0 {
         let n = c.searches_finished - last.0;
         let time = c.search_time.saturating_sub(last.1);

@@ -41,6 +41,9 @@ struct Shared {
     /// Lockstep mode: every search gets the mesh of its own grid version,
     /// meshes are kept chunk by chunk (see [`MeshShare::set_exact`]).
     exact: bool,
+    /// In lockstep mode: the oldest grid version a search in flight reads
+    /// (`None`: none), as of the last [`MeshShare::keep_from`].
+    oldest: Option<u64>,
     grids: Vec<Newest>,
     /// The radii of the meshes agents use, in 64ths of a cell, sorted.
     radii: Vec<u32>,
@@ -120,7 +123,9 @@ impl MeshShare {
     /// than `oldest` (no search in flight asks for them; `None`: no search
     /// is in flight).
     pub(crate) fn keep_from(&self, oldest: Option<u64>) {
-        let shared = self.0.lock();
+        let mut shared = self.0.lock();
+        shared.oldest = oldest;
+        // (A mesh being built now drops them when its search is done.)
         for kept in &shared.meshes {
             if let Some(mut slot) = kept.mesh.try_lock() {
                 slot.kept.retain(|(v, _)| oldest.is_some_and(|o| *v >= o));
@@ -214,10 +219,12 @@ impl MeshShare {
                 });
                 mesh
             });
-            (shared.exact, slot)
+            (shared.exact.then_some(shared.oldest), slot)
         };
         let mut slot = slot.lock();
-        if exact {
+        if let Some(oldest) = exact {
+            slot.kept
+                .retain(|(v, _)| *v == version || oldest.is_some_and(|o| *v >= o));
             return exact_mesh(&mut slot, radius, version, grid, work);
         }
         if let Some(mesh) = &slot.mesh
@@ -401,6 +408,53 @@ mod tests {
         assert_eq!(share.kept(), 1);
         share.offer(2, p, 0, &Arc::new(grid.clone()));
         assert_eq!(share.kept(), 0);
+    }
+
+    #[test]
+    fn in_lockstep_each_search_gets_the_mesh_of_its_own_version() {
+        let share = MeshShare::default();
+        share.set_exact(true);
+        let p = ProfileId::DEFAULT;
+        let g0 = Grid::new(70, 70).unwrap();
+        let mut g1 = g0.clone();
+        g1.set_rect_free(bevy_math::URect::new(10, 10, 20, 20), false)
+            .unwrap();
+        let mut g2 = g1.clone();
+        g2.set_rect_free(bevy_math::URect::new(40, 30, 45, 60), false)
+            .unwrap();
+        let get = |version: u64, grid: &Grid, radius: u32| {
+            share
+                .mesh(1, p, radius, version, grid, &mut { u64::MAX })
+                .unwrap()
+        };
+        for radius in [0, 32] {
+            let fresh = |grid: &Grid| {
+                let mut mesh = NavMesh::unbuilt_chunked(grid, f64::from(radius) / 64.0);
+                assert!(mesh.sync_within(grid, &mut { u64::MAX }));
+                mesh.polygons().collect::<Vec<_>>()
+            };
+            // Versions asked for out of order: each gets its own grid's
+            // mesh, the same as one built afresh chunk by chunk.
+            for (version, grid) in [(2, &g2), (0, &g0), (1, &g1), (2, &g2)] {
+                let (v, mesh) = get(version, grid, radius);
+                assert_eq!(v, version);
+                assert_eq!(mesh.grid(), grid);
+                assert_eq!(mesh.polygons().collect::<Vec<_>>(), fresh(grid));
+            }
+            // No newer grid is handed out.
+            share.offer(1, p, 2, &Arc::new(g2.clone()));
+            assert!(share.newer(1, p, 0).is_none());
+        }
+        // Versions no search in flight reads go (but for the slot's own).
+        share.keep_from(Some(2));
+        let kept = |radius: u32| {
+            let shared = share.0.lock();
+            let k = shared.meshes.iter().find(|k| k.radius == radius).unwrap();
+            let slot = k.mesh.lock();
+            slot.kept.iter().map(|(v, _)| *v).collect::<Vec<_>>()
+        };
+        assert_eq!(kept(0), [2]);
+        assert_eq!(kept(32), [2]);
     }
 
     #[test]

@@ -413,7 +413,11 @@ impl Plugin for AnyAnglePlugin {
         // Dispatch: searches to the search threads.
         app.add_systems(
             schedule,
-            (floors::dispatch_routes, dispatch::dispatch_searches)
+            (
+                dispatch::configure_searches,
+                floors::dispatch_routes,
+                dispatch::dispatch_searches,
+            )
                 .chain()
                 .in_set(AnyAngleSystems::Dispatch),
         );

@@ -85,6 +85,18 @@ pub(crate) struct Planning<'w> {
     pub(crate) counters: ResMut<'w, Counters>,
 }
 
+/// Puts the executor in the mode the settings name (lockstep or not,
+/// paused or not), before any search of the frame is sent.
+#[expect(clippy::needless_pass_by_value, reason = "system parameters")]
+pub(crate) fn configure_searches(
+    settings: Option<Res<PathfindingSettings>>,
+    mut searches: ResMut<Searches>,
+) {
+    let settings = settings.as_deref().copied().unwrap_or_default();
+    searches.set_lockstep(settings.lockstep);
+    searches.set_paused(settings.paused);
+}
+
 /// Sends queued agents' searches to the executor, most urgent first, as far
 /// as the pacing allows (see [`pace`]); without search threads, runs them
 /// for the main thread's budget.
@@ -108,8 +120,6 @@ pub(crate) fn dispatch_searches(
 ) {
     let cost = meter.start();
     let settings = settings.as_deref().copied().unwrap_or_default();
-    planning.searches.set_lockstep(settings.lockstep);
-    planning.searches.set_paused(settings.paused);
     planning.book.next_frame();
     if planning.searches.outstanding() == 0 && planning.book.queue_is_empty() {
         planning.counters.0.longest_wait = 0;

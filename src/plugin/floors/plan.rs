@@ -531,9 +531,6 @@ pub(crate) fn dispatch_routes(
     mut commands: Commands,
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
-    // (Route searches go out first in a frame: in the mode the settings
-    // name.)
-    searches.set_lockstep(settings.lockstep);
     let cap = settings
         .max_searches_in_flight
         .map_or(usize::MAX, |m| m.max(1));

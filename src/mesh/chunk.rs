@@ -166,6 +166,10 @@ impl NavMesh {
             let chunk = &self.chunks[c as usize];
             for portal in &chunk.portals {
                 let target = neighbour(portal.side, i64::from(portal.lo)).and_then(|n| {
+                    if self.chunks[n as usize].base == UNBUILT {
+                        // (A mesh built on demand: linked once it is built.)
+                        return Some((PORTAL, 0, false));
+                    }
                     let other = &self.chunks[n as usize].portals;
                     let want = portal.side.opposite();
                     other

@@ -29,7 +29,12 @@ impl NavMesh {
     /// The polygons whose bounding box meets block `b` of chunk `c`.
     fn block_polygons(&self, c: u32, b: usize) -> impl Iterator<Item = u32> + '_ {
         let chunk = &self.chunks[c as usize];
-        let range = chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize;
+        // (A chunk not built yet, of a mesh built on demand: none.)
+        let range = if chunk.base == super::UNBUILT {
+            0..0
+        } else {
+            chunk.block_start[b] as usize..chunk.block_start[b + 1] as usize
+        };
         let base = chunk.base;
         chunk.block_polys[range]
             .iter()
@@ -75,6 +80,9 @@ pub(crate) struct PolygonMarks {
     queue: Vec<u32>,
     /// Polygons found at a point.
     pub(crate) found: Vec<u32>,
+    /// The edges into chunks not built yet (polygon, edge) the last walk
+    /// met, on a mesh built on demand.
+    pub(crate) portals: Vec<(u32, usize)>,
 }
 
 impl PolygonMarks {
@@ -85,6 +93,7 @@ impl PolygonMarks {
             self.stamp = 1;
         }
         self.queue.clear();
+        self.portals.clear();
     }
 
     /// Marks `id`; returns whether it was not marked yet.
@@ -190,9 +199,11 @@ fn walk(
         if visit(id) {
             return true;
         }
-        for slot in mesh.polygon(id).slots {
+        for (k, slot) in mesh.polygon(id).slots.iter().enumerate() {
             if slot.neigh < PORTAL && marks.mark(slot.neigh) {
                 marks.queue.push(slot.neigh);
+            } else if slot.neigh == PORTAL {
+                marks.portals.push((id, k));
             }
         }
     }
@@ -216,6 +227,40 @@ pub(crate) fn closest_reachable(
         false
     });
     best.1
+}
+
+/// The polygons whose point-location blocks meet the cells within `r`
+/// (on either axis) of `p` (in cells), each once, in id order: every
+/// polygon with a point within `r` of `p`.
+fn polygons_near(mesh: &NavMesh, p: DVec2, r: f64) -> Vec<u32> {
+    let grid = mesh.grid();
+    let (x0, x1) = ((p.x - r).floor() as i64, (p.x + r).floor() as i64);
+    let (y0, y1) = ((p.y - r).floor() as i64, (p.y + r).floor() as i64);
+    let mut ids = Vec::new();
+    for y in y0.max(0)..=y1.min(i64::from(grid.height()) - 1) {
+        for x in x0.max(0)..=x1.min(i64::from(grid.width()) - 1) {
+            mesh.polygons_meeting_cell(x, y, &mut ids);
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// The mesh's point closest to `p` (in cells) and its distance, if one
+/// lies within `r` cells (on a mesh built on demand, its chunks within `r`
+/// cells of `p` built: then no point elsewhere is closer).
+pub(crate) fn closest_within(mesh: &NavMesh, p: DVec2, r: f64) -> Option<(f64, DVec2)> {
+    let mut best: Option<(f64, DVec2)> = None;
+    for id in polygons_near(mesh, p, r) {
+        if let Some(q) = closest_in(mesh, id, p) {
+            let d = q.distance(p);
+            if d <= r && best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, q));
+            }
+        }
+    }
+    best
 }
 
 /// The point of polygon `id` closest to `p` (in cells), checked to lie in
@@ -279,17 +324,7 @@ pub(crate) fn nearest_on_mesh(
     let mut radius = 1.0_f64;
     loop {
         let r = radius.min(within);
-        let (x0, x1) = ((p.x - r).floor() as i64, (p.x + r).floor() as i64);
-        let (y0, y1) = ((p.y - r).floor() as i64, (p.y + r).floor() as i64);
-        let mut ids = Vec::new();
-        for y in y0.max(0)..=y1.min(i64::from(grid.height()) - 1) {
-            for x in x0.max(0)..=x1.min(i64::from(grid.width()) - 1) {
-                mesh.polygons_meeting_cell(x, y, &mut ids);
-            }
-        }
-        ids.sort_unstable();
-        ids.dedup();
-        for id in ids {
+        for id in polygons_near(mesh, p, r) {
             if id == NONE {
                 continue;
             }

@@ -17,7 +17,11 @@
 //! radius, [`NavMesh::with_radius`] meshes the points where their disc fits
 //! instead (the obstacles grown by a polygon around the disc). Polyanya
 //! ([`Algorithm::Polyanya`](crate::search::Algorithm::Polyanya)) searches
-//! it.
+//! it. On a large grid, [`NavMesh::on_demand`] starts with no chunk and
+//! builds those the searches reach
+//! ([`Planner::plan_on_growing_mesh`](crate::search::Planner::plan_on_growing_mesh)),
+//! with the same answers: a first path waits only for the chunks around
+//! its way, and memory follows where the searches go.
 //!
 //! ```
 //! use bevy_anyangle::mesh::NavMesh;
@@ -44,6 +48,7 @@
 
 mod build;
 mod chunk;
+mod demand;
 pub(crate) mod locate;
 mod offset;
 #[cfg(test)]
@@ -178,6 +183,12 @@ pub struct NavMesh {
     /// For agents of a radius: the polygon the obstacles are grown by
     /// (vertices are then in lattice units of `1 / SCALE` cells).
     disc: Option<Arc<Disc>>,
+    /// Whether chunks are built as searches reach them (see
+    /// [`NavMesh::on_demand`]) rather than all of them.
+    on_demand: bool,
+    /// Which mesh this is a version of: a number of its own when made,
+    /// kept by its clones and syncs (see [`NavMesh::lineage`]).
+    lineage: u64,
 }
 
 impl NavMesh {
@@ -283,14 +294,7 @@ impl NavMesh {
     /// [`ClearanceError::BadRadius`] for a negative or non-finite radius,
     /// [`ClearanceError::TooLarge`] above [`MAX_RADIUS`].
     pub fn with_radius(grid: &Grid, radius: f64) -> Result<Self, ClearanceError> {
-        if !radius.is_finite() || radius < 0.0 {
-            return Err(ClearanceError::BadRadius(radius));
-        }
-        if radius > MAX_RADIUS {
-            return Err(ClearanceError::TooLarge(radius));
-        }
-        let disc = (radius > 0.0).then(|| Arc::new(Disc::new(radius)));
-        let mut mesh = NavMesh::unbuilt_for(grid, disc, GROUP);
+        let mut mesh = NavMesh::unbuilt_for(grid, Disc::checked(radius)?, GROUP);
         mesh.advance(&mut { u64::MAX });
         Ok(mesh)
     }
@@ -359,6 +363,11 @@ impl NavMesh {
             },
             to_link: (0..count).rev().collect(),
             disc,
+            on_demand: false,
+            lineage: {
+                static NEXT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+                NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+            },
         }
     }
 

@@ -48,6 +48,9 @@
 //! corner of the obstacles that points into the free space (a corner of
 //! `P` around a convex corner of a wall).
 
+use std::sync::Arc;
+
+use crate::clearance::{ClearanceError, MAX_RADIUS};
 use crate::fast_hash::FastMap;
 
 use super::build::{Built, ChunkRect, Side, polygons_of};
@@ -121,6 +124,19 @@ fn corner(a: [i64; 2], b: [i64; 2], ha: i64, hb: i64) -> [i64; 2] {
 }
 
 impl Disc {
+    /// The disc of a valid `radius` (`None` for 0, a point agent's), or
+    /// why the radius is refused: negative or not finite, or above
+    /// [`MAX_RADIUS`].
+    pub(super) fn checked(radius: f64) -> Result<Option<Arc<Disc>>, ClearanceError> {
+        if !radius.is_finite() || radius < 0.0 {
+            return Err(ClearanceError::BadRadius(radius));
+        }
+        if radius > MAX_RADIUS {
+            return Err(ClearanceError::TooLarge(radius));
+        }
+        Ok((radius > 0.0).then(|| Arc::new(Disc::new(radius))))
+    }
+
     /// The polygon for agents of radius `radius` cells (at least
     /// [`MIN_RADIUS`]; the caller checks it is finite and at most
     /// [`crate::clearance::MAX_RADIUS`]).

@@ -11,10 +11,10 @@ use crate::grid::Grid;
 /// Work units [`NavMesh::sync_within`] charges for building a chunk, per
 /// polygon vertex it made: a vertex costs about as long to make as
 /// Polyanya takes for one expansion, five times over.
-const WORK_PER_VERTEX: u64 = 5;
+pub(super) const WORK_PER_VERTEX: u64 = 5;
 
 /// Work units charged for a chunk besides its vertices (reading its cells).
-const WORK_PER_CHUNK: u64 = 64;
+pub(super) const WORK_PER_CHUNK: u64 = 64;
 
 impl NavMesh {
     /// Brings the mesh up to date with `grid`, rebuilding only the chunks
@@ -215,7 +215,11 @@ impl NavMesh {
     /// be relinked.
     fn schedule(&mut self, grid: &Grid) {
         if grid.size() != self.grid.size() {
+            let on_demand = self.on_demand;
             *self = NavMesh::unbuilt_for(grid, self.disc.take(), self.group);
+            if on_demand {
+                self.make_on_demand();
+            }
             return;
         }
         let reach = self.reach();
@@ -246,6 +250,10 @@ impl NavMesh {
             return;
         }
         self.grid = grid.clone_without_log();
+        if self.on_demand {
+            // Chunks not built yet are built from the grid of their time.
+            dirty.retain(|&c| self.is_built(c));
+        }
         if dirty.is_empty() {
             return;
         }

@@ -21,6 +21,9 @@ pub(crate) enum Outcome {
     /// The slice of expansions asked for is done; the search can go on
     /// from its scratch memory.
     Paused,
+    /// The search needs chunks of its mesh (one built on demand) not built
+    /// yet, listed in its scratch memory: it goes on once they are.
+    Unbuilt,
 }
 
 /// What a search core gets besides its scratch memory.

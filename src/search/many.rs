@@ -79,6 +79,11 @@ impl Planner {
                 out.extend(answers);
                 true
             }
+            // (A mesh built on demand that this call cannot build.)
+            None if self.wants_chunks() => {
+                out.extend(starts.iter().map(|_| Err(PlanError::MeshNotBuilt)));
+                true
+            }
             None => false,
         }
     }
@@ -122,9 +127,13 @@ impl Planner {
         resume: bool,
         slice: Option<u64>,
     ) -> Option<Vec<Result<Path, PlanError>>> {
+        self.polyanya.wanted.clear();
         let mut many = match self.paused_many.take() {
             Some(many) if resume => many,
             _ => {
+                if mesh.is_on_demand() && self.want_many_ends(mesh, starts, goal) {
+                    return None;
+                }
                 let many = self.many_begin(mesh, starts, goal, options);
                 if slice.is_some() {
                     // Setting up (moving each start, finding the ends) is
@@ -202,7 +211,7 @@ impl Planner {
             many.begun,
         );
         let stats = ctx.stats;
-        if outcome == Outcome::Paused {
+        if matches!(outcome, Outcome::Paused | Outcome::Unbuilt) {
             many.begun = true;
             many.stats = stats;
             return true;
@@ -238,6 +247,35 @@ impl Planner {
         many.begun = false;
         many.stats = SearchStats::default();
         false
+    }
+
+    /// On a mesh built on demand, before a one-to-many query: lists in
+    /// `polyanya.wanted` the chunks not built yet that setting it up reads
+    /// (those of the goal and every start; on a mesh for a radius, within
+    /// [`MAX_EXIT_DISTANCE`] of a start off the mesh); `true` if there are
+    /// any.
+    fn want_many_ends(&mut self, mesh: &NavMesh, starts: &[DVec2], goal: DVec2) -> bool {
+        let wanted = &mut self.polyanya.wanted;
+        let ends = || starts.iter().chain([&goal]).filter(|p| p.is_finite());
+        for &p in ends() {
+            mesh.unbuilt_at(p, wanted);
+        }
+        if wanted.is_empty() && mesh.radius() > 0.0 {
+            // Starts off the mesh move to the nearest point in sight
+            // (looked for ring by ring: the chunks of the rings it reads).
+            let within = f64::from(MAX_EXIT_DISTANCE);
+            let found = &mut self.polygon_marks.found;
+            for &p in starts.iter().filter(|p| p.is_finite()) {
+                if !on_mesh(mesh, p, found) {
+                    mesh.want_rings(p, within, wanted, |m, r| {
+                        nearest_on_mesh(m, p, within, found).is_some_and(|q| q.distance(p) <= r)
+                    });
+                }
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        !wanted.is_empty()
     }
 
     /// Sets a one-to-many query up: which starts share which search.

@@ -249,8 +249,10 @@ impl Planner {
         out: &mut Vec<Result<Path, PlanError>>,
     ) {
         out.clear();
-        if let Some(answers) = self.many_slice(mesh, starts, goal, options, false, None) {
-            out.extend(answers);
+        match self.many_slice(mesh, starts, goal, options, false, None) {
+            Some(answers) => out.extend(answers),
+            // (A mesh built on demand that this call cannot build.)
+            None => out.extend(starts.iter().map(|_| Err(PlanError::MeshNotBuilt))),
         }
     }
 
@@ -470,6 +472,7 @@ impl Planner {
         slice: Option<u64>,
     ) -> Step {
         let in_mesh = core::mem::take(&mut self.paused_in_mesh);
+        self.polyanya.wanted.clear();
         let (resolved, resume) = match self.paused.take() {
             Some(resolved) if resume => (resolved, true),
             _ => {
@@ -587,7 +590,7 @@ impl Planner {
             Outcome::Budget => Err(PlanError::BudgetExhausted { stats }),
             Outcome::Cancelled => Err(PlanError::Cancelled),
             Outcome::Exhausted => Err(PlanError::SearchFailed { stats }),
-            Outcome::Paused => {
+            Outcome::Paused | Outcome::Unbuilt => {
                 self.paused = Some(Resolved { stats, ..resolved });
                 return Step::Paused;
             }

@@ -343,6 +343,13 @@ pub enum PlanError {
     /// [`crate::clearance::start_point`]).
     #[error("the agent does not fit where it stands and sees no place where it does")]
     NoRoom,
+    /// The mesh was made with
+    /// [`NavMesh::on_demand`](crate::mesh::NavMesh::on_demand) and the
+    /// query needs chunks of it not built yet: plan with
+    /// [`Planner::plan_on_growing_mesh`](super::Planner::plan_on_growing_mesh),
+    /// which builds them.
+    #[error("the query needs chunks of the mesh that are not built yet")]
+    MeshNotBuilt,
     /// The search ended without a path although the region labels say the
     /// goal is reachable. This is a bug in the crate; please report it.
     #[error("internal error: the search found no path to a reachable goal")]

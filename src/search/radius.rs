@@ -17,7 +17,7 @@ use super::{
 use crate::clearance::MAX_EXIT_DISTANCE;
 use crate::geom::polyline_length;
 use crate::mesh::NavMesh;
-use crate::mesh::locate::{closest_reachable, in_sight, nearest_on_mesh, on_mesh};
+use crate::mesh::locate::{closest_reachable, closest_within, in_sight, nearest_on_mesh, on_mesh};
 
 /// A search on a mesh for a radius, between two slices: where it goes and
 /// the work done.
@@ -32,6 +32,12 @@ pub(super) struct RadiusSearch {
     start_moved_from: Option<DVec2>,
     /// Whether `to` is already the fallback target.
     fell_back: bool,
+    /// On a mesh built on demand, for a goal off the mesh: whether `to` is
+    /// the mesh's point closest to the goal, the fallback target if the
+    /// start reaches it (if it does not, the search for it has built every
+    /// chunk the start reaches, and the fallback target is looked for
+    /// there).
+    tentative: bool,
     /// Whether the engine's search has begun (the next slice resumes it).
     begun: bool,
     stats: SearchStats,
@@ -56,14 +62,19 @@ impl Planner {
         resume: bool,
         slice: Option<u64>,
     ) -> Step {
+        self.polyanya.wanted.clear();
         let mut search = match self.paused_radius.take() {
             Some(search) if resume => search,
             _ => {
                 if let Some(t) = trace.as_deref_mut() {
                     t.reset(options.algorithm);
                 }
+                if mesh.is_on_demand() && self.want_ends(mesh, start, goal, options) {
+                    return Step::Paused;
+                }
                 match self.radius_begin(mesh, start, goal, options) {
                     Ok(search) => search,
+                    Err(PlanError::MeshNotBuilt) if mesh.is_on_demand() => return Step::Paused,
                     Err(error) => return Step::Done(Err(error)),
                 }
             }
@@ -94,11 +105,19 @@ impl Planner {
                         stats,
                     })
                 }
-                Outcome::Exhausted if !search.fell_back => {
+                Outcome::Exhausted if !search.fell_back || search.tentative => {
                     // Cut off: the closest point it can reach, searched
                     // afresh.
                     let (to, kind) = match self.radius_fallback(mesh, from, goal, options) {
                         Ok(target) => target,
+                        Err(PlanError::MeshNotBuilt) if mesh.is_on_demand() => {
+                            self.paused_radius = Some(RadiusSearch {
+                                begun: true,
+                                stats,
+                                ..search
+                            });
+                            return Step::Paused;
+                        }
                         Err(error) => return Step::Done(Err(error)),
                     };
                     let Some(end) = Endpoint::resolve(mesh.grid(), to) else {
@@ -109,6 +128,7 @@ impl Planner {
                         end,
                         kind,
                         fell_back: true,
+                        tentative: false,
                         begun: false,
                         stats: SearchStats::default(),
                         ..search
@@ -124,7 +144,7 @@ impl Planner {
                 }),
                 Outcome::Budget => Err(PlanError::BudgetExhausted { stats }),
                 Outcome::Cancelled => Err(PlanError::Cancelled),
-                Outcome::Paused => {
+                Outcome::Paused | Outcome::Unbuilt => {
                     self.paused_radius = Some(RadiusSearch {
                         begun: true,
                         stats,
@@ -166,8 +186,27 @@ impl Planner {
             })?;
         let start_moved_from = (from != start).then_some(start);
         let goal_on_mesh = on_mesh(mesh, goal, &mut self.polygon_marks.found);
+        let mut tentative = false;
         let (to, kind) = if goal_on_mesh {
             (goal, PathKind::Found)
+        } else if mesh.is_on_demand() && options.fallback != super::FallbackPolicy::Fail {
+            // The mesh's point closest to the goal (the chunks around the
+            // goal it lies in built by `want_ends`: no point beyond them is
+            // closer): the fallback target if the start
+            // reaches it; the whole part of the mesh the start reaches is
+            // looked at only if it does not.
+            match closest_within(mesh, goal, f64::from(MAX_EXIT_DISTANCE)) {
+                Some((_, q)) => {
+                    tentative = true;
+                    (
+                        q,
+                        PathKind::Fallback {
+                            requested_goal: goal,
+                        },
+                    )
+                }
+                None => self.radius_fallback(mesh, from, goal, options)?,
+            }
         } else {
             self.radius_fallback(mesh, from, goal, options)?
         };
@@ -180,9 +219,56 @@ impl Planner {
             kind,
             start_moved_from,
             fell_back: !goal_on_mesh,
+            tentative,
             begun: false,
             stats: SearchStats::default(),
         })
+    }
+
+    /// On a mesh built on demand, before a query from `start` to `goal`:
+    /// lists in `polyanya.wanted` the chunks not built yet that setting it
+    /// up reads (those of both ends; within [`MAX_EXIT_DISTANCE`] of a
+    /// start off the mesh, or of a goal off it, whose closest point is
+    /// looked for there); `true` if there are any. Lazy Theta\* and A\*
+    /// over the polygons' corners want the whole mesh.
+    fn want_ends(
+        &mut self,
+        mesh: &NavMesh,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> bool {
+        let wanted = &mut self.polyanya.wanted;
+        if !(start.is_finite() && goal.is_finite()) {
+            return false;
+        }
+        if !matches!(options.algorithm, Algorithm::Anya | Algorithm::Polyanya) {
+            mesh.unbuilt_all(wanted);
+            return !wanted.is_empty();
+        }
+        mesh.unbuilt_at(start, wanted);
+        mesh.unbuilt_at(goal, wanted);
+        if !wanted.is_empty() {
+            return true;
+        }
+        let found = &mut self.polygon_marks.found;
+        let within = f64::from(MAX_EXIT_DISTANCE);
+        // A start off the mesh moves to the nearest point within sight
+        // (looked for ring by ring: the chunks of the rings it reads).
+        if !on_mesh(mesh, start, found)
+            && mesh.want_rings(start, within, wanted, |m, r| {
+                nearest_on_mesh(m, start, within, found).is_some_and(|q| q.distance(start) <= r)
+            })
+        {
+            return true;
+        }
+        // A goal off the mesh: its closest point, likewise.
+        if !on_mesh(mesh, goal, found) {
+            return mesh.want_rings(goal, within, wanted, |m, r| {
+                closest_within(m, goal, r).is_some()
+            });
+        }
+        !wanted.is_empty()
     }
 
     /// The fallback target of a search from `from` for `goal` on a mesh for
@@ -196,6 +282,17 @@ impl Planner {
         options: &PlanOptions,
     ) -> Result<(DVec2, PathKind), PlanError> {
         let closest = closest_reachable(mesh, from, goal, &mut self.polygon_marks);
+        if !self.polygon_marks.portals.is_empty() {
+            // (A mesh built on demand: the walk goes on once the chunks
+            // beyond are built.)
+            let wanted = &mut self.polyanya.wanted;
+            for &(id, k) in &self.polygon_marks.portals {
+                wanted.push(mesh.slot_across(id, k));
+            }
+            wanted.sort_unstable();
+            wanted.dedup();
+            return Err(PlanError::MeshNotBuilt);
+        }
         if options.fallback == super::FallbackPolicy::Fail {
             return Err(PlanError::Unreachable { closest });
         }

@@ -2,6 +2,8 @@
 //! (grid, eroded grid, mesh, mesh for a radius; terrain costs on grids),
 //! whole or a slice at a time, with the same answer either way.
 
+use bevy_math::DVec2;
+
 use super::{
     Algorithm, Costs, Path, PathQuery, PlanError, PlanOptions, Planner, Query, SearchSpace,
     SearchStats, SearchTrace, Step, TerrainCosts,
@@ -37,7 +39,99 @@ impl Planner {
     /// assert_eq!(path.start_moved_from, Some(DVec2::new(0.5, 0.5)));
     /// ```
     pub fn find(&mut self, query: &PathQuery<'_>) -> Result<Path, PlanError> {
-        whole(self.run(query, None, false, None))
+        let step = self.run(query, None, false, None);
+        self.whole(step)
+    }
+
+    /// [`Planner::plan_on_mesh`] on a mesh that builds its chunks as the
+    /// searches reach them ([`NavMesh::on_demand`](crate::mesh::NavMesh::on_demand)):
+    /// the search stops at each chunk it needs that is not built yet, the
+    /// chunk is built, and the search goes on. The answer is the one a mesh
+    /// with every chunk built gives. (On any other mesh, the same as
+    /// `plan_on_mesh`.)
+    ///
+    /// # Errors
+    ///
+    /// As [`Planner::plan_on_mesh`].
+    pub fn plan_on_growing_mesh(
+        &mut self,
+        mesh: &mut crate::mesh::NavMesh,
+        start: DVec2,
+        goal: DVec2,
+        options: &PlanOptions,
+    ) -> Result<Path, PlanError> {
+        let mut resume = false;
+        loop {
+            let query = PathQuery::new(&*mesh, start, goal).with_options(*options);
+            match self.run(&query, None, resume, None) {
+                Step::Done(answer) => return answer,
+                Step::Paused if !self.polyanya.wanted.is_empty() => {
+                    let wanted = core::mem::take(&mut self.polyanya.wanted);
+                    mesh.build_chunks(&wanted);
+                    self.polyanya.wanted = wanted;
+                    resume = true;
+                }
+                step @ Step::Paused => return self.whole(step),
+            }
+        }
+    }
+
+    /// [`Planner::plan_many_on_mesh`] on a mesh that builds its chunks as
+    /// the searches reach them, as [`Planner::plan_on_growing_mesh`]
+    /// plans one path.
+    pub fn plan_many_on_growing_mesh(
+        &mut self,
+        mesh: &mut crate::mesh::NavMesh,
+        starts: &[DVec2],
+        goal: DVec2,
+        options: &PlanOptions,
+        out: &mut Vec<Result<Path, PlanError>>,
+    ) {
+        out.clear();
+        let mut resume = false;
+        loop {
+            if let Some(answers) = self.many_slice(mesh, starts, goal, options, resume, None) {
+                out.extend(answers);
+                return;
+            }
+            if self.polyanya.wanted.is_empty() {
+                out.extend(starts.iter().map(|_| {
+                    Err(PlanError::SearchFailed {
+                        stats: SearchStats::default(),
+                    })
+                }));
+                return;
+            }
+            let wanted = core::mem::take(&mut self.polyanya.wanted);
+            mesh.build_chunks(&wanted);
+            self.polyanya.wanted = wanted;
+            resume = true;
+        }
+    }
+
+    /// Whether the last step paused for chunks of a mesh built on demand
+    /// that are not built yet (listed in `polyanya.wanted`).
+    pub(crate) fn wants_chunks(&self) -> bool {
+        !self.polyanya.wanted.is_empty()
+    }
+
+    /// The chunks the last step paused for (see [`Planner::wants_chunks`]).
+    pub(crate) fn wanted_chunks(&self) -> &[u32] {
+        &self.polyanya.wanted
+    }
+
+    /// The answer of a search run whole (or of a slice that stopped for
+    /// chunks of a mesh built on demand, which a whole search cannot
+    /// build).
+    fn whole(&self, step: Step) -> Result<Path, PlanError> {
+        match step {
+            Step::Done(answer) => answer,
+            Step::Paused if self.wants_chunks() => Err(PlanError::MeshNotBuilt),
+            // (Without a slice limit a search never pauses.)
+            Step::Paused => Err(PlanError::SearchFailed {
+                stats: SearchStats::default(),
+            }),
+        }
     }
 
     /// [`Planner::find`], recording what the search expands in `trace`
@@ -51,7 +145,8 @@ impl Planner {
         query: &PathQuery<'_>,
         trace: &mut SearchTrace,
     ) -> Result<Path, PlanError> {
-        whole(self.run(query, Some(trace), false, None))
+        let step = self.run(query, Some(trace), false, None);
+        self.whole(step)
     }
 
     /// Runs `query` for at most `max_expansions` more node expansions (at
@@ -94,6 +189,8 @@ impl Planner {
     ) -> Option<Result<Path, PlanError>> {
         match self.run(query, trace, !first, Some(max_expansions)) {
             Step::Done(answer) => Some(answer),
+            // (A mesh built on demand that this call cannot build.)
+            Step::Paused if self.wants_chunks() => Some(Err(PlanError::MeshNotBuilt)),
             Step::Paused => None,
         }
     }
@@ -206,15 +303,4 @@ fn costs_of<'a>(query: &PathQuery<'a>) -> Result<Option<Costs<'a>>, PlanError> {
         return Err(PlanError::CostsNotSupported(query.options.algorithm));
     }
     Ok(Some(Costs { terrain, profile }))
-}
-
-/// The answer of a search run whole.
-fn whole(step: Step) -> Result<Path, PlanError> {
-    match step {
-        Step::Done(answer) => answer,
-        // (Without a slice limit a search never pauses.)
-        Step::Paused => Err(PlanError::SearchFailed {
-            stats: SearchStats::default(),
-        }),
-    }
 }

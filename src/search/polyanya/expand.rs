@@ -7,7 +7,7 @@ use core::cmp::Ordering;
 use super::geometry::{clip, heuristic, next, orient, prev, segment_distance};
 use super::history::{tolerance, vertex_key};
 use super::{Kind, Node, Root, START, Scratch, root_parent};
-use crate::mesh::{NONE, NavMesh, Polygon};
+use crate::mesh::{NONE, NavMesh, PORTAL, Polygon};
 use crate::search::heap::OpenEntry;
 use crate::search::{Outcome, SearchContext, SearchStats};
 
@@ -79,6 +79,9 @@ impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
         if let Some(stop) = ctx.should_stop() {
             return Err(stop);
         }
+        if !self.scratch.parked.is_empty() {
+            self.parked_stop()?;
+        }
         let id = self.scratch.open.pop().ok_or(Outcome::Exhausted)?;
         ctx.stats.popped += 1;
         Ok(self.scratch.nodes[id as usize])
@@ -113,11 +116,116 @@ impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
         self.flush(&mut ctx.stats, Some(&self.mesh.polygon(node.poly)));
     }
 
+    /// On a mesh built on demand, with nodes parked at chunks not built
+    /// yet: after the mesh grew, the parked nodes whose chunk is built go
+    /// to the open list; then, if a parked node may lead to a shorter way
+    /// than the best open node (or the open list is empty), the search
+    /// stops for the chunks beyond the parked nodes of the least `f` (with
+    /// many targets, within a chunk's side of it) ([`Outcome::Unbuilt`]).
+    #[cold]
+    #[inline(never)]
+    fn parked_stop(&mut self) -> Result<(), Outcome> {
+        if core::mem::take(&mut self.scratch.recheck) {
+            self.unpark();
+        }
+        let sc = &mut *self.scratch;
+        // What a parked node would have to beat to matter.
+        let bound = if MANY {
+            if sc.targets.found == sc.targets.points.len() {
+                sc.targets.worst.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            sc.best_goal
+        };
+        if sc.parked_min >= bound {
+            sc.parked.clear();
+            sc.parked_min = f64::INFINITY;
+            return Ok(());
+        }
+        let top = sc
+            .open
+            .peek()
+            .map_or(f64::INFINITY, |id| sc.nodes[id as usize].f);
+        if sc.parked_min >= top {
+            return Ok(());
+        }
+        // (A search towards one goal needs exactly those chunks next. One
+        // towards many targets spreads out evenly: the chunks of the next
+        // chunk's width of its front at once, in fewer stops.)
+        let horizon = if MANY && !FOCUSED {
+            sc.parked_min + self.mesh.chunk_side() as f64
+        } else {
+            sc.parked_min
+        };
+        sc.wanted.clear();
+        for node in &sc.parked {
+            if node.f <= horizon {
+                sc.wanted
+                    .push(self.mesh.slot_across(node.poly, usize::from(node.exit)));
+            }
+        }
+        sc.wanted.sort_unstable();
+        sc.wanted.dedup();
+        Err(Outcome::Unbuilt)
+    }
+
+    /// Moves the parked nodes whose chunk is built now to the open list
+    /// (or drops them, when a wall or a dead end without the goal lies
+    /// beyond after all).
+    fn unpark(&mut self) {
+        let parked = core::mem::take(&mut self.scratch.parked);
+        let mut kept = Vec::new();
+        let mut least = f64::INFINITY;
+        for mut node in parked.iter().copied() {
+            let slot = self.mesh.polygon(node.poly).slots[usize::from(node.exit)];
+            if slot.neigh == PORTAL {
+                least = least.min(node.f);
+                kept.push(node);
+                continue;
+            }
+            if slot.neigh == NONE || (slot.dead_end && !self.is_goal_poly(slot.neigh)) {
+                continue;
+            }
+            node.poly = slot.neigh;
+            node.entry = slot.twin;
+            let g = self.scratch.roots[node.root as usize].g;
+            let id = self.scratch.nodes.len() as u32;
+            self.scratch.nodes.push(node);
+            self.scratch.open.push(OpenEntry {
+                f: node.f,
+                g,
+                node: id,
+            });
+        }
+        // (The buffer goes back for the next search.)
+        let mut parked = parked;
+        parked.clear();
+        parked.extend_from_slice(&kept);
+        self.scratch.parked = parked;
+        self.scratch.parked_min = least;
+    }
+
+    /// Parks `node` (its `f` set, `poly` and `exit` naming the polygon it
+    /// leaves and the edge) at a chunk not built yet, unless it cannot beat
+    /// a goal already found.
+    #[cold]
+    #[inline(never)]
+    fn park(&mut self, node: Node) {
+        if node.f > self.scratch.best_goal + tolerance(node.f) {
+            return;
+        }
+        self.scratch.parked_min = self.scratch.parked_min.min(node.f);
+        self.scratch.parked.push(node);
+    }
+
     /// Seeds the start's cones: every edge of every start polygon that
     /// does not hold the start.
     pub(super) fn seed(&mut self, s: DVec2) {
         let polys = core::mem::take(&mut self.scratch.start_polys);
         for &id in &polys {
+            self.scratch.here = id;
             let in_goal = self.is_goal_poly(id);
             self.reach(START, id, in_goal, |_, _| true);
             let poly = self.mesh.polygon(id);
@@ -149,7 +257,23 @@ impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
     )]
     fn cone(&mut self, root: u32, hi: [DVec2; 2], lo: [DVec2; 2], poly: &Polygon<'_>, m: usize) {
         let next = poly.slots[m].neigh;
-        if next == NONE || (poly.slots[m].dead_end && !self.is_goal_poly(next)) {
+        if next >= PORTAL {
+            if next == PORTAL {
+                let f = self.cone_f(root, &hi, &lo, poly, m);
+                self.park(Node {
+                    root,
+                    hi,
+                    lo,
+                    poly: self.scratch.here,
+                    entry: 0,
+                    exit: m as u16,
+                    kind: Kind::Cone,
+                    f,
+                });
+            }
+            return;
+        }
+        if poly.slots[m].dead_end && !self.is_goal_poly(next) {
             return;
         }
         // Until a goal is found nothing is pruned on `f`, and a successor
@@ -214,6 +338,19 @@ impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
             r.g + r.p.distance(self.t)
         };
         if f > self.scratch.best_goal + tolerance(f) {
+            return;
+        }
+        if next == PORTAL {
+            self.park(Node {
+                root,
+                hi: [DVec2::ZERO; 2],
+                lo: [DVec2::ZERO; 2],
+                poly: self.scratch.here,
+                entry: 0,
+                exit: m as u16,
+                kind: Kind::Flat,
+                f,
+            });
             return;
         }
         self.scratch.succ.push(Node {
@@ -290,6 +427,7 @@ impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
     /// Expands `node` into its polygon; successors go to `scratch.succ`.
     fn expand(&mut self, node: &Node) {
         let mesh = self.mesh;
+        self.scratch.here = node.poly;
         let poly = mesh.polygon(node.poly);
         let n = poly.len();
         let i = usize::from(node.entry);

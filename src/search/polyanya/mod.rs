@@ -113,6 +113,22 @@ pub(crate) struct Scratch {
     best_goal: f64,
     /// The targets of [`search_many`].
     targets: Targets,
+    /// Successors into chunks not built yet (of a mesh built on demand),
+    /// each with `poly` the polygon it leaves and `exit` the edge: they go
+    /// on once the chunk beyond is built.
+    parked: Vec<Node>,
+    /// The least `f` of `parked` (infinite when none).
+    parked_min: f64,
+    /// Whether the mesh may have grown since the parked nodes were looked
+    /// at (the search was resumed).
+    recheck: bool,
+    /// Whether the search has begun (its start found on the mesh).
+    begun: bool,
+    /// The polygon being expanded (or seeded from).
+    here: u32,
+    /// The chunk slots the search needs built to go on, when it stopped
+    /// with [`Outcome::Unbuilt`].
+    pub(crate) wanted: Vec<u32>,
 }
 
 impl Scratch {
@@ -124,6 +140,8 @@ impl Scratch {
             + self.history.memory_bytes()
             + (self.start_polys.capacity() + self.goal_polys.capacity()) * 4
             + self.targets.memory_bytes()
+            + self.parked.capacity() * size_of::<Node>()
+            + self.wanted.capacity() * 4
     }
 
     /// Starts a search from `s` (the point of `start`, in mesh
@@ -133,6 +151,10 @@ impl Scratch {
         self.nodes.clear();
         self.open.clear();
         self.history.clear();
+        self.parked.clear();
+        self.parked_min = f64::INFINITY;
+        self.recheck = false;
+        self.begun = true;
         self.best_goal = f64::INFINITY;
         self.roots.push(Root {
             p: s,
@@ -180,7 +202,17 @@ pub(crate) fn search(
     let scale = mesh.scale();
     let (s, t) = (ctx.start.p * scale as f64, ctx.goal.p * scale as f64);
     let lattice = scale == 1 && lattice_shift(&[s, t]).is_some();
+    scratch.wanted.clear();
+    let resume = resume && scratch.begun;
+    scratch.recheck = resume;
     if !resume {
+        // (A mesh built on demand: the chunks of both ends first.)
+        mesh.unbuilt_of_cells(ctx.start.cells(), &mut scratch.wanted);
+        mesh.unbuilt_of_cells(ctx.goal.cells(), &mut scratch.wanted);
+        if !scratch.wanted.is_empty() {
+            scratch.begun = false;
+            return Outcome::Unbuilt;
+        }
         scratch.begin(mesh, s, ctx.start);
         scratch.goal_polys.clear();
         mesh.polygons_at(t, ctx.goal.cells(), &mut scratch.goal_polys);
@@ -244,7 +276,19 @@ pub(crate) fn search_many(
     // In mesh coordinates: cells, or a finer lattice for agents of a radius.
     let scale = mesh.scale() as f64;
     let s = ctx.start.p * scale;
+    scratch.wanted.clear();
+    let resume = resume && scratch.begun;
+    scratch.recheck = resume;
     if !resume {
+        // (A mesh built on demand: the chunks of every end first.)
+        mesh.unbuilt_of_cells(ctx.start.cells(), &mut scratch.wanted);
+        for end in targets {
+            mesh.unbuilt_of_cells(end.cells(), &mut scratch.wanted);
+        }
+        if !scratch.wanted.is_empty() {
+            scratch.begun = false;
+            return Outcome::Unbuilt;
+        }
         many_begin(mesh, scratch, s, ctx.start, targets);
         seed_many(ctx, mesh, scratch, s);
     }

@@ -29,6 +29,14 @@
 //!   beside them the raw planner's time for one shared search
 //!   (`Planner::plan_many_on_mesh`, on a mesh built outside the clock) and
 //!   for one search per agent, and the mesh's build time.
+//! - **Big world** (`big_world/AR0011SRx16/{agents}`): that many agents on
+//!   the 8192 x 8192 map, local moves anywhere and then within its
+//!   north-west 1024 x 1024 cells: Anya's point agents (no mesh) beside
+//!   Polyanya's point agents and agents of radius 0.5, their meshes built
+//!   on demand (`MeshBuilding::Auto`) and whole; frames and game time
+//!   until every agent has its answer, beside Anya's, and the bytes the
+//!   shared meshes hold then (`PathfindingDiagnostics::mesh_bytes`) beside
+//!   a whole mesh's, built outside the clock.
 //! - **Door** (`door/{agents}`): a crowd of agents of radius 0.4 with
 //!   `LocalAvoidance` (and, beside it, without) crosses a door 4 cells wide
 //!   both ways, each side's crowd sent to one point past the wall; frames
@@ -87,6 +95,7 @@
 //! cargo bench --bench plugin -- all_ready    # one part (a substring filter)
 //! cargo bench --bench plugin -- one_goal/AR0011SR/
 //! cargo bench --bench plugin -- floors/10000
+//! cargo bench --bench plugin -- big_world
 //! ALGORITHM=polyanya cargo bench --bench plugin -- all_ready/AR0011SR/
 //! RADIUS=0.5 cargo bench --bench plugin -- all_ready/AR0011SR/
 //! ```
@@ -190,10 +199,15 @@ fn grid(tiles: u32) -> Grid {
 
 /// `n` start and goal cells in one region, 10 to 60 cells apart.
 fn pairs(grid: &Grid, n: usize, seed: u64) -> Vec<(UVec2, UVec2)> {
+    pairs_in(grid, n, grid.size(), seed)
+}
+
+/// [`pairs`] within the grid's north-west `size.x` x `size.y` cells.
+fn pairs_in(grid: &Grid, n: usize, size: UVec2, seed: u64) -> Vec<(UVec2, UVec2)> {
     let mut rng = Rng(seed);
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
-        let s = UVec2::new(rng.below(grid.width()), rng.below(grid.height()));
+        let s = UVec2::new(rng.below(size.x), rng.below(size.y));
         if !grid.is_free(s) {
             continue;
         }
@@ -204,7 +218,7 @@ fn pairs(grid: &Grid, n: usize, seed: u64) -> Vec<(UVec2, UVec2)> {
             continue;
         }
         let g = g.as_uvec2();
-        if grid.contains(g) && grid.same_region(s, g) && s != g {
+        if g.x < size.x && g.y < size.y && grid.same_region(s, g) && s != g {
             out.push((s, g));
         }
     }
@@ -393,6 +407,114 @@ fn lockstep(name: &str, nav: &NavGrid, n: usize) {
         bound.as_secs_f64(),
         game(on.0) / bound.as_secs_f64(),
     );
+}
+
+/// One big-world run: `queries` as agents planned by `algorithm` with
+/// `agent_radius`, meshes built as `building` says; returns the frames
+/// until every agent has its answer, the wall time, and the bytes the
+/// shared meshes hold then.
+fn big_world_run(
+    nav: &NavGrid,
+    queries: &[(UVec2, UVec2)],
+    algorithm: Algorithm,
+    agent_radius: f32,
+    building: bevy_anyangle::plugin::MeshBuilding,
+) -> (usize, Duration, usize) {
+    let mut app = app_with_agents_on(nav.clone(), queries, None, agent_radius);
+    {
+        let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
+        settings.algorithm = algorithm;
+        settings.radius_meshes = true;
+        settings.mesh_building = building;
+    }
+    let wall = Instant::now();
+    let frames = run_paced(&mut app, 100_000, |app| {
+        let world = app.world_mut();
+        world
+            .query::<&PathStatus>()
+            .iter(world)
+            .all(|s| s.has_path() || (agent_radius > 0.0 && !s.is_busy()))
+    });
+    let wall = wall.elapsed();
+    // The mesh figure is measured every 64 frames: run to the next one.
+    for _ in 0..64 {
+        app.update();
+    }
+    let d = *app.world().resource::<PathfindingDiagnostics>();
+    (frames, wall, d.mesh_bytes)
+}
+
+/// The big-world scenario: `n` agents on `name` (local moves anywhere on
+/// the map, then within its north-west 1024 x 1024 cells), point agents
+/// by Anya (the bound: no mesh), point agents by Polyanya and agents of
+/// radius 0.5 (on its mesh), meshes built on demand and whole; prints a
+/// table row per run.
+fn big_world(name: &str, nav: &NavGrid, n: usize) {
+    use bevy_anyangle::mesh::NavMesh;
+    use bevy_anyangle::plugin::MeshBuilding;
+
+    let grid = nav.grid();
+    let t = Instant::now();
+    let whole_point = NavMesh::build(grid).memory_bytes();
+    let point_build = t.elapsed();
+    let t = Instant::now();
+    let whole_disc = NavMesh::with_radius(grid, 0.5)
+        .expect("a radius")
+        .memory_bytes();
+    let disc_build = t.elapsed();
+    let grid_bytes = Grid::bytes_needed(grid.width(), grid.height()) as usize;
+    let mb = |b: usize| b as f64 / 1e6;
+    println!(
+        "whole meshes of {name}: points {:.1} MB (built in {:.2} s), radius 0.5 {:.1} MB ({:.2} s); the grid {:.1} MB\n",
+        mb(whole_point),
+        point_build.as_secs_f64(),
+        mb(whole_disc),
+        disc_build.as_secs_f64(),
+        mb(grid_bytes),
+    );
+    println!(
+        "| agents go | agents | planner | radius | meshes | frames | game time | wall time | game time / Anya's | mesh bytes | / whole mesh |"
+    );
+    println!("|---|--:|---|--:|---|--:|--:|--:|--:|--:|--:|");
+    for (area, queries) in [
+        ("anywhere", pairs(grid, n, 0x05ee_db16 + n as u64)),
+        (
+            "in 1024 x 1024",
+            pairs_in(grid, n, UVec2::splat(1024), 0x05ee_db17 + n as u64),
+        ),
+    ] {
+        let mut anya = 0.0;
+        for (algorithm, r, building) in [
+            (Algorithm::Anya, 0.0, MeshBuilding::Auto),
+            (Algorithm::Polyanya, 0.0, MeshBuilding::Auto),
+            (Algorithm::Anya, 0.5, MeshBuilding::Auto),
+            (Algorithm::Polyanya, 0.0, MeshBuilding::Whole),
+            (Algorithm::Anya, 0.5, MeshBuilding::Whole),
+        ] {
+            if area != "anywhere" && building == MeshBuilding::Whole {
+                continue;
+            }
+            let (frames, wall, bytes) = big_world_run(nav, &queries, algorithm, r, building);
+            let game = (FRAME * frames as u32).as_secs_f64();
+            if algorithm == Algorithm::Anya && r == 0.0 {
+                anya = game;
+            }
+            let whole = if r > 0.0 { whole_disc } else { whole_point };
+            let meshes = if algorithm == Algorithm::Anya && r == 0.0 {
+                "none".to_string()
+            } else {
+                format!("{building:?}")
+            };
+            println!(
+                "| {area} | {n} | {} | {r} | {meshes} | {frames} | {game:.3} s | {:.3} s | {:.2} | {:.1} MB | {:.3} |",
+                algorithm.name(),
+                wall.as_secs_f64(),
+                game / anya,
+                mb(bytes),
+                bytes as f64 / whole as f64,
+            );
+        }
+    }
 }
 
 /// Floors of the floors scenario, and links between two consecutive ones.
@@ -990,6 +1112,7 @@ fn main() {
     // Built only when some part needs it.
     let parts = [
         "all_ready",
+        "big_world",
         "one_goal",
         "lockstep",
         "edit_frame",
@@ -1035,6 +1158,14 @@ fn main() {
                 if wanted(&format!("one_goal/{name}/{n}")) {
                     one_goal(name, nav, n);
                 }
+            }
+        }
+        println!();
+    }
+    if filter.starts_with("big_world") || filter.is_empty() {
+        for n in [1_000] {
+            if wanted(&format!("big_world/AR0011SRx16/{n}")) {
+                big_world("AR0011SRx16", &large, n);
             }
         }
         println!();

@@ -21,9 +21,9 @@ mod common;
 
 use bevy_anyangle::grid::Grid;
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition,
-    PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings,
-    Replanning, SteeringClock,
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, MeshBuilding, NavGrid, NavPath,
+    NavPosition, PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics,
+    PathfindingSettings, Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, Update};
@@ -865,6 +865,7 @@ fn settings_variant(k: usize) -> PathfindingSettings {
         2 => PathfindingSettings {
             replan_distance: 4.0,
             max_searches_in_flight: Some(4),
+            mesh_building: MeshBuilding::OnDemand,
             ..base
         },
         _ => PathfindingSettings {

@@ -41,9 +41,9 @@ use bevy_anyangle::grid::Grid;
 use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, NavGrid, NavPath, NavPosition,
-    PathFailed, PathFailure, PathFollower, PathGoal, PathReady, PathRequest, PathStatus,
-    PathfindingDiagnostics, PathfindingSettings, ProfileId, Replanning, SteeringClock,
+    AnyAnglePlugin, AnyAngleSystems, GridTransform, LocalAvoidance, MeshBuilding, NavGrid, NavPath,
+    NavPosition, PathFailed, PathFailure, PathFollower, PathGoal, PathReady, PathRequest,
+    PathStatus, PathfindingDiagnostics, PathfindingSettings, ProfileId, Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
 use bevy_anyangle::terrain::{Profile, Terrain};
@@ -666,14 +666,20 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
     // Agents of a radius on the meshes for their radii (the default), then
     // on eroded grids. (One game after the other: run side by side they
     // would share the cores.)
-    play(600, 0xC1EA_0001, true);
-    play(600, 0xC1EA_0002, false);
+    play(600, 0xC1EA_0001, true, MeshBuilding::Whole);
+    play(600, 0xC1EA_0002, false, MeshBuilding::Whole);
+    // The meshes built chunk by chunk as the searches reach them.
+    play(600, 0xC1EA_0003, true, MeshBuilding::OnDemand);
 }
 
 /// The game on `den520d` with `agents` agents, meshes for the radii on or
-/// off, and its checks.
-fn play(agents: usize, seed: u64, meshes: bool) {
+/// off (built as `building` says), and its checks.
+fn play(agents: usize, seed: u64, meshes: bool, building: MeshBuilding) {
     let mut game = Game::new("den520d.map", agents, seed, meshes);
+    game.app
+        .world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .mesh_building = building;
     let frames = 480;
     // Shared searches the agents sent implied, in all.
     let mut implied = 0;

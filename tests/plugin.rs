@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use bevy_anyangle::grid::{Grid, MAX_DIMENSION};
 use bevy_anyangle::los::line_of_sight;
 use bevy_anyangle::plugin::{
-    AnyAnglePlugin, GridTransform, NavGrid, NavPath, NavPosition, PathFailed, PathFailure,
-    PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings,
-    PlanReason, ProfileId, Replanning, SteeringClock,
+    AnyAnglePlugin, GridTransform, MeshBuilding, NavGrid, NavPath, NavPosition, PathFailed,
+    PathFailure, PathFollower, PathReady, PathRequest, PathStatus, PathfindingDiagnostics,
+    PathfindingSettings, PlanReason, ProfileId, Replanning, SteeringClock,
 };
 use bevy_anyangle::prelude::*;
 use bevy_app::{App, TaskPoolPlugin};
@@ -316,6 +316,65 @@ fn searches_on_the_main_thread_give_the_paths_search_threads_give() {
             assert_eq!(a, b, "agent {i}, meshes {meshes}");
         }
         assert!(threaded.iter().any(|(s, _)| *s == PathStatus::Fallback));
+    }
+}
+
+/// Meshes built on demand (chunk by chunk as searches reach them) give
+/// every agent the answer a mesh built whole gives: the same status and a
+/// path as long, on search threads and on the main thread, for Polyanya's
+/// point agents and agents of a radius, goals in walls and crowds sharing
+/// a search included.
+#[test]
+fn meshes_built_on_demand_answer_as_meshes_built_whole() {
+    let grid = Grid::from_movingai(&map("AR0011SR.map")).unwrap();
+    let pairs = random_pairs(&grid, 300, 12);
+    let rally = random_pairs(&grid, 1, 13)[0].0;
+    let run = |threads: Option<usize>, building: MeshBuilding| {
+        let nav = NavGrid::new(grid.clone(), GridTransform::default());
+        let mut app = app_with_threads(nav.clone(), threads, |s| s.mesh_building = building);
+        let world = app.world_mut();
+        let agents: Vec<Entity> = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &(s, g))| {
+                let goal = nav.cell_center(g);
+                let in_wall = Vec2::new(-3.5, goal.y);
+                let request = match i % 6 {
+                    0 => PathRequest::to(goal).with_radius(0.6),
+                    1 => PathRequest::to(in_wall).with_radius(0.6),
+                    2 => PathRequest::to(goal).with_algorithm(Algorithm::Polyanya),
+                    3 => PathRequest::to(in_wall).with_algorithm(Algorithm::Polyanya),
+                    // A crowd heading for one point: shared searches.
+                    4 => PathRequest::to(nav.cell_center(rally)).with_radius(0.6),
+                    _ => {
+                        PathRequest::to(nav.cell_center(rally)).with_algorithm(Algorithm::Polyanya)
+                    }
+                };
+                world.spawn((NavPosition(nav.cell_center(s)), request)).id()
+            })
+            .collect();
+        let (answers, _) = settled_answers(&mut app, &agents);
+        // (The meshes' bytes are measured every 64 frames.)
+        for _ in 0..64 {
+            app.update();
+        }
+        (answers, *app.world().resource::<PathfindingDiagnostics>())
+    };
+    let (whole, d) = run(Some(1), MeshBuilding::Whole);
+    assert!(d.shared_searches > 0, "{d:?}");
+    assert!(whole.iter().any(|(s, _)| *s == PathStatus::Fallback));
+    for threads in [Some(1), Some(0)] {
+        let (lazy, d) = run(threads, MeshBuilding::OnDemand);
+        assert!(d.shared_searches > 0, "{d:?}");
+        assert!(d.mesh_bytes > 0, "{d:?}");
+        for (i, (a, b)) in lazy.iter().zip(&whole).enumerate() {
+            assert_eq!(a.0, b.0, "agent {i}, {threads:?}: {a:?} against {b:?}");
+            let (x, y) = (grid_length(&a.1), grid_length(&b.1));
+            assert!(
+                (x - y).abs() <= 1e-9 * y.max(1.0),
+                "agent {i}, {threads:?}: {x} against {y}"
+            );
+        }
     }
 }
 

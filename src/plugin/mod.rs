@@ -125,8 +125,10 @@
 //! on the profile's mesh): each gets a path exactly as long as its own
 //! search would give, or the same fallback. With Anya, this waits for
 //! nothing: agents are grouped once the profile's mesh exists (Polyanya
-//! builds it) or on grids of up to 2^20 cells, whose mesh the first group
-//! builds in tens of milliseconds. A group is one job of up to 4,096
+//! builds it), on grids of up to 2^20 cells, whose mesh the first group
+//! builds in tens of milliseconds, or where meshes are built on demand (by
+//! default on larger grids: the group's search builds the chunks around
+//! its way). A group is one job of up to 4,096
 //! agents on a search thread (512 on the main thread, where it runs in
 //! slices like any search). Dispatch gathers them among the agents the pace lets it
 //! send, and among the next 4,096 waiting in each line, who join ahead of
@@ -200,7 +202,9 @@
 //!   order of service, never on how busy the threads are.
 //! - **Every search reads the world as it was sent.** A search on a mesh
 //!   gets the mesh of exactly its grid version (never a newer one), and
-//!   meshes are kept chunk by chunk, so a mesh is the same whatever
+//!   meshes are built whole (never on demand: which chunks exist would
+//!   depend on the order searches ran in) and kept chunk by chunk, so a
+//!   mesh is the same whatever
 //!   versions it went through; shared-goal groups are the same size on
 //!   threads and on the main thread; Anya's point agents share searches
 //!   only on grids of up to 2^20 cells (not once a mesh happens to exist).
@@ -256,8 +260,9 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::ScheduleLabel;
 
 pub use api::{
-    LinkCrossing, Lockstep, NavPath, PathCrossing, PathFailed, PathFailure, PathGoal, PathReady,
-    PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason, Replanning,
+    LinkCrossing, Lockstep, MeshBuilding, NavPath, PathCrossing, PathFailed, PathFailure, PathGoal,
+    PathReady, PathRequest, PathStatus, PathfindingDiagnostics, PathfindingSettings, PlanReason,
+    Replanning,
 };
 pub use crowd::AvoidanceSettings;
 pub use floors::{CrossLink, CrossingLink, GoalArea, LinkEnd, LinkReached, NavArea, NavLink};
@@ -467,6 +472,7 @@ impl Plugin for AnyAnglePlugin {
             .register_type::<PathFailed>()
             .register_type::<PathfindingSettings>()
             .register_type::<Lockstep>()
+            .register_type::<MeshBuilding>()
             .register_type::<PathfindingDiagnostics>()
             .register_type::<NavGrid>()
             .register_type::<GridTransform>()

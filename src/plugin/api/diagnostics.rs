@@ -78,6 +78,13 @@ pub struct PathfindingDiagnostics {
     /// (without search threads, the searches run on the main thread are
     /// part of it).
     pub frame_cost: Duration,
+    /// Bytes the navigation meshes the searches share hold (Polyanya's and
+    /// those for agents of a radius, each in its newest version; see
+    /// [`NavMesh::memory_bytes`](crate::mesh::NavMesh::memory_bytes)),
+    /// measured about once a second (every 64 frames). Meshes built on
+    /// demand ([`MeshBuilding`](crate::plugin::MeshBuilding)) grow with the
+    /// area the searches reach.
+    pub mesh_bytes: usize,
 }
 
 impl PathfindingDiagnostics {

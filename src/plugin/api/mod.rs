@@ -58,4 +58,4 @@ pub use events::{PathFailed, PathReady};
 pub(crate) use path::polyline_length;
 pub use path::{NavPath, PathFailure, PathStatus, PlanReason, Replanning};
 pub use request::{PathGoal, PathRequest};
-pub use settings::{Lockstep, PathfindingSettings};
+pub use settings::{Lockstep, MeshBuilding, PathfindingSettings};

@@ -168,6 +168,61 @@ pub struct PathfindingSettings {
     /// `None`, the default: answers are applied as soon as they arrive.
     #[cfg_attr(feature = "serde", serde(default))]
     pub lockstep: Option<Lockstep>,
+    /// How the plugin builds its navigation meshes (Polyanya's, and those
+    /// for agents of a radius): whole before the first search on them, or
+    /// chunk by chunk as searches reach them. Default:
+    /// [`MeshBuilding::Auto`].
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub mesh_building: MeshBuilding,
+}
+
+/// How the plugin builds its navigation meshes
+/// ([`PathfindingSettings::mesh_building`]). The paths are the same either
+/// way.
+///
+/// ```
+/// use bevy_anyangle::plugin::{MeshBuilding, PathfindingSettings};
+///
+/// let settings = PathfindingSettings::default();
+/// assert_eq!(settings.mesh_building, MeshBuilding::Auto);
+/// assert!(!MeshBuilding::Auto.on_demand(512 * 512));
+/// assert!(MeshBuilding::Auto.on_demand(8192 * 8192));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Default, Clone)
+)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum MeshBuilding {
+    /// [`MeshBuilding::OnDemand`] on grids of more than 2^20 cells (1024 x
+    /// 1024), [`MeshBuilding::Whole`] on smaller ones.
+    #[default]
+    Auto,
+    /// The whole mesh is built before the first search on it (on a 512 x
+    /// 512 map, milliseconds; on 8192 x 8192, seconds for a point agent's
+    /// mesh and more for each radius class). Its chunks are meshed in
+    /// groups, so searches across open areas expand fewer polygons.
+    Whole,
+    /// Chunks are built as searches reach them
+    /// ([`NavMesh::on_demand`](crate::mesh::NavMesh::on_demand)): a first
+    /// path waits only for the chunks around its way, and memory follows
+    /// where agents go. In lockstep mode meshes are built whole (which
+    /// chunks exist would depend on the order the searches ran in).
+    OnDemand,
+}
+
+impl MeshBuilding {
+    /// Whether meshes of a grid of `cells` cells are built on demand.
+    #[must_use]
+    pub fn on_demand(self, cells: u64) -> bool {
+        match self {
+            MeshBuilding::Auto => cells > 1 << 20,
+            MeshBuilding::Whole => false,
+            MeshBuilding::OnDemand => true,
+        }
+    }
 }
 
 /// The settings of lockstep mode ([`PathfindingSettings::lockstep`]).
@@ -264,6 +319,7 @@ impl Default for PathfindingSettings {
             radius_meshes: true,
             shared_searches: true,
             lockstep: None,
+            mesh_building: MeshBuilding::Auto,
         }
     }
 }
@@ -313,6 +369,7 @@ mod tests {
             "radius_meshes:true",
             "shared_searches:true",
             "lockstep:None",
+            "mesh_building:Auto",
         ] {
             assert!(text.contains(field), "{full}");
             text = text.replace(&format!("{field},"), "").replace(field, "");

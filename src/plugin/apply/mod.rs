@@ -125,6 +125,10 @@ pub(crate) fn apply_results(
     let counters = &mut planning.counters.0;
     counters.searches_cancelled = planning.searches.cancelled();
     (counters.searches_finished, counters.search_time) = planning.searches.work_done();
+    // (About once a second: it reads every chunk.)
+    if planning.searches.frames().is_multiple_of(64) {
+        counters.mesh_bytes = planning.searches.mesh_share().memory_bytes();
+    }
     if !planning.searches.has_outcomes() {
         counters.lockstep_wait = core::time::Duration::ZERO;
         keep_needed_edits(&planning, &watch, nav.as_mut());

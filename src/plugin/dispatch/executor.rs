@@ -58,6 +58,8 @@ pub(crate) struct Searches {
     /// held when lockstep mode was turned off, and answers to jobs sent
     /// before it was turned on.
     loose: Vec<Outcome>,
+    /// Frames ended so far.
+    frames: u64,
 }
 
 impl Searches {
@@ -86,6 +88,7 @@ impl Searches {
             lockstep: None,
             waited: (Duration::ZERO, Duration::ZERO),
             loose: Vec::new(),
+            frames: 0,
         };
         searches.target = searches.pace_target(Duration::ZERO);
         searches
@@ -112,6 +115,11 @@ impl Searches {
                 }
             }
         }
+    }
+
+    /// Sets how the meshes searches share are built.
+    pub(crate) fn set_mesh_building(&mut self, building: crate::plugin::MeshBuilding) {
+        self.mesh_share.set_building(building);
     }
 
     /// Whether lockstep mode is on.
@@ -285,9 +293,15 @@ impl Searches {
     /// The apply stage of this frame is over (in lockstep mode, searches
     /// sent from now on belong to the next frame).
     pub(crate) fn end_frame(&mut self) {
+        self.frames += 1;
         if let Some(ledger) = &mut self.lockstep {
             ledger.end_frame();
         }
+    }
+
+    /// Frames ended so far.
+    pub(crate) fn frames(&self) -> u64 {
+        self.frames
     }
 
     /// The oldest grid version a search in flight reads.

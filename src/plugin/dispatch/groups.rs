@@ -23,8 +23,9 @@
 //! mesh, a group is formed only where the mesh costs little: it is built
 //! already (by Polyanya searches or earlier groups), or the grid has at
 //! most [`SMALL_GRID`] cells (built in some tens of milliseconds by the
-//! group's search). On a larger grid that has no mesh yet, Anya agents keep
-//! their own searches. Shared searches are not kept after they answer:
+//! group's search), or meshes are built on demand (the group's search
+//! builds the chunks around its way). Otherwise, on a larger grid that has
+//! no mesh yet, Anya agents keep their own searches. Shared searches are not kept after they answer:
 //! agents that ask later get a new one, so no cached answer outlives an
 //! edit.
 //!
@@ -137,9 +138,11 @@ impl Gather {
         if job.trace {
             return false;
         }
+        let cells = u64::from(job.grid.width()) * u64::from(job.grid.height());
         on_shared_mesh(job.key, job.algorithm, false)
             || job.share.has_mesh(job.layout_id, job.key.0, 0)
-            || u64::from(job.grid.width()) * u64::from(job.grid.height()) <= SMALL_GRID
+            || job.share.on_demand(cells)
+            || cells <= SMALL_GRID
     }
 
     /// Whether a search held back was asked for with `goal`: an agent
@@ -300,9 +303,13 @@ mod tests {
         eroded.key.1 = Fit::Eroded(crate::clearance::Clearance::from_radius(0.5).unwrap());
         eroded.base = Some(Arc::clone(&grid));
         assert!(!Gather::may_share(&eroded));
-        // Anya on a large grid without a mesh keeps its own searches.
+        // Anya on a large grid shares where meshes are built on demand
+        // (the default there); built whole, without a mesh yet, it keeps its
+        // own searches.
         let big = Arc::new(Grid::new(2048, 1024).unwrap());
         let anya = test_job(&big, 1, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5));
+        assert!(Gather::may_share(&anya));
+        anya.share.set_building(crate::plugin::MeshBuilding::Whole);
         assert!(!Gather::may_share(&anya));
         let mut polyanya = test_job(&big, 1, DVec2::new(0.5, 0.5), DVec2::new(9.5, 9.5));
         polyanya.algorithm = Algorithm::Polyanya;

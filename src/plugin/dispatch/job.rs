@@ -131,6 +131,15 @@ pub(crate) struct Progress {
     mesh: Option<Arc<NavMesh>>,
 }
 
+/// The radius class (64ths of a cell) of the store's mesh a search with
+/// `key` runs on (0: a point agent's).
+fn mesh_radius(key: ViewKey) -> u32 {
+    match key.1 {
+        Fit::Disc(radius) => radius,
+        Fit::Eroded(_) => 0,
+    }
+}
+
 /// Whether a search runs on a mesh from the [`MeshShare`]: an agent's on
 /// the mesh for its radius, and Polyanya's for a point agent without costs
 /// (its profile's grid's mesh). Polyanya on an eroded grid keeps its
@@ -192,27 +201,74 @@ impl Job {
             };
             progress.mesh = Some(mesh);
         }
-        let space = match (progress.mesh.as_deref(), &self.base, self.key.1) {
-            (Some(mesh), ..) => SearchSpace::Mesh(mesh),
-            // An agent with a clearance: on its eroded grid, starting where
-            // it fits.
-            (None, Some(base), Fit::Eroded(clearance)) => SearchSpace::Eroded {
-                base,
-                eroded: &self.grid,
-                clearance,
-            },
-            _ => SearchSpace::Grid(&self.grid),
-        };
-        let mut query = PathQuery::new(space, self.start, self.goal_grid)
-            .with_options(self.options)
-            .with_cancel(&self.cancel);
-        if let Some((terrain, profile)) = &self.costs {
-            query = query.with_costs(terrain, profile);
+        let mut trace = trace;
+        loop {
+            let space = match (progress.mesh.as_deref(), &self.base, self.key.1) {
+                (Some(mesh), ..) => SearchSpace::Mesh(mesh),
+                // An agent with a clearance: on its eroded grid, starting
+                // where it fits.
+                (None, Some(base), Fit::Eroded(clearance)) => SearchSpace::Eroded {
+                    base,
+                    eroded: &self.grid,
+                    clearance,
+                },
+                _ => SearchSpace::Grid(&self.grid),
+            };
+            let mut query = PathQuery::new(space, self.start, self.goal_grid)
+                .with_options(self.options)
+                .with_cancel(&self.cancel);
+            if let Some((terrain, profile)) = &self.costs {
+                query = query.with_costs(terrain, profile);
+            }
+            let resume = core::mem::replace(&mut progress.begun, true);
+            // (What building the mesh left of the slice.)
+            let step = planner.run(
+                &query,
+                trace.as_deref_mut(),
+                resume,
+                slice.map(|_| work.max(1)),
+            );
+            if !self.grew(planner, progress, slice.is_some(), &mut work) {
+                return step;
+            }
+            if slice.is_some() {
+                return Step::Paused;
+            }
         }
-        let resume = core::mem::replace(&mut progress.begun, true);
-        // (What building the mesh left of the slice.)
-        let slice = slice.map(|_| work.max(1));
-        planner.run(&query, trace, resume, slice)
+    }
+
+    /// After a step that stopped for chunks of its mesh not built yet (a
+    /// mesh built on demand): builds them, the search's mesh the grown one
+    /// (see [`MeshShare::grow`]), and returns `true` (the search goes on
+    /// with `resume`); `false` after any other step. The work is taken off
+    /// `work` when `sliced`.
+    fn grew(
+        &mut self,
+        planner: &Planner,
+        progress: &mut Progress,
+        sliced: bool,
+        work: &mut u64,
+    ) -> bool {
+        if !planner.wants_chunks() {
+            return false;
+        }
+        let Some(mesh) = progress.mesh.take() else {
+            return false;
+        };
+        let radius = mesh_radius(self.key);
+        let (mesh, cost) = self.share.grow(
+            self.layout_id,
+            self.key.0,
+            radius,
+            self.searched_version,
+            mesh,
+            planner.wanted_chunks(),
+        );
+        progress.mesh = Some(mesh);
+        if sliced {
+            *work = work.saturating_sub(cost);
+        }
+        true
     }
 
     /// A group's searches: once its profile's mesh is built (within
@@ -236,19 +292,27 @@ impl Job {
             };
             progress.mesh = Some(mesh);
         }
-        let (Some(mesh), Some(group)) = (progress.mesh.as_deref(), self.group.as_deref_mut())
-        else {
+        let Some(group) = self.group.as_deref() else {
             return Step::Done(Err(PlanError::Cancelled));
         };
         let starts: Vec<DVec2> = core::iter::once(self.start)
             .chain(group.rest.iter().map(|m| m.start))
             .collect();
-        let resume = core::mem::replace(&mut progress.begun, true);
-        let slice = sliced.then(|| (*work).max(1));
-        let answers =
-            planner.many_slice(mesh, &starts, self.goal_grid, &self.options, resume, slice);
-        let Some(answers) = answers else {
-            return Step::Paused;
+        let answers = loop {
+            let mesh = progress.mesh.as_deref().expect("set above");
+            let resume = core::mem::replace(&mut progress.begun, true);
+            let slice = sliced.then(|| (*work).max(1));
+            let answers =
+                planner.many_slice(mesh, &starts, self.goal_grid, &self.options, resume, slice);
+            if let Some(answers) = answers {
+                break answers;
+            }
+            if !self.grew(planner, progress, sliced, work) || sliced {
+                return Step::Paused;
+            }
+        };
+        let Some(group) = self.group.as_deref_mut() else {
+            return Step::Done(Err(PlanError::Cancelled));
         };
         group.answers = answers;
         match group.answers.first_mut() {

@@ -29,6 +29,7 @@ use parking_lot::Mutex;
 
 use crate::grid::Grid;
 use crate::mesh::NavMesh;
+use crate::plugin::MeshBuilding;
 use crate::plugin::world::ProfileId;
 
 /// The newest grid snapshot sent with a search, per (layout, profile), the
@@ -41,6 +42,9 @@ struct Shared {
     /// Lockstep mode: every search gets the mesh of its own grid version,
     /// meshes are kept chunk by chunk (see [`MeshShare::set_exact`]).
     exact: bool,
+    /// Whether meshes are built whole or on demand (see
+    /// [`MeshShare::set_building`]).
+    building: MeshBuilding,
     /// In lockstep mode: the oldest grid version a search in flight reads
     /// (`None`: none), as of the last [`MeshShare::keep_from`].
     oldest: Option<u64>,
@@ -117,6 +121,73 @@ impl MeshShare {
             shared.exact = exact;
             shared.meshes.clear();
         }
+    }
+
+    /// Sets how meshes are built (the meshes kept go when it changes):
+    /// meshes made after it are built on demand where `building` says so
+    /// for their grid's size, outside lockstep mode.
+    pub(crate) fn set_building(&self, building: MeshBuilding) {
+        let mut shared = self.0.lock();
+        if shared.building != building {
+            shared.building = building;
+            shared.meshes.clear();
+        }
+    }
+
+    /// Whether meshes of a grid of `cells` cells are built on demand now
+    /// (a group's search then needs no whole mesh first).
+    pub(crate) fn on_demand(&self, cells: u64) -> bool {
+        let shared = self.0.lock();
+        !shared.exact && shared.building.on_demand(cells)
+    }
+
+    /// Builds the chunks `wanted` of `mesh`, the mesh of grid version
+    /// `version` for (`layout_id`, `profile`, `radius`) a search stopped
+    /// on (a mesh built on demand); returns the mesh to go on with, as
+    /// `mesh` with those chunks built (polygon ids unchanged), and the work
+    /// it took. The store's mesh grows, if it is still `mesh`'s (the same
+    /// lineage and grid version, with more chunks maybe): the searches
+    /// after this one find the chunks built; otherwise (brought up to a
+    /// newer grid, or replaced) the search grows a copy of its own.
+    pub(crate) fn grow(
+        &self,
+        layout_id: u64,
+        profile: ProfileId,
+        radius: u32,
+        version: u64,
+        mesh: Arc<NavMesh>,
+        wanted: &[u32],
+    ) -> (Arc<NavMesh>, u64) {
+        let slot = {
+            let shared = self.0.lock();
+            shared
+                .meshes
+                .iter()
+                .find(|k| k.layout_id == layout_id && k.profile == profile && k.radius == radius)
+                .map(|k| Arc::clone(&k.mesh))
+        };
+        if let Some(slot) = slot {
+            let mut slot = slot.lock();
+            // (Of the same lineage and version, the store's mesh holds
+            // every chunk the search's does.)
+            if slot.version == version
+                && slot
+                    .mesh
+                    .as_ref()
+                    .is_some_and(|m| m.lineage() == mesh.lineage())
+                && let Some(kept) = slot.mesh.take()
+            {
+                drop(mesh);
+                let mut kept = Arc::unwrap_or_clone(kept);
+                let work = kept.build_chunks(wanted);
+                let kept = Arc::new(kept);
+                slot.mesh = Some(Arc::clone(&kept));
+                return (kept, work);
+            }
+        }
+        let mut own = Arc::unwrap_or_clone(mesh);
+        let work = own.build_chunks(wanted);
+        (Arc::new(own), work)
     }
 
     /// In lockstep mode: drops the meshes kept for grid versions older
@@ -202,7 +273,7 @@ impl MeshShare {
         grid: &Grid,
         work: &mut u64,
     ) -> Option<(u64, Arc<NavMesh>)> {
-        let (exact, slot) = {
+        let (exact, on_demand, slot) = {
             let mut shared = self.0.lock();
             let found = shared
                 .meshes
@@ -219,7 +290,9 @@ impl MeshShare {
                 });
                 mesh
             });
-            (shared.exact.then_some(shared.oldest), slot)
+            let cells = u64::from(grid.width()) * u64::from(grid.height());
+            let on_demand = !shared.exact && shared.building.on_demand(cells);
+            (shared.exact.then_some(shared.oldest), on_demand, slot)
         };
         let mut slot = slot.lock();
         if let Some(oldest) = exact {
@@ -237,6 +310,8 @@ impl MeshShare {
         // chunk, the grid's rows shared) if a search still holds it.
         let mut mesh = match slot.mesh.take() {
             Some(mesh) => Arc::unwrap_or_clone(mesh),
+            None if on_demand => NavMesh::on_demand(grid, f64::from(radius) / 64.0)
+                .unwrap_or_else(|_| NavMesh::unbuilt_with_radius(grid, f64::from(radius) / 64.0)),
             None => NavMesh::unbuilt_with_radius(grid, f64::from(radius) / 64.0),
         };
         // (Never back to an older grid: a mesh another search brought
@@ -251,6 +326,22 @@ impl MeshShare {
         let mesh = Arc::new(mesh);
         slot.mesh = Some(Arc::clone(&mesh));
         done.then_some((slot.version, mesh))
+    }
+
+    /// Bytes the kept meshes hold, each in its newest version (those
+    /// being brought up to date now are left out).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        let slots: Vec<_> = self
+            .0
+            .lock()
+            .meshes
+            .iter()
+            .map(|k| Arc::clone(&k.mesh))
+            .collect();
+        slots
+            .iter()
+            .filter_map(|slot| slot.try_lock()?.mesh.as_ref().map(|m| m.memory_bytes()))
+            .sum()
     }
 
     /// How many meshes are kept (for the tests).
@@ -472,5 +563,63 @@ mod tests {
         assert!(mesh.is_complete());
         let fresh = NavMesh::with_radius(&grid, 0.5).unwrap();
         assert!(mesh.polygons().eq(fresh.polygons()));
+    }
+}
+
+#[cfg(test)]
+mod demand_tests {
+    use super::*;
+
+    /// Meshes built on demand: a search's chunks go to the store's mesh
+    /// while it is the search's (same lineage, same grid version); after
+    /// an edit, or once the mesh was replaced, the search grows a copy of
+    /// its own and the store's mesh is left as it is.
+    #[test]
+    fn chunks_a_search_builds_go_to_the_store_while_its_mesh_is_the_stores() {
+        let share = MeshShare::default();
+        share.set_building(MeshBuilding::OnDemand);
+        assert!(share.on_demand(1));
+        let p = ProfileId::DEFAULT;
+        let mut grid = Grid::new(300, 300).unwrap();
+        let get = |version: u64, grid: &Grid| {
+            share
+                .mesh(1, p, 32, version, grid, &mut { u64::MAX })
+                .unwrap()
+        };
+        let (v, m0) = get(0, &grid);
+        assert_eq!(v, 0);
+        assert!(m0.is_on_demand());
+        assert_eq!(m0.chunk_count(), 0);
+        let (a, work) = share.grow(1, p, 32, 0, Arc::clone(&m0), &[0, 1]);
+        assert!(work > 0);
+        assert_eq!(a.chunk_count(), 2);
+        assert_eq!(get(0, &grid).1.chunk_count(), 2, "the store's mesh grew");
+        // A search on the first snapshot (none of those chunks) grows the
+        // store's mesh, which holds them all.
+        let (b, _) = share.grow(1, p, 32, 0, Arc::clone(&m0), &[5]);
+        assert_eq!(b.chunk_count(), 3);
+        assert_eq!(get(0, &grid).1.chunk_count(), 3);
+
+        // An edit in chunk 0: the store's mesh is brought up to it; a
+        // search still on version 0 grows its own copy.
+        grid.set_free(bevy_math::UVec2::new(3, 3), false).unwrap();
+        let (v, m1) = get(1, &grid);
+        assert_eq!((v, m1.chunk_count()), (1, 3));
+        let (c, _) = share.grow(1, p, 32, 0, Arc::clone(&b), &[7]);
+        assert_eq!(c.chunk_count(), 4);
+        assert_eq!(c.grid(), b.grid());
+        assert_eq!(get(1, &grid).1.chunk_count(), 3, "the store's mesh is left");
+
+        // Built whole now: the meshes kept go; a search on an old mesh
+        // built on demand grows its own.
+        share.set_building(MeshBuilding::Whole);
+        assert!(!share.on_demand(1 << 40));
+        let (_, whole) = get(1, &grid);
+        assert!(!whole.is_on_demand());
+        let (d, _) = share.grow(1, p, 32, 1, Arc::clone(&m1), &[9]);
+        assert!(d.is_on_demand());
+        assert_eq!(d.chunk_count(), 4);
+        let (_, again) = get(1, &grid);
+        assert!(Arc::ptr_eq(&again, &whole), "the store's mesh is left");
     }
 }

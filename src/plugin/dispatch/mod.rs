@@ -94,6 +94,7 @@ pub(crate) fn configure_searches(
 ) {
     let settings = settings.as_deref().copied().unwrap_or_default();
     searches.set_lockstep(settings.lockstep);
+    searches.set_mesh_building(settings.mesh_building);
     searches.set_paused(settings.paused);
 }
 

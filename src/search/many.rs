@@ -251,9 +251,10 @@ impl Planner {
 
     /// On a mesh built on demand, before a one-to-many query: lists in
     /// `polyanya.wanted` the chunks not built yet that setting it up reads
-    /// (those of the goal and every start; on a mesh for a radius, within
-    /// [`MAX_EXIT_DISTANCE`] of a start off the mesh); `true` if there are
-    /// any.
+    /// next (those of the goal and every start; on a mesh for a radius,
+    /// for a start off the mesh, those of the next ring around it that the
+    /// look for the mesh's nearest point reads, ring by ring up to
+    /// [`MAX_EXIT_DISTANCE`]); `true` if there are any.
     fn want_many_ends(&mut self, mesh: &NavMesh, starts: &[DVec2], goal: DVec2) -> bool {
         let wanted = &mut self.polyanya.wanted;
         let ends = || starts.iter().chain([&goal]).filter(|p| p.is_finite());

@@ -192,9 +192,9 @@ impl Planner {
         } else if mesh.is_on_demand() && options.fallback != super::FallbackPolicy::Fail {
             // The mesh's point closest to the goal (the chunks around the
             // goal it lies in built by `want_ends`: no point beyond them is
-            // closer): the fallback target if the start
-            // reaches it; the whole part of the mesh the start reaches is
-            // looked at only if it does not.
+            // closer): the fallback target if the start reaches it; the
+            // whole part of the mesh the start reaches is looked at only if
+            // it does not.
             match closest_within(mesh, goal, f64::from(MAX_EXIT_DISTANCE)) {
                 Some((_, q)) => {
                     tentative = true;
@@ -227,10 +227,11 @@ impl Planner {
 
     /// On a mesh built on demand, before a query from `start` to `goal`:
     /// lists in `polyanya.wanted` the chunks not built yet that setting it
-    /// up reads (those of both ends; within [`MAX_EXIT_DISTANCE`] of a
-    /// start off the mesh, or of a goal off it, whose closest point is
-    /// looked for there); `true` if there are any. Lazy Theta\* and A\*
-    /// over the polygons' corners want the whole mesh.
+    /// up reads next (those of both ends; for a start or a goal off the
+    /// mesh, those of the next ring around it that the look for the mesh's
+    /// nearest or closest point reads, ring by ring up to
+    /// [`MAX_EXIT_DISTANCE`]); `true` if there are any. Lazy Theta\* and
+    /// A\* over the polygons' corners want the whole mesh.
     fn want_ends(
         &mut self,
         mesh: &NavMesh,

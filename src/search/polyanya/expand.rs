@@ -175,14 +175,17 @@ impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
     /// (or drops them, when a wall or a dead end without the goal lies
     /// beyond after all).
     fn unpark(&mut self) {
-        let parked = core::mem::take(&mut self.scratch.parked);
-        let mut kept = Vec::new();
+        let mut parked = core::mem::take(&mut self.scratch.parked);
+        // Those still waiting are moved to the front, in order.
+        let mut kept = 0;
         let mut least = f64::INFINITY;
-        for mut node in parked.iter().copied() {
+        for k in 0..parked.len() {
+            let mut node = parked[k];
             let slot = self.mesh.polygon(node.poly).slots[usize::from(node.exit)];
             if slot.neigh == PORTAL {
                 least = least.min(node.f);
-                kept.push(node);
+                parked[kept] = node;
+                kept += 1;
                 continue;
             }
             if slot.neigh == NONE || (slot.dead_end && !self.is_goal_poly(slot.neigh)) {
@@ -199,10 +202,7 @@ impl<const MANY: bool, const FOCUSED: bool> Search<'_, MANY, FOCUSED> {
                 node: id,
             });
         }
-        // (The buffer goes back for the next search.)
-        let mut parked = parked;
-        parked.clear();
-        parked.extend_from_slice(&kept);
+        parked.truncate(kept);
         self.scratch.parked = parked;
         self.scratch.parked_min = least;
     }

@@ -83,6 +83,14 @@ fn many_corpus_replays() {
 }
 
 #[test]
+fn on_demand_corpus_replays() {
+    assert!(
+        replay("on_demand", checks::on_demand::check) > 0,
+        "no on_demand corpus"
+    );
+}
+
+#[test]
 fn avoidance_corpus_replays() {
     assert!(
         replay("avoidance", checks::avoidance::check) > 0,
@@ -105,6 +113,7 @@ fn empty_and_tiny_inputs_are_valid() {
         checks::plugin_ops::check(data);
         checks::radius_mesh::check(data);
         checks::many::check(data);
+        checks::on_demand::check(data);
         checks::avoidance::check(data);
         checks::atlas::check(data);
     }

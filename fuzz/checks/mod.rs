@@ -16,6 +16,7 @@ pub mod avoidance;
 pub mod input;
 pub mod los;
 pub mod many;
+pub mod on_demand;
 pub mod parse;
 pub mod plan;
 pub mod plugin_ops;

@@ -210,7 +210,8 @@ fn walk(
     false
 }
 
-/// The point closest to `goal` on the polygons connected to `from`'s.
+/// The point closest to `goal` on the polygons connected to `from`'s (of
+/// points as close, the one with the smaller `y`, then `x`).
 pub(crate) fn closest_reachable(
     mesh: &NavMesh,
     from: DVec2,
@@ -220,13 +221,21 @@ pub(crate) fn closest_reachable(
     let mut best = (from.distance_squared(goal), from);
     walk(mesh, from, marks, |id| {
         if let Some(q) = closest_in(mesh, id, goal)
-            && q.distance_squared(goal) < best.0
+            && closer(q.distance_squared(goal), q, best)
         {
             best = (q.distance_squared(goal), q);
         }
         false
     });
     best.1
+}
+
+/// Whether `q`, at squared distance `d2` from a goal, comes before `best`
+/// (a squared distance and its point) as the point closest to it: the
+/// nearer, and of two as near, the one with the smaller `y`, then `x` (so
+/// that ties go the same way whichever polygons are looked at first).
+fn closer(d2: f64, q: DVec2, best: (f64, DVec2)) -> bool {
+    (d2, q.y, q.x) < (best.0, best.1.y, best.1.x)
 }
 
 /// The polygons whose point-location blocks meet the cells within `r`
@@ -247,20 +256,21 @@ fn polygons_near(mesh: &NavMesh, p: DVec2, r: f64) -> Vec<u32> {
     ids
 }
 
-/// The mesh's point closest to `p` (in cells) and its distance, if one
-/// lies within `r` cells (on a mesh built on demand, its chunks within `r`
+/// The mesh's point closest to `p` (in cells; of points as close, the one
+/// with the smaller `y`, then `x`) and its distance, if one lies within `r`
+/// cells (on a mesh built on demand, its chunks within `r`
 /// cells of `p` built: then no point elsewhere is closer).
 pub(crate) fn closest_within(mesh: &NavMesh, p: DVec2, r: f64) -> Option<(f64, DVec2)> {
     let mut best: Option<(f64, DVec2)> = None;
     for id in polygons_near(mesh, p, r) {
         if let Some(q) = closest_in(mesh, id, p) {
-            let d = q.distance(p);
-            if d <= r && best.is_none_or(|(bd, _)| d < bd) {
-                best = Some((d, q));
+            let d2 = q.distance_squared(p);
+            if d2.sqrt() <= r && best.is_none_or(|b| closer(d2, q, b)) {
+                best = Some((d2, q));
             }
         }
     }
-    best
+    best.map(|(d2, q)| (d2.sqrt(), q))
 }
 
 /// The point of polygon `id` closest to `p` (in cells), checked to lie in

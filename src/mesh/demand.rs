@@ -3,7 +3,7 @@
 //! A mesh made with [`NavMesh::on_demand`] starts with no chunk. A search
 //! on it that needs a chunk not built yet (the one its start or goal lies
 //! in, or one a path may cross before it can prove its answer shortest)
-//! stops and names it; the caller builds it ([`NavMesh::build_chunks`])
+//! stops and names it; the caller builds it (`NavMesh::build_chunks`)
 //! and the search goes on where it stopped
 //! ([`Planner::plan_on_growing_mesh`](crate::search::Planner::plan_on_growing_mesh)
 //! does both). Each chunk is built exactly as a mesh built chunk by chunk
@@ -72,6 +72,7 @@ impl NavMesh {
     /// or grown, keeps it. Of two meshes built on demand of one lineage and
     /// one grid, the polygons of the chunks both have are the same, with
     /// the same ids.
+    #[cfg(feature = "plugin")]
     pub(crate) fn lineage(&self) -> u64 {
         self.lineage
     }
@@ -211,11 +212,49 @@ impl NavMesh {
         y * self.chunks_x + x
     }
 
+    /// Builds the chunks of a mesh built on demand that hold the cells of
+    /// the rectangle from `min` to `max` (inclusive, clamped to the grid)
+    /// and are not built yet, ahead of the searches (around a base, at
+    /// load time); returns how many it built. On a mesh built whole it
+    /// builds nothing.
+    ///
+    /// ```
+    /// use bevy_anyangle::mesh::NavMesh;
+    /// use bevy_anyangle::prelude::*;
+    ///
+    /// let grid = Grid::new(512, 512).unwrap();
+    /// let mut mesh = NavMesh::on_demand(&grid, 0.5).unwrap();
+    /// // 32 x 32-cell chunks for agents of a radius: 2 x 2 of them.
+    /// assert_eq!(mesh.build_area(UVec2::new(0, 0), UVec2::new(63, 40)), 4);
+    /// assert_eq!(mesh.chunk_count(), 4);
+    /// assert_eq!(mesh.build_area(UVec2::new(10, 10), UVec2::new(20, 20)), 0);
+    /// ```
+    pub fn build_area(&mut self, min: bevy_math::UVec2, max: bevy_math::UVec2) -> usize {
+        if !self.on_demand {
+            return 0;
+        }
+        let (a, b) = (
+            self.slot_of_cell(i64::from(min.x), i64::from(min.y)),
+            self.slot_of_cell(i64::from(max.x), i64::from(max.y)),
+        );
+        let mut slots = Vec::new();
+        for y in (a / self.chunks_x)..=(b / self.chunks_x) {
+            for x in (a % self.chunks_x)..=(b % self.chunks_x) {
+                let c = y * self.chunks_x + x;
+                if !self.is_built(c) {
+                    slots.push(c);
+                }
+            }
+        }
+        self.build_chunks(&slots);
+        slots.len()
+    }
+
     /// Builds the chunks of `slots` not built yet and links them to the
-    /// chunks around them; returns the work it took (in
-    /// [`NavMesh::sync_within`]'s units). Only for a mesh built on demand
-    /// (or a complete one, where it does nothing).
-    pub fn build_chunks(&mut self, slots: &[u32]) -> u64 {
+    /// chunks around them; returns the work it took (in the units of
+    /// `NavMesh::sync_within`). Only for a mesh built on demand (or a
+    /// complete one, where it does nothing).
+    pub(crate) fn build_chunks(&mut self, slots: &[u32]) -> u64 {
         let mut work = 0;
         let mut built: Vec<u32> = Vec::with_capacity(slots.len());
         for &c in slots {

@@ -187,7 +187,11 @@ pub struct NavMesh {
     /// [`NavMesh::on_demand`]) rather than all of them.
     on_demand: bool,
     /// Which mesh this is a version of: a number of its own when made,
-    /// kept by its clones and syncs (see [`NavMesh::lineage`]).
+    /// kept by its clones and syncs (see `NavMesh::lineage`).
+    #[cfg_attr(
+        not(feature = "plugin"),
+        expect(dead_code, reason = "read by the plugin's mesh store")
+    )]
     lineage: u64,
 }
 

@@ -116,6 +116,7 @@ impl Planner {
     }
 
     /// The chunks the last step paused for (see [`Planner::wants_chunks`]).
+    #[cfg(feature = "plugin")]
     pub(crate) fn wanted_chunks(&self) -> &[u32] {
         &self.polyanya.wanted
     }

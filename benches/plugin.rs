@@ -290,8 +290,13 @@ fn run_paced(app: &mut App, max_frames: usize, mut done: impl FnMut(&mut App) ->
 /// Whether every agent has a path (with a radius: its answer, a path or
 /// a failure).
 fn all_have_paths(app: &mut App) -> bool {
+    all_answered(app, radius() > 0.0)
+}
+
+/// Whether every agent has a path (`wide`, agents of a radius: its answer,
+/// a path or a failure).
+fn all_answered(app: &mut App, wide: bool) -> bool {
     let world = app.world_mut();
-    let wide = radius() > 0.0;
     world
         .query::<&PathStatus>()
         .iter(world)
@@ -429,11 +434,7 @@ fn big_world_run(
     }
     let wall = Instant::now();
     let frames = run_paced(&mut app, 100_000, |app| {
-        let world = app.world_mut();
-        world
-            .query::<&PathStatus>()
-            .iter(world)
-            .all(|s| s.has_path() || (agent_radius > 0.0 && !s.is_busy()))
+        all_answered(app, agent_radius > 0.0)
     });
     let wall = wall.elapsed();
     // The mesh figure is measured every 64 frames: run to the next one.

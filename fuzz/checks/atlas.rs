@@ -807,11 +807,7 @@ impl World {
             _ => [f64::NAN, f64::INFINITY, -0.0, f64::NEG_INFINITY][input.below(4) as usize],
         };
         let profiles = PROFILES[input.below(PROFILES.len() as u32) as usize];
-        let fallback = if input.bit() {
-            FallbackPolicy::Fail
-        } else {
-            FallbackPolicy::ClosestReachable
-        };
+        let fallback = input.fallback();
         RouteQuery::new(from, to)
             .with_radius(radius)
             .with_profiles(profiles)

@@ -4,7 +4,7 @@
 //! and a shorter one is a simpler one.
 
 use bevy_anyangle::grid::Grid;
-use bevy_anyangle::prelude::DVec2;
+use bevy_anyangle::prelude::{Algorithm, DVec2, FallbackPolicy};
 
 /// A cursor over the bytes of one input.
 pub struct Input<'a> {
@@ -63,6 +63,24 @@ impl<'a> Input<'a> {
         self.bits >>= 1;
         self.bits_left -= 1;
         b
+    }
+
+    /// A planner: Polyanya three times in four, else any of them.
+    pub fn algorithm(&mut self) -> Algorithm {
+        if self.below(4) == 0 {
+            Algorithm::ALL[self.below(Algorithm::ALL.len() as u32) as usize]
+        } else {
+            Algorithm::Polyanya
+        }
+    }
+
+    /// A fallback policy, either one.
+    pub fn fallback(&mut self) -> FallbackPolicy {
+        if self.bit() {
+            FallbackPolicy::Fail
+        } else {
+            FallbackPolicy::ClosestReachable
+        }
     }
 
     /// A grid of 1 to 16 cells each way. A mode byte picks how dense the

@@ -80,16 +80,8 @@ pub fn check(data: &[u8]) {
             starts.push(start);
         }
         let options = PlanOptions {
-            algorithm: if input.below(4) == 0 {
-                Algorithm::ALL[input.below(Algorithm::ALL.len() as u32) as usize]
-            } else {
-                Algorithm::Polyanya
-            },
-            fallback: if input.bit() {
-                FallbackPolicy::Fail
-            } else {
-                FallbackPolicy::ClosestReachable
-            },
+            algorithm: input.algorithm(),
+            fallback: input.fallback(),
             node_budget: BUDGETS[input.below(8) as usize],
             heuristic_weight: [1.0, 1.5, f64::NAN, 0.5][input.below(4) as usize],
         };

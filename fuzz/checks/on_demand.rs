@@ -108,16 +108,8 @@ pub fn check(data: &[u8]) {
             })
             .collect();
         let options = PlanOptions {
-            algorithm: if input.below(4) == 0 {
-                Algorithm::ALL[input.below(Algorithm::ALL.len() as u32) as usize]
-            } else {
-                Algorithm::Polyanya
-            },
-            fallback: if input.bit() {
-                FallbackPolicy::Fail
-            } else {
-                FallbackPolicy::ClosestReachable
-            },
+            algorithm: input.algorithm(),
+            fallback: input.fallback(),
             node_budget: None,
             heuristic_weight: 1.0,
         };

@@ -12,40 +12,23 @@ use bevy_anyangle::mesh::NavMesh;
 use bevy_anyangle::search::{Path, PathKind, PlanError, PlanOptions, Planner};
 use bevy_math::{DVec2, UVec2};
 use common::close;
+use common::generate::Rng;
 
-/// Xorshift64 from a non-zero seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next() % u64::from(n)) as u32
-    }
-
-    /// A point of the grid: mostly a free cell's centre, now and then any
-    /// point (in walls too), a corner, or a point a little off the grid.
-    fn point(&mut self, grid: &Grid) -> DVec2 {
-        let (w, h) = (grid.width(), grid.height());
-        match self.below(10) {
-            0 => DVec2::new(
-                f64::from(self.below(w * 4)) / 4.0,
-                f64::from(self.below(h * 4)) / 4.0,
-            ),
-            1 => DVec2::new(f64::from(self.below(w + 1)), f64::from(self.below(h + 1))),
-            2 => DVec2::new(-0.5, f64::from(self.below(h))),
-            _ => loop {
-                let (x, y) = (self.below(w), self.below(h));
-                if grid.is_free_xy(i64::from(x), i64::from(y)) {
-                    break DVec2::new(f64::from(x) + 0.5, f64::from(y) + 0.5);
-                }
-            },
-        }
+/// A point of `grid`: mostly a free cell's centre, now and then any point
+/// (in walls too), a corner, or a point a little off the grid.
+fn point(rng: &mut Rng, grid: &Grid) -> DVec2 {
+    let (w, h) = (u64::from(grid.width()), u64::from(grid.height()));
+    let at = |v: u64| v as f64;
+    match rng.below(10) {
+        0 => DVec2::new(at(rng.below(w * 4)) / 4.0, at(rng.below(h * 4)) / 4.0),
+        1 => DVec2::new(at(rng.below(w + 1)), at(rng.below(h + 1))),
+        2 => DVec2::new(-0.5, at(rng.below(h))),
+        _ => loop {
+            let (x, y) = (rng.below(w), rng.below(h));
+            if grid.is_free_xy(x as i64, y as i64) {
+                break DVec2::new(at(x) + 0.5, at(y) + 0.5);
+            }
+        },
     }
 }
 
@@ -110,10 +93,10 @@ fn queries(grid: &Grid, radius: f64, n: usize, seed: u64) {
     assert!(lazy.is_on_demand());
     assert_eq!(lazy.chunk_count(), 0);
     let options = PlanOptions::default();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (mut a, mut b) = (Planner::new(), Planner::new());
     for q in 0..n {
-        let (s, t) = (rng.point(grid), rng.point(grid));
+        let (s, t) = (point(&mut rng, grid), point(&mut rng, grid));
         let expected = b.plan_on_mesh(&whole, s, t, &options);
         let got = a.plan_on_growing_mesh(&mut lazy, s, t, &options);
         same(
@@ -160,7 +143,7 @@ fn radius_queries_answer_as_on_the_whole_mesh() {
 
 #[test]
 fn many_to_one_answer_as_on_the_whole_mesh() {
-    let mut rng = Rng(21);
+    let mut rng = Rng::new(21);
     for (name, radius) in [("den520d", 0.0), ("AR0011SR", 0.5), ("maze512-1-0", 0.0)] {
         let grid = load(name);
         let whole = if radius > 0.0 {
@@ -170,8 +153,8 @@ fn many_to_one_answer_as_on_the_whole_mesh() {
         };
         let options = PlanOptions::default();
         for round in 0..4 {
-            let goal = rng.point(&grid);
-            let starts: Vec<DVec2> = (0..60).map(|_| rng.point(&grid)).collect();
+            let goal = point(&mut rng, &grid);
+            let starts: Vec<DVec2> = (0..60).map(|_| point(&mut rng, &grid)).collect();
             let (mut expected, mut got) = (Vec::new(), Vec::new());
             Planner::new().plan_many_on_mesh(&whole, &starts, goal, &options, &mut expected);
             let mut lazy = NavMesh::on_demand(&grid, radius).unwrap();
@@ -208,7 +191,7 @@ fn a_mesh_that_cannot_grow_refuses_with_an_error() {
 
 #[test]
 fn edits_keep_the_built_chunks_in_step() {
-    let mut rng = Rng(31);
+    let mut rng = Rng::new(31);
     for radius in [0.0, 0.5] {
         let mut grid = load("den520d");
         let mut lazy = NavMesh::on_demand(&grid, radius).unwrap();
@@ -216,7 +199,10 @@ fn edits_keep_the_built_chunks_in_step() {
         let options = PlanOptions::default();
         for round in 0..30 {
             for _ in 0..40 {
-                let (x, y) = (rng.below(grid.width()), rng.below(grid.height()));
+                let (x, y) = (
+                    rng.below(u64::from(grid.width())) as u32,
+                    rng.below(u64::from(grid.height())) as u32,
+                );
                 let free = rng.below(3) == 0;
                 grid.set_free(UVec2::new(x, y), free).unwrap();
             }
@@ -227,7 +213,7 @@ fn edits_keep_the_built_chunks_in_step() {
                 NavMesh::build(&grid)
             };
             for q in 0..10 {
-                let (s, t) = (rng.point(&grid), rng.point(&grid));
+                let (s, t) = (point(&mut rng, &grid), point(&mut rng, &grid));
                 let expected = Planner::new().plan_on_mesh(&whole, s, t, &options);
                 let got = planner.plan_on_growing_mesh(&mut lazy, s, t, &options);
                 same(
@@ -260,16 +246,13 @@ fn local_searches_build_only_the_chunks_around_them() {
             NavMesh::build(&grid)
         };
         let mut lazy = NavMesh::on_demand(&grid, radius).unwrap();
-        let mut rng = Rng(41);
+        let mut rng = Rng::new(41);
         let mut planner = Planner::new();
         let options = PlanOptions::default();
         let mut done = 0;
         while done < 200 {
-            let s = rng.point(&tile);
-            let t = s + DVec2::new(
-                f64::from(rng.below(100)) - 50.0,
-                f64::from(rng.below(100)) - 50.0,
-            );
+            let s = point(&mut rng, &tile);
+            let t = s + DVec2::new(rng.below(100) as f64 - 50.0, rng.below(100) as f64 - 50.0);
             if !grid.is_point_traversable(t) || t.x >= f64::from(w) || t.y >= f64::from(h) {
                 continue;
             }

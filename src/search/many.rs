@@ -103,13 +103,13 @@ impl Planner {
         if mesh.radius() > 0.0 {
             let within = f64::from(MAX_EXIT_DISTANCE);
             let found = &mut self.polygon_marks.found;
-            let from = nearest_on_mesh(mesh, start, within, found).ok_or(
+            let from = nearest_on_mesh(mesh, start, within, found).ok_or_else(|| {
                 if mesh.polygon_count() == 0 {
                     PlanError::NoFreeCell
                 } else {
                     PlanError::NoRoom
-                },
-            )?;
+                }
+            })?;
             Ok((from, (from != start).then_some(start)))
         } else {
             resolve_start(mesh.grid(), start).map(|(ep, moved)| (ep.p, moved))

@@ -178,12 +178,13 @@ impl Planner {
         let (start, goal) = (start + DVec2::ZERO, goal + DVec2::ZERO);
         let within = f64::from(MAX_EXIT_DISTANCE);
         let found = &mut self.polygon_marks.found;
-        let from =
-            nearest_on_mesh(mesh, start, within, found).ok_or(if mesh.polygon_count() == 0 {
+        let from = nearest_on_mesh(mesh, start, within, found).ok_or_else(|| {
+            if mesh.polygon_count() == 0 {
                 PlanError::NoFreeCell
             } else {
                 PlanError::NoRoom
-            })?;
+            }
+        })?;
         let start_moved_from = (from != start).then_some(start);
         let goal_on_mesh = on_mesh(mesh, goal, &mut self.polygon_marks.found);
         let mut tentative = false;

@@ -46,6 +46,7 @@
 //! assert!((path.length - 5.0).abs() < 1e-9);
 //! ```
 
+mod blocked;
 mod build;
 mod chunk;
 mod demand;

@@ -53,6 +53,7 @@ use std::sync::Arc;
 use crate::clearance::{ClearanceError, MAX_RADIUS};
 use crate::fast_hash::FastMap;
 
+use super::blocked::BlockedBits;
 use super::build::{Built, ChunkRect, Side, polygons_of};
 use crate::grid::Grid;
 
@@ -305,132 +306,61 @@ fn within(a: [i64; 2], b: [i64; 2], p: [i64; 2]) -> bool {
 }
 
 /// The boundary pieces of the grown obstacles that may reach the cells
-/// `area` (the chunk grown by the disc's reach), uncut.
-fn raw_pieces(disc: &Disc, area: ChunkRect, blocked: &impl Fn(i64, i64) -> bool) -> Vec<Piece> {
+/// `area` (the chunk grown by the disc's reach), uncut. `cells` holds the
+/// cells of `area` and one more around it.
+fn raw_pieces(disc: &Disc, area: ChunkRect, cells: &BlockedBits) -> Vec<Piece> {
     let s = SCALE;
     let mut pieces = Vec::new();
     // Runs of cell edges: horizontal lines y = j between rows j - 1 and j,
-    // scanned along x, then vertical lines x = i between columns i - 1 and
-    // i, scanned along y.
-    runs(
-        disc,
-        (area.y0, area.y1),
-        (area.x0, area.x1),
-        |line, along| [along, line],
-        blocked,
-        &mut pieces,
-    );
-    runs(
-        disc,
-        (area.x0, area.x1),
-        (area.y0, area.y1),
-        |line, along| [line, along],
-        blocked,
-        &mut pieces,
-    );
+    // then vertical lines x = i between columns i - 1 and i, offset by `h`
+    // towards the free side.
+    let offset = |line: i64, sign: i64| line * s + sign * disc.h[0];
+    cells.horizontal_runs((area.x0, area.x1), (area.y0, area.y1), |y, a, b, sign| {
+        let at = offset(y, sign);
+        pieces.push(Piece {
+            a: [a * s, at],
+            b: [b * s, at],
+            normal: [0, sign],
+        });
+    });
+    cells.vertical_runs((area.x0, area.x1), (area.y0, area.y1), |x, a, b, sign| {
+        let at = offset(x, sign);
+        pieces.push(Piece {
+            a: [at, a * s],
+            b: [at, b * s],
+            normal: [sign, 0],
+        });
+    });
     // Convex corners: P's edges around them, from the one along the first
-    // axis to the one along the second.
-    for y in area.y0..=area.y1 {
-        for x in area.x0..=area.x1 {
-            let around = [
-                blocked(x - 1, y - 1),
-                blocked(x, y - 1),
-                blocked(x - 1, y),
-                blocked(x, y),
-            ];
-            if around.iter().filter(|&&b| b).count() != 1 {
-                continue;
-            }
-            // The free quadrant faces away from the blocked cell: its
-            // normals are `q m / 4 ..= (q + 1) m / 4`.
-            let q = if around[0] {
-                0 // blocked at (-, -): normals +x .. +y
-            } else if around[1] {
-                1 // blocked at (+, -): normals +y .. -x
-            } else if around[3] {
-                2 // blocked at (+, +): normals -x .. -y
-            } else {
-                3 // blocked at (-, +): normals -y .. +x
-            };
-            let m = disc.normals.len();
-            let (first, last) = (q * m / 4, (q + 1) * m / 4);
-            let v = [x * s, y * s];
-            let axis = |k: usize| {
-                let n = disc.normals[k % m];
-                [v[0] + n[0] * disc.h[k % m], v[1] + n[1] * disc.h[k % m]]
-            };
-            let mut from = axis(first);
-            for k in first..last {
-                let c = disc.corners[k % m];
-                let to = [v[0] + c[0], v[1] + c[1]];
-                pieces.push(Piece {
-                    a: from,
-                    b: to,
-                    normal: disc.normals[k % m],
-                });
-                from = to;
-            }
+    // axis to the one along the second. The free quadrant faces away from
+    // the blocked cell: its normals are `q m / 4 ..= (q + 1) m / 4`.
+    let m = disc.normals.len();
+    cells.convex_corners((area.x0, area.x1), (area.y0, area.y1), |x, y, q| {
+        let (first, last) = (q * m / 4, (q + 1) * m / 4);
+        let v = [x * s, y * s];
+        let axis = |k: usize| {
+            let n = disc.normals[k % m];
+            [v[0] + n[0] * disc.h[k % m], v[1] + n[1] * disc.h[k % m]]
+        };
+        let mut from = axis(first);
+        for k in first..last {
+            let c = disc.corners[k % m];
+            let to = [v[0] + c[0], v[1] + c[1]];
             pieces.push(Piece {
                 a: from,
-                b: axis(last),
-                normal: disc.normals[last % m],
+                b: to,
+                normal: disc.normals[k % m],
             });
+            from = to;
         }
-    }
+        pieces.push(Piece {
+            a: from,
+            b: axis(last),
+            normal: disc.normals[last % m],
+        });
+    });
     pieces.retain(|p| p.a != p.b);
     pieces
-}
-
-/// The straight pieces of the grown obstacles along the cell edges on the
-/// lines `lines.0..=lines.1`, scanned along `alongs.0..=alongs.1`:
-/// `at(line, along)` is the cell (or vertex) at `along` on `line`, so the
-/// edge of cell `along` lies between `at(line - 1, along)` and
-/// `at(line, along)`; each piece's normal points from the blocked cell to
-/// the free one, across the line.
-fn runs(
-    disc: &Disc,
-    lines: (i64, i64),
-    alongs: (i64, i64),
-    at: impl Fn(i64, i64) -> [i64; 2],
-    blocked: &impl Fn(i64, i64) -> bool,
-    pieces: &mut Vec<Piece>,
-) {
-    let s = SCALE;
-    let across = at(1, 0);
-    let is_blocked = |line: i64, along: i64| {
-        let [x, y] = at(line, along);
-        blocked(x, y)
-    };
-    for line in lines.0..=lines.1 {
-        // (start, sign of the normal) of the run in progress.
-        let mut run: Option<(i64, i64)> = None;
-        for along in alongs.0..=alongs.1 {
-            let here = if along < alongs.1 {
-                match (is_blocked(line - 1, along), is_blocked(line, along)) {
-                    (true, false) => Some(1i64),
-                    (false, true) => Some(-1),
-                    _ => None,
-                }
-            } else {
-                None
-            };
-            if let Some((start, sign)) = run {
-                if here == Some(sign) {
-                    continue;
-                }
-                let offset = line * s + sign * disc.h[0];
-                pieces.push(Piece {
-                    a: at(offset, start * s),
-                    b: at(offset, along * s),
-                    normal: [across[0] * sign, across[1] * sign],
-                });
-                run = None;
-            }
-            if let Some(sign) = here {
-                run = Some((along, sign));
-            }
-        }
-    }
 }
 
 /// Cuts `pieces` wherever they cross or touch each other or one of the
@@ -573,20 +503,15 @@ pub(crate) fn build_chunk(grid: &Grid, rect: ChunkRect, disc: &Disc) -> Built {
     let (ax0, ay0) = (area.x0 - 1 - disc.reach, area.y0 - 1 - disc.reach);
     let aw = area.x1 - area.x0 + 2 * (disc.reach + 1) + 1;
     let ah = area.y1 - area.y0 + 2 * (disc.reach + 1) + 1;
-    let mut cells = vec![true; (aw * ah) as usize];
-    for y in 0..ah {
-        for x in 0..aw {
-            cells[(y * aw + x) as usize] = !grid.is_free_xy(ax0 + x, ay0 + y);
-        }
-    }
+    let cells = BlockedBits::new(grid, ax0, ay0, aw, ah);
     let blocked = |x: i64, y: i64| {
-        let (i, j) = (x - ax0, y - ay0);
-        if i < 0 || j < 0 || i >= aw || j >= ah {
-            return !grid.is_free_xy(x, y);
+        if cells.holds(x, y) {
+            cells.blocked(x, y)
+        } else {
+            !grid.is_free_xy(x, y)
         }
-        cells[(j * aw + i) as usize]
     };
-    let raw = raw_pieces(disc, area, &blocked);
+    let raw = raw_pieces(disc, area, &cells);
     let borders = [
         ([1, 0], rect.x0 * s),
         ([1, 0], rect.x1 * s),

@@ -3021,6 +3021,59 @@ fn a_wide_agent_with_no_room_moved_to_where_it_fits_is_planned_again() {
     );
 }
 
+/// The same on the mesh for the agent's radius, which only the searches
+/// hold: a wide agent with no room moved anywhere is searched for again;
+/// moved along the corridor out of sight of any place that fits it, it
+/// still has no room (one search, no more); moved into the corridor's arm
+/// that sees the room, where it does not fit either, it walks into the
+/// room.
+#[test]
+fn a_wide_agent_with_no_room_on_its_mesh_moved_to_where_it_sees_room_is_planned_again() {
+    let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
+    let mut app = app_with(nav);
+    // World y is up: grid row y spans world [10 - y, 11 - y].
+    let world = |x: f32, y: f32| Vec2::new(x, 11.0 - y);
+    let (stuck, still_stuck, sees_room, goal) = (
+        world(13.5, 9.5),
+        world(13.5, 8.5),
+        world(10.5, 4.5),
+        world(4.0, 2.5),
+    );
+    let wide = app
+        .world_mut()
+        .spawn((NavPosition(stuck), PathRequest::to(goal).with_radius(0.5)))
+        .id();
+    settle(&mut app);
+    assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
+    let searches = |app: &App| {
+        app.world()
+            .resource::<PathfindingDiagnostics>()
+            .searches_started
+    };
+    assert_eq!(searches(&app), 1);
+    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = still_stuck;
+    settle(&mut app);
+    assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
+    assert_eq!(searches(&app), 2, "one search from where it was moved");
+    // It does not fit there either (walls half a cell above and below):
+    // only its search sees the room.
+    let grid = app.world().resource::<NavGrid>().grid().clone();
+    assert!(!grid.is_free(UVec2::new(10, 3)) && !grid.is_free(UVec2::new(10, 5)));
+    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = sees_room;
+    settle(&mut app);
+    assert_eq!(status(&app, wide), PathStatus::Ready);
+    assert_eq!(searches(&app), 3);
+    let path = nav_path(&app, wide);
+    assert_eq!(path.end(), Some(goal));
+    let log = app.world().resource::<EventLog>();
+    assert_eq!(
+        log.ready.last().map(|r| r.reason),
+        Some(PlanReason::Moved),
+        "{:?}",
+        log.ready
+    );
+}
+
 /// A corridor three cells wide: only its middle row is wide enough for an
 /// agent of radius 0.5.
 const WIDE_CORRIDOR: &str = "@@@@@@@@@@@@@@@@@@@@@@

@@ -216,7 +216,8 @@ pub enum PlanReason {
     LinkChanged,
     /// The agent had no room where its last search started
     /// ([`PathFailure::NoRoom`]) and was moved to where it fits, or sees a
-    /// place that does.
+    /// place that does (an agent planned on the mesh for its radius: moved
+    /// at all, and its search from there tells).
     Moved,
 }
 

@@ -276,7 +276,7 @@ fn judge<'a>(
         // moved by the game) to where a place that fits it is in sight is
         // planned again from where it stands.
         Err(PlanError::NoRoom)
-            if here.is_some_and(|p| view.start_point(done.key.1, p).is_some()) =>
+            if here.is_some_and(|p| view.may_find_room(done.key.1, p, Some(done.start))) =>
         {
             again(reason)
         }

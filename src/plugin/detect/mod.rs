@@ -329,7 +329,9 @@ type ProgressData = (
 /// (for an agent with [`LocalAvoidance`]
 /// that arrived, from where it came to rest),
 /// and those with no room where their search started
-/// ([`PathFailure::NoRoom`]) that now fit or see a place that does.
+/// ([`PathFailure::NoRoom`]) that now fit or see a place that does (an
+/// agent on a mesh for its radius: that moved at all, for a search to
+/// tell).
 /// A [`PathFollower`] that had arrived and was moved (less than that) off
 /// its path's end (an agent with `LocalAvoidance` and a radius that reached
 /// the end itself: more than its radius) walks back to it: its
@@ -354,7 +356,7 @@ pub(crate) fn track_progress(
             if !state.plan_pending()
                 && let (Some(nav), Some(p)) = (nav.as_deref(), position(pos, plane))
                 && let Some(view) = nav.view(state.key())
-                && view.start_point(state.key().1, nav.to_grid(p)).is_some()
+                && view.may_find_room(state.key().1, nav.to_grid(p), None)
             {
                 book.request(entity, &mut state, &mut status, PlanReason::Moved);
             }

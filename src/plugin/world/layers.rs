@@ -189,6 +189,19 @@ impl<'a> View<'a> {
             }
         }
     }
+
+    /// Whether an agent of `fit` whose search found no room for it, started
+    /// at `from` (grid; `None`: somewhere else than `p`), may find some from
+    /// `p`, where it stands now: on an eroded grid, where it fits at `p` or
+    /// sees a place that does ([`View::start_point`]); as a disc, whose mesh
+    /// only the searches hold, wherever it stands elsewhere than `from`
+    /// (a search from there tells).
+    pub(crate) fn may_find_room(&self, fit: Fit, p: DVec2, from: Option<DVec2>) -> bool {
+        match fit {
+            Fit::Eroded(_) => self.start_point(fit, p).is_some(),
+            Fit::Disc(_) => from.is_none_or(|from| from != p),
+        }
+    }
 }
 
 /// Moves a grid's logged edits into `out`, tagged with `version` (the

@@ -14,7 +14,7 @@
 //! - every path the plugin applies names the current grid version, every
 //!   segment is visible on the profile's grid, an eroded grid it was
 //!   planned on equals a fresh erosion of the current grid, and every point
-//!   of it (sampled every 1/64 cell) keeps the agent's radius from every
+//!   of it keeps the agent's radius from every
 //!   blocked cell and from the grid's edge;
 //! - every point agent stands on a traversable point of its profile's grid,
 //!   and every disc keeps its radius from every wall of it, except an agent
@@ -190,7 +190,7 @@ fn check_applied_paths(
     fresh.retain(|&(v, _, _), _| v == nav.version());
 }
 
-/// Every point of `path` (sampled every 1/64 cell) keeps `radius` from
+/// Every point of `path` keeps `radius` from
 /// every blocked cell of `own` and from its edge. A path of one waypoint
 /// walks nowhere: it is where the agent stands (a path cut short before a
 /// segment an edit blocked), which the check of where agents stand covers.

@@ -1145,42 +1145,134 @@ pub fn wall_distance(grid: &Grid, p: DVec2, within: i64) -> f64 {
     best
 }
 
-/// Samples per cell of path length of [`path_clearance`].
-pub const SAMPLES_PER_CELL: f64 = 64.0;
+/// The least distance from a point of segment `a b` to the closed square
+/// of cell `(x, y)`, and a point of the segment at that distance.
+fn segment_cell_distance(a: DVec2, b: DVec2, x: i64, y: i64) -> (f64, DVec2) {
+    let (lo, hi) = (
+        DVec2::new(x as f64, y as f64),
+        DVec2::new(x as f64 + 1.0, y as f64 + 1.0),
+    );
+    // Clipped to the square (Liang-Barsky): a point inside is at distance 0.
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0_f64, 1.0_f64);
+    let mut meets = true;
+    for (p, q) in [
+        (-d.x, a.x - lo.x),
+        (d.x, hi.x - a.x),
+        (-d.y, a.y - lo.y),
+        (d.y, hi.y - a.y),
+    ] {
+        if p == 0.0 {
+            if q < 0.0 {
+                meets = false;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+    }
+    if meets && t0 <= t1 {
+        return (0.0, a + d * t0);
+    }
+    // Apart, two convex shapes are nearest at a corner of one of them.
+    let mut best = (cell_distance(a, x, y), a);
+    let at_b = cell_distance(b, x, y);
+    if at_b < best.0 {
+        best = (at_b, b);
+    }
+    let len2 = d.length_squared();
+    for corner in [lo, DVec2::new(hi.x, lo.y), hi, DVec2::new(lo.x, hi.y)] {
+        let t = if len2 == 0.0 {
+            0.0
+        } else {
+            ((corner - a).dot(d) / len2).clamp(0.0, 1.0)
+        };
+        let on = a + d * t;
+        let dist = on.distance(corner);
+        if dist < best.0 {
+            best = (dist, on);
+        }
+    }
+    best
+}
 
 /// The least distance from a point of the path through `waypoints` to a
-/// blocked cell of `grid` or to its edge, and the first point at that
-/// distance: every segment is sampled every 1/64 cell, its ends included
-/// (a path of one waypoint is that point; an empty one is infinitely far
-/// from every wall). Walls more than `within` cells from a sample are not
-/// seen (see [`wall_distance`]).
+/// blocked cell of `grid` or to its edge, and a point at that distance,
+/// exactly (a path of one waypoint is that point; an empty one is
+/// infinitely far from every wall). Blocked cells more than `within` cells
+/// (along either axis) from every point of the path are not looked at.
 #[must_use]
 pub fn path_clearance(grid: &Grid, waypoints: &[DVec2], within: i64) -> (f64, DVec2) {
     let mut worst = (
         f64::INFINITY,
         waypoints.first().copied().unwrap_or(DVec2::NAN),
     );
-    let mut look = |p: DVec2| {
-        let c = wall_distance(grid, p, within);
-        if c < worst.0 {
-            worst = (c, p);
-        }
-    };
     if let [p] = waypoints {
-        look(*p);
+        return (wall_distance(grid, *p, within), *p);
     }
+    let (w, h) = (f64::from(grid.width()), f64::from(grid.height()));
     for pair in waypoints.windows(2) {
         let (a, b) = (pair[0], pair[1]);
-        let steps = ((a.distance(b) * SAMPLES_PER_CELL).ceil() as usize).max(1);
-        for i in 0..=steps {
-            look(a.lerp(b, i as f64 / steps as f64));
+        // The grid's edge: nearest at an end of the segment.
+        for p in [a, b] {
+            let edge = p.x.min(w - p.x).min(p.y).min(h - p.y);
+            if edge < worst.0 {
+                worst = (edge, p);
+            }
+        }
+        // Row by row, the cells within `within` of the segment's part that
+        // crosses the row's band.
+        let reach = within as f64;
+        let (y0, y1) = (
+            (a.y.min(b.y) - reach).floor() as i64 - 1,
+            (a.y.max(b.y) + reach).floor() as i64 + 1,
+        );
+        for y in y0..=y1 {
+            let (band_lo, band_hi) = (y as f64 - reach - 1.0, y as f64 + 1.0 + reach + 1.0);
+            let (mut lo_x, mut hi_x) = (f64::INFINITY, f64::NEG_INFINITY);
+            let mut take = |p: DVec2| {
+                lo_x = lo_x.min(p.x);
+                hi_x = hi_x.max(p.x);
+            };
+            if a.y == b.y {
+                if a.y >= band_lo && a.y <= band_hi {
+                    take(a);
+                    take(b);
+                }
+            } else {
+                let (t0, t1) = ((band_lo - a.y) / (b.y - a.y), (band_hi - a.y) / (b.y - a.y));
+                let (t0, t1) = (t0.min(t1).max(0.0), t0.max(t1).min(1.0));
+                if t0 <= t1 {
+                    take(a.lerp(b, t0));
+                    take(a.lerp(b, t1));
+                }
+            }
+            if lo_x > hi_x {
+                continue;
+            }
+            let (x0, x1) = (
+                (lo_x - reach).floor() as i64 - 1,
+                (hi_x + reach).floor() as i64 + 1,
+            );
+            for x in x0..=x1 {
+                if grid.contains_xy(x, y) && !grid.is_free_xy(x, y) {
+                    let found = segment_cell_distance(a, b, x, y);
+                    if found.0 < worst.0 {
+                        worst = found;
+                    }
+                }
+            }
         }
     }
     worst
 }
 
-/// Whether every point of the path through `waypoints` (sampled as
-/// [`path_clearance`] samples it) keeps `radius` (less 1e-9) from every
+/// Whether every point of the path through `waypoints` (see
+/// [`path_clearance`]) keeps `radius` (less 1e-9) from every
 /// blocked cell of `grid` and from its edge; if not, the closest point and
 /// its distance.
 pub fn keeps_radius(grid: &Grid, waypoints: &[DVec2], radius: f64) -> Result<(), String> {

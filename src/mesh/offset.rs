@@ -415,6 +415,18 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
             for (x, &i) in list.iter().enumerate() {
                 for &j in &list[x + 1..] {
                     let (p, q) = (pieces[i as usize], pieces[j as usize]);
+                    // Two pieces whose boxes meet share the bin of the
+                    // boxes' common part's low corner: tested there only.
+                    let (lp, lq, hp, hq) = (lo(&p), lo(&q), hi(&p), hi(&q));
+                    let corner = [lp[0].max(lq[0]), lp[1].max(lq[1])];
+                    if corner[0] > hp[0].min(hq[0])
+                        || corner[1] > hp[1].min(hq[1])
+                        || ((corner[1] - min[1]) / bin) as usize * bw
+                            + ((corner[0] - min[0]) / bin) as usize
+                            != b
+                    {
+                        continue;
+                    }
                     if let Some(m) = meet(p, q) {
                         for point in m.into_iter().flatten() {
                             marks.push((i, point));

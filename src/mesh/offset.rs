@@ -377,11 +377,16 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
             max[k] = max[k].max(h[k]);
         }
     }
-    // Every piece's ends and the points where it is cut, as (piece, point).
-    let mut marks: Vec<(u32, [i64; 2])> = Vec::with_capacity(pieces.len() * 3);
+    // Every piece's ends and the points where it is cut, as (piece, place
+    // along it, point).
+    let mut marks: Vec<(u32, i64, [i64; 2])> = Vec::with_capacity(pieces.len() * 3);
+    let mark = |marks: &mut Vec<(u32, i64, [i64; 2])>, i: u32, x: [i64; 2]| {
+        let p = &pieces[i as usize];
+        marks.push((i, dot(sub(x, p.a), sub(p.b, p.a)), x));
+    };
     for (i, p) in pieces.iter().enumerate() {
-        marks.push((i as u32, p.a));
-        marks.push((i as u32, p.b));
+        mark(&mut marks, i as u32, p.a);
+        mark(&mut marks, i as u32, p.b);
     }
     if !pieces.is_empty() {
         let bw = ((max[0] - min[0]) / bin + 1) as usize;
@@ -429,8 +434,8 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
                     }
                     if let Some(m) = meet(p, q) {
                         for point in m.into_iter().flatten() {
-                            marks.push((i, point));
-                            marks.push((j, point));
+                            mark(&mut marks, i, point);
+                            mark(&mut marks, j, point);
                         }
                     }
                 }
@@ -446,22 +451,20 @@ fn cut(pieces: &[Piece], cuts: &[([i64; 2], i64)], bin: i64) -> Vec<Piece> {
             }
             let x = [(pc * n[1] - c * pn[1]) / det, (pn[0] * c - n[0] * pc) / det];
             if within(p.a, p.b, x) {
-                marks.push((i as u32, x));
+                mark(&mut marks, i as u32, x);
             }
         }
     }
-    // Each piece's marks in order along it: the pieces between them.
-    marks.sort_unstable_by_key(|&(i, x)| {
-        let p = &pieces[i as usize];
-        (i, dot(sub(x, p.a), sub(p.b, p.a)))
-    });
+    // Each piece's marks in order along it (a place is one point): the
+    // pieces between them.
+    marks.sort_unstable();
     marks.dedup();
     let mut out = Vec::with_capacity(pieces.len() * 2);
     for w in marks.windows(2) {
         if w[0].0 == w[1].0 {
             out.push(Piece {
-                a: w[0].1,
-                b: w[1].1,
+                a: w[0].2,
+                b: w[1].2,
                 normal: pieces[w[0].0 as usize].normal,
             });
         }

@@ -46,6 +46,11 @@ impl ProfileId {
 /// Which grid an agent plans on: its profile's, for its fit.
 pub(crate) type ViewKey = (ProfileId, Fit);
 
+/// How far (cells) an agent must stand from where a search started to be
+/// elsewhere: positions read two ways (a `Transform` and a parent's
+/// `GlobalTransform`) may differ by rounding.
+pub(crate) const MOVED: f64 = 1e-3;
+
 /// How an agent's radius shapes the space it plans in. Agents of one
 /// profile and fit share it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -194,12 +199,12 @@ impl<'a> View<'a> {
     /// at `from` (grid; `None`: somewhere else than `p`), may find some from
     /// `p`, where it stands now: on an eroded grid, where it fits at `p` or
     /// sees a place that does ([`View::start_point`]); as a disc, whose mesh
-    /// only the searches hold, wherever it stands elsewhere than `from`
-    /// (a search from there tells).
+    /// only the searches hold, wherever it stands elsewhere than `from`, by
+    /// more than [`MOVED`] (a search from there tells).
     pub(crate) fn may_find_room(&self, fit: Fit, p: DVec2, from: Option<DVec2>) -> bool {
         match fit {
             Fit::Eroded(_) => self.start_point(fit, p).is_some(),
-            Fit::Disc(_) => from.is_none_or(|from| from != p),
+            Fit::Disc(_) => from.is_none_or(|from| from.distance(p) > MOVED),
         }
     }
 }

@@ -2973,6 +2973,39 @@ fn a_no_room_answer_for_where_an_agent_stood_is_not_applied_where_it_fits() {
     );
 }
 
+/// A point of [`ROOM_AND_BENT_CORRIDOR`] in the world (y is up: grid row
+/// `y` spans world `[10 - y, 11 - y]`).
+fn corridor_world(x: f32, y: f32) -> Vec2 {
+    Vec2::new(x, 11.0 - y)
+}
+
+/// A point in [`ROOM_AND_BENT_CORRIDOR`]'s room.
+const CORRIDOR_GOAL: Vec2 = Vec2::new(4.0, 8.5);
+
+/// Searches started so far.
+fn searches_started(app: &App) -> u64 {
+    app.world()
+        .resource::<PathfindingDiagnostics>()
+        .searches_started
+}
+
+/// An agent of radius 0.5 at the far end of [`ROOM_AND_BENT_CORRIDOR`]'s
+/// corridor, where it fits nowhere in sight, heading for the room: after
+/// one search, it has no room.
+fn wide_agent_with_no_room(app: &mut App) -> Entity {
+    let wide = app
+        .world_mut()
+        .spawn((
+            NavPosition(corridor_world(13.5, 9.5)),
+            PathRequest::to(CORRIDOR_GOAL).with_radius(0.5),
+        ))
+        .id();
+    settle(app);
+    assert_eq!(status(app, wide), PathStatus::Failed(PathFailure::NoRoom));
+    assert_eq!(searches_started(app), 1);
+    wide
+}
+
 /// A wide agent that got "no room" at the end of a corridor is moved by the
 /// game: along the corridor, where it still fits nowhere in sight, nothing
 /// is searched; into the room, it is planned from there.
@@ -2980,26 +3013,10 @@ fn a_no_room_answer_for_where_an_agent_stood_is_not_applied_where_it_fits() {
 fn a_wide_agent_with_no_room_moved_to_where_it_fits_is_planned_again() {
     let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
     let mut app = app_on_eroded_grids(nav);
-    // World y is up: grid row y spans world [10 - y, 11 - y].
-    let world = |x: f32, y: f32| Vec2::new(x, 11.0 - y);
-    let (stuck, still_stuck, room, goal) = (
-        world(13.5, 9.5),
-        world(13.5, 8.5),
-        world(3.5, 3.5),
-        world(4.0, 2.5),
-    );
-    let wide = app
-        .world_mut()
-        .spawn((NavPosition(stuck), PathRequest::to(goal).with_radius(0.5)))
-        .id();
-    settle(&mut app);
-    assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
-    let searches = |app: &App| {
-        app.world()
-            .resource::<PathfindingDiagnostics>()
-            .searches_started
-    };
-    assert_eq!(searches(&app), 1);
+    let world = corridor_world;
+    let (still_stuck, room, goal) = (world(13.5, 8.5), world(3.5, 3.5), CORRIDOR_GOAL);
+    let wide = wide_agent_with_no_room(&mut app);
+    let searches = searches_started;
     app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = still_stuck;
     settle(&mut app);
     assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
@@ -3031,26 +3048,10 @@ fn a_wide_agent_with_no_room_moved_to_where_it_fits_is_planned_again() {
 fn a_wide_agent_with_no_room_on_its_mesh_moved_to_where_it_sees_room_is_planned_again() {
     let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
     let mut app = app_with(nav);
-    // World y is up: grid row y spans world [10 - y, 11 - y].
-    let world = |x: f32, y: f32| Vec2::new(x, 11.0 - y);
-    let (stuck, still_stuck, sees_room, goal) = (
-        world(13.5, 9.5),
-        world(13.5, 8.5),
-        world(10.5, 4.5),
-        world(4.0, 2.5),
-    );
-    let wide = app
-        .world_mut()
-        .spawn((NavPosition(stuck), PathRequest::to(goal).with_radius(0.5)))
-        .id();
-    settle(&mut app);
-    assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
-    let searches = |app: &App| {
-        app.world()
-            .resource::<PathfindingDiagnostics>()
-            .searches_started
-    };
-    assert_eq!(searches(&app), 1);
+    let world = corridor_world;
+    let (still_stuck, sees_room, goal) = (world(13.5, 8.5), world(10.5, 4.5), CORRIDOR_GOAL);
+    let wide = wide_agent_with_no_room(&mut app);
+    let searches = searches_started;
     app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = still_stuck;
     settle(&mut app);
     assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));

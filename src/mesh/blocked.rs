@@ -1,6 +1,6 @@
 //! The blocked cells of a window of the grid, a bit each, row by row: read from the grid a word at a time, and scanned a word at a time for the runs of cell edges between free and blocked cells and the obstacles' convex corners.
 
-use crate::grid::Grid;
+use crate::grid::{Grid, next_bit};
 
 /// The blocked cells `x0..x0 + width` x `y0..y0 + height` of a grid (cells
 /// outside the grid count as blocked).
@@ -25,26 +25,6 @@ fn for_each_run(mask: &[u64], mut f: impl FnMut(usize, usize)) {
         let end = next_bit(mask, start, false).unwrap_or(bits);
         f(start, end);
         i = end;
-    }
-}
-
-/// The first bit at or after `from` that is `set`, if any.
-fn next_bit(mask: &[u64], from: usize, set: bool) -> Option<usize> {
-    let mut w = from / 64;
-    if w >= mask.len() {
-        return None;
-    }
-    let flip = if set { 0 } else { u64::MAX };
-    let mut word = (mask[w] ^ flip) & (u64::MAX << (from % 64));
-    loop {
-        if word != 0 {
-            return Some(w * 64 + word.trailing_zeros() as usize);
-        }
-        w += 1;
-        if w == mask.len() {
-            return None;
-        }
-        word = mask[w] ^ flip;
     }
 }
 

@@ -273,7 +273,8 @@ fn judge<'a>(
         },
         // "No room" holds where the search started. An agent that has
         // moved on since (walking out of a place an edit closed in on, or
-        // moved by the game) to where a place that fits it is in sight is
+        // moved by the game) to where a place that fits it is in sight (on
+        // the mesh for its radius: moved at all, for its search to tell) is
         // planned again from where it stands.
         Err(PlanError::NoRoom)
             if here.is_some_and(|p| view.may_find_room(done.key.1, p, Some(done.start))) =>

@@ -24,7 +24,7 @@
 //! - every route: legs, each with waypoints, the first from the start (or
 //!   where the start rule moved it, `start_moved_from` then the start),
 //!   each consecutive two mutually visible on the leg's area, keeping the
-//!   served radius from walls (sampled every 1/64 cell) or, for a point
+//!   served radius from walls (exactly, as the crate's tests measure it) or, for a point
 //!   agent, keeping the double-corner rules of `SPEC.md` (a leg leaves and
 //!   reaches a double corner through its south-east cell, and never passes
 //!   one from one free side to the other), each leg's `length` its

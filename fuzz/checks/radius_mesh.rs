@@ -10,8 +10,8 @@
 //! [`NavMesh::sync`] must have the polygons of a mesh built afresh on the
 //! edited grid, and its grid. Every path [`Planner::plan_on_mesh`] returns
 //! there must keep the radius from every blocked cell and from the grid's
-//! outside (sampled every 1/64 cell along every segment, less 1e-9, as the
-//! crate's tests measure it: the mesh promises at least the radius, its
+//! outside (exactly, segment by cell, less 1e-9, as the crate's tests
+//! measure it: the mesh promises at least the radius, its
 //! tolerance only says how much room it may give away), have line of sight
 //! along every segment, start where it was asked to unless it reports a
 //! moved start, and end at the goal when it is found. One planner serves

@@ -3006,6 +3006,12 @@ fn wide_agent_with_no_room(app: &mut App) -> Entity {
     wide
 }
 
+/// The game moves `agent` to `to` (world), then the app settles.
+fn move_and_settle(app: &mut App, agent: Entity, to: Vec2) {
+    app.world_mut().get_mut::<NavPosition>(agent).unwrap().0 = to;
+    settle(app);
+}
+
 /// A wide agent that got "no room" at the end of a corridor is moved by the
 /// game: along the corridor, where it still fits nowhere in sight, nothing
 /// is searched; into the room, it is planned from there.
@@ -3013,20 +3019,20 @@ fn wide_agent_with_no_room(app: &mut App) -> Entity {
 fn a_wide_agent_with_no_room_moved_to_where_it_fits_is_planned_again() {
     let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
     let mut app = app_on_eroded_grids(nav);
-    let world = corridor_world;
-    let (still_stuck, room, goal) = (world(13.5, 8.5), world(3.5, 3.5), CORRIDOR_GOAL);
+    let room = corridor_world(3.5, 3.5);
     let wide = wide_agent_with_no_room(&mut app);
-    let searches = searches_started;
-    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = still_stuck;
-    settle(&mut app);
+    move_and_settle(&mut app, wide, corridor_world(13.5, 8.5));
     assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
-    assert_eq!(searches(&app), 1, "nothing fits in sight: no search");
-    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = room;
-    settle(&mut app);
+    assert_eq!(
+        searches_started(&app),
+        1,
+        "nothing fits in sight: no search"
+    );
+    move_and_settle(&mut app, wide, room);
     assert_eq!(status(&app, wide), PathStatus::Ready);
-    assert_eq!(searches(&app), 2);
+    assert_eq!(searches_started(&app), 2);
     let path = nav_path(&app, wide);
-    assert_eq!(path.end(), Some(goal));
+    assert_eq!(path.end(), Some(CORRIDOR_GOAL));
     let nav = app.world().resource::<NavGrid>();
     assert_eq!(path.grid_waypoints[0], nav.to_grid(room), "{path:?}");
     let log = app.world().resource::<EventLog>();
@@ -3048,24 +3054,23 @@ fn a_wide_agent_with_no_room_moved_to_where_it_fits_is_planned_again() {
 fn a_wide_agent_with_no_room_on_its_mesh_moved_to_where_it_sees_room_is_planned_again() {
     let nav = NavGrid::from_ascii(ROOM_AND_BENT_CORRIDOR, GridTransform::default()).unwrap();
     let mut app = app_with(nav);
-    let world = corridor_world;
-    let (still_stuck, sees_room, goal) = (world(13.5, 8.5), world(10.5, 4.5), CORRIDOR_GOAL);
     let wide = wide_agent_with_no_room(&mut app);
-    let searches = searches_started;
-    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = still_stuck;
-    settle(&mut app);
+    move_and_settle(&mut app, wide, corridor_world(13.5, 8.5));
     assert_eq!(status(&app, wide), PathStatus::Failed(PathFailure::NoRoom));
-    assert_eq!(searches(&app), 2, "one search from where it was moved");
+    assert_eq!(
+        searches_started(&app),
+        2,
+        "one search from where it was moved"
+    );
     // It does not fit there either (walls half a cell above and below):
     // only its search sees the room.
     let grid = app.world().resource::<NavGrid>().grid().clone();
     assert!(!grid.is_free(UVec2::new(10, 3)) && !grid.is_free(UVec2::new(10, 5)));
-    app.world_mut().get_mut::<NavPosition>(wide).unwrap().0 = sees_room;
-    settle(&mut app);
+    move_and_settle(&mut app, wide, corridor_world(10.5, 4.5));
     assert_eq!(status(&app, wide), PathStatus::Ready);
-    assert_eq!(searches(&app), 3);
+    assert_eq!(searches_started(&app), 3);
     let path = nav_path(&app, wide);
-    assert_eq!(path.end(), Some(goal));
+    assert_eq!(path.end(), Some(CORRIDOR_GOAL));
     let log = app.world().resource::<EventLog>();
     assert_eq!(
         log.ready.last().map(|r| r.reason),

@@ -360,13 +360,170 @@ pub fn segment_cost(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> 
     if length == 0.0 {
         return Some(0.0);
     }
-    // Crossings of the vertical lines x = k, then of the horizontal ones,
-    // as parameters t in (0, 1), merged in increasing order.
-    let crossings = |from: f64, delta: f64| {
+    // (`a` lies in the map: its coordinates are whole where truncation
+    // keeps them, without a call to libm's `trunc`.)
+    let whole = |v: f64| (v as i64) as f64 == v;
+    let along_x = d.y == 0.0 && whole(a.y); // on a horizontal grid line
+    let along_y = d.x == 0.0 && whole(a.x); // on a vertical grid line
+    // The cost of the piece of the segment around `m` (a point of it off
+    // every grid line it crosses).
+    let piece_cost = |m: DVec2| {
+        // (`m` lies in the map, so its coordinates are not negative:
+        // truncation is the floor, without a call to libm's `floor`.)
+        let (cx, cy) = (m.x as i64, m.y as i64);
+        if along_x {
+            let y = a.y as i64;
+            min_cost(map.cost(profile, cx, y - 1), map.cost(profile, cx, y))
+        } else if along_y {
+            let x = a.x as i64;
+            min_cost(map.cost(profile, x - 1, cy), map.cost(profile, x, cy))
+        } else {
+            map.cost(profile, cx, cy)
+        }
+    };
+    // A segment that crosses no grid line (a grid move, a move within a
+    // cell) is one piece: the loop below would charge it whole to the cell
+    // of its midpoint, as here.
+    // (As the loop does, with the far end `from + delta`; on a negative
+    // one, truncation is not the floor: the loop decides.)
+    let crosses = |from: f64, delta: f64| {
+        let to = from + delta;
+        let (lo, hi) = if delta >= 0.0 { (from, to) } else { (to, from) };
+        lo < 0.0 || ((lo as i64 + 1) as f64) < hi
+    };
+    if !crosses(a.x, d.x) && !crosses(a.y, d.y) {
+        return Some(length * piece_cost(a + d * 0.5)?);
+    }
+    if !along_x && !along_y {
+        return across(map, profile, a, d, length);
+    }
+    // Along a grid line: crossings of the vertical lines x = k, then of the
+    // horizontal ones, as parameters t in (0, 1), merged in increasing
+    // order.
+    let mut xs = Crossings::new(a.x, d.x);
+    let mut ys = Crossings::new(a.y, d.y);
+    let mut total = 0.0;
+    let mut t0 = 0.0;
+    loop {
+        // (A line without crossings left is at infinity.)
+        let t1 = if xs.t <= ys.t && xs.t < f64::INFINITY {
+            xs.advance()
+        } else if ys.t < f64::INFINITY {
+            ys.advance()
+        } else {
+            1.0
+        };
+        if t1 > t0 {
+            let cost = piece_cost(a + d * f64::midpoint(t0, t1))?;
+            total += (t1 - t0) * length * cost;
+        }
+        if t1 >= 1.0 {
+            return Some(total);
+        }
+        t0 = t1;
+    }
+}
+
+/// The cost of the segment from `a` along `d` (of length `length`, in the
+/// map, along no grid line), cell by cell: the cells it crosses are walked
+/// in order, deciding which grid line comes next by exact comparison
+/// wherever the coordinates are exact in `f64` (grid vertices, multiples of
+/// a power of two), so a segment through a vertex passes from cell to
+/// diagonal cell as the loop over pieces does; the parameter of a crossing
+/// is computed only where the cost changes, and each run of cells of one
+/// cost is charged at once.
+fn across(map: &TerrainMap, profile: &Profile, a: DVec2, d: DVec2, length: f64) -> Option<f64> {
+    let xs = Crossings::new(a.x, d.x);
+    let ys = Crossings::new(a.y, d.y);
+    let (sx, sy) = (xs.step as i64, ys.step as i64);
+    // The cell the segment leaves `a` into (`a` lies in the map: truncation
+    // is the floor), and the first lines it crosses.
+    let first = |from: f64, step: i64| {
+        let cell = from as i64;
+        if step < 0 && cell as f64 == from {
+            cell - 1
+        } else {
+            cell
+        }
+    };
+    let (mut cx, mut cy) = (first(a.x, sx), first(a.y, sy));
+    let (mut line_x, mut line_y) = (xs.lo, ys.lo);
+    let (adx, ady) = (d.x.abs(), d.y.abs());
+    let width = i64::from(map.width);
+    let cost_at = |x: i64, y: i64| -> Option<f64> {
+        if x < 0 || y < 0 || x >= width || y >= i64::from(map.height) {
+            return None;
+        }
+        profile.cost(Terrain(map.cells[(y * width + x) as usize]))
+    };
+    let mut run_cost = cost_at(cx, cy)?;
+    let mut run_from = 0.0;
+    let mut total = 0.0;
+    let (mut left_x, mut left_y) = (xs.count, ys.count);
+    while left_x > 0 || left_y > 0 {
+        // The next crossing: of a vertical line at t = (line_x - a.x) / d.x,
+        // of a horizontal one at t = (line_y - a.y) / d.y; compared as
+        // (line_x - a.x) * |d.y| against (line_y - a.y) * |d.x| (signs
+        // made positive), both at once on a tie (through a vertex).
+        let (step_x, step_y) = if left_y == 0 {
+            (true, false)
+        } else if left_x == 0 {
+            (false, true)
+        } else {
+            let ex = (line_x - a.x) * xs.step * ady;
+            let ey = (line_y - a.y) * ys.step * adx;
+            (ex <= ey, ey <= ex)
+        };
+        let crossed_at = (line_x, line_y);
+        if step_x {
+            cx += sx;
+            line_x += xs.step;
+            left_x -= 1;
+        }
+        if step_y {
+            cy += sy;
+            line_y += ys.step;
+            left_y -= 1;
+        }
+        let cost = cost_at(cx, cy)?;
+        if cost != run_cost {
+            let t = if step_x {
+                (crossed_at.0 - a.x) / d.x
+            } else {
+                (crossed_at.1 - a.y) / d.y
+            };
+            total += (t - run_from) * length * run_cost;
+            run_from = t;
+            run_cost = cost;
+        }
+    }
+    Some(total + (1.0 - run_from) * length * run_cost)
+}
+
+/// The crossings of a segment with the grid lines of one axis, strictly
+/// between its ends, as parameters along it, in increasing order.
+struct Crossings {
+    /// The next crossing's parameter; infinity when none is left.
+    t: f64,
+    /// The first line crossed.
+    lo: f64,
+    /// The direction lines are crossed in: 1 or -1.
+    step: f64,
+    /// The segment's start and extent on this axis.
+    from: f64,
+    delta: f64,
+    /// The next crossing's index, and the number of crossings.
+    i: i64,
+    count: i64,
+}
+
+impl Crossings {
+    #[inline]
+    fn new(from: f64, delta: f64) -> Crossings {
         let (lo, hi) = if delta > 0.0 {
-            (from.floor() + 1.0, (from + delta).ceil() - 1.0)
+            (floor(from) + 1.0, ceil(from + delta) - 1.0)
         } else if delta < 0.0 {
-            (from.ceil() - 1.0, (from + delta).floor() + 1.0)
+            (ceil(from) - 1.0, floor(from + delta) + 1.0)
         } else {
             (1.0, 0.0) // none
         };
@@ -375,56 +532,55 @@ pub fn segment_cost(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> 
         } else {
             ((hi - lo) * delta.signum()).max(-1.0) as i64 + 1
         };
-        let step = delta.signum();
-        (0..count).map(move |i| (lo + step * i as f64 - from) / delta)
-    };
-    let mut xs = crossings(a.x, d.x).peekable();
-    let mut ys = crossings(a.y, d.y).peekable();
-    let along_x = d.y == 0.0 && a.y.fract() == 0.0; // on a horizontal grid line
-    let along_y = d.x == 0.0 && a.x.fract() == 0.0; // on a vertical grid line
-    let mut total = 0.0;
-    let mut t0 = 0.0;
-    loop {
-        let t1 = match (xs.peek().copied(), ys.peek().copied()) {
-            (Some(tx), Some(ty)) => {
-                if tx <= ty {
-                    xs.next();
-                } else {
-                    ys.next();
-                }
-                tx.min(ty)
-            }
-            (Some(tx), None) => {
-                xs.next();
-                tx
-            }
-            (None, Some(ty)) => {
-                ys.next();
-                ty
-            }
-            (None, None) => 1.0,
+        let mut c = Crossings {
+            t: f64::INFINITY,
+            lo,
+            step: delta.signum(),
+            from,
+            delta,
+            i: 0,
+            count,
         };
-        if t1 > t0 {
-            let m = a + d * f64::midpoint(t0, t1);
-            // (`m` lies in the map, so its coordinates are not negative:
-            // truncation is the floor, without a call to libm's `floor`.)
-            let (cx, cy) = (m.x as i64, m.y as i64);
-            let cost = if along_x {
-                let y = a.y as i64;
-                min_cost(map.cost(profile, cx, y - 1), map.cost(profile, cx, y))
-            } else if along_y {
-                let x = a.x as i64;
-                min_cost(map.cost(profile, x - 1, cy), map.cost(profile, x, cy))
-            } else {
-                map.cost(profile, cx, cy)
-            }?;
-            total += (t1 - t0) * length * cost;
-        }
-        if t1 >= 1.0 {
-            return Some(total);
-        }
-        t0 = t1;
+        c.t = c.at(0);
+        c
     }
+
+    /// The parameter of crossing `i`, or infinity past the last.
+    #[inline]
+    fn at(&self, i: i64) -> f64 {
+        if i < self.count {
+            (self.lo + self.step * i as f64 - self.from) / self.delta
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The next crossing's parameter; moves on to the one after.
+    #[inline]
+    fn advance(&mut self) -> f64 {
+        let t = self.t;
+        self.i += 1;
+        self.t = self.at(self.i);
+        t
+    }
+}
+
+/// `v.floor()`, without a call to libm for the coordinates of a map (not
+/// negative, below 2^63).
+#[inline]
+fn floor(v: f64) -> f64 {
+    if (0.0..9.2e18).contains(&v) {
+        (v as i64) as f64
+    } else {
+        v.floor()
+    }
+}
+
+/// `v.ceil()`, as [`floor`].
+#[inline]
+fn ceil(v: f64) -> f64 {
+    let f = floor(v);
+    if f < v { f + 1.0 } else { f }
 }
 
 /// The cheaper of two costs (`None` is impassable).
@@ -451,6 +607,89 @@ mod tests {
             total += piece * map.cost(profile, m.x.floor() as i64, m.y.floor() as i64)?;
         }
         Some(total)
+    }
+
+    /// The cost charged piece by piece: the segment cut at every grid line
+    /// it crosses, each piece charged to the cell of its midpoint.
+    fn by_pieces(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> Option<f64> {
+        let d = b - a;
+        let (mut xs, mut ys) = (Crossings::new(a.x, d.x), Crossings::new(a.y, d.y));
+        let (mut total, mut t0) = (0.0, 0.0);
+        loop {
+            let t1 = if xs.t <= ys.t && xs.t < f64::INFINITY {
+                xs.advance()
+            } else if ys.t < f64::INFINITY {
+                ys.advance()
+            } else {
+                1.0
+            };
+            if t1 > t0 {
+                let m = a + d * f64::midpoint(t0, t1);
+                let cost = map.cost(profile, m.x.floor() as i64, m.y.floor() as i64)?;
+                total += (t1 - t0) * d.length() * cost;
+            }
+            if t1 >= 1.0 {
+                return Some(total);
+            }
+            t0 = t1;
+        }
+    }
+
+    #[test]
+    fn walking_cells_costs_what_charging_pieces_costs() {
+        let mut rng = Rng(0x5eed_ce11);
+        for case in 0..3000 {
+            let (w, h) = (1 + rng.below(12), 1 + rng.below(12));
+            // Half the maps with an impassable terrain.
+            let walls = case % 2 == 0;
+            let mut profile = Profile::impassable()
+                .with(Terrain(0), 1.0)
+                .unwrap()
+                .with(Terrain(1), 2.5)
+                .unwrap();
+            if !walls {
+                profile = profile.with(Terrain(2), 7.0).unwrap();
+            }
+            let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
+            for y in 0..h {
+                for x in 0..w {
+                    map.set(UVec2::new(x, y), Terrain(rng.below(3) as u8))
+                        .unwrap();
+                }
+            }
+            // Grid vertices, multiples of 1/8 (both exact: ties through
+            // vertices are decided alike), or any point.
+            let point = |rng: &mut Rng| match case % 3 {
+                0 => DVec2::new(f64::from(rng.below(w + 1)), f64::from(rng.below(h + 1))),
+                1 => DVec2::new(
+                    f64::from(rng.below(w * 8 + 1)) / 8.0,
+                    f64::from(rng.below(h * 8 + 1)) / 8.0,
+                ),
+                _ => {
+                    let mut unit = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+                    DVec2::new(unit() * f64::from(w), unit() * f64::from(h))
+                }
+            };
+            let (a, b) = (point(&mut rng), point(&mut rng));
+            if a == b || (a.y == b.y && a.y.fract() == 0.0) || (a.x == b.x && a.x.fract() == 0.0) {
+                continue; // no length, or along a grid line: charged piece by piece
+            }
+            let (fast, slow) = (
+                segment_cost(&map, &profile, a, b),
+                by_pieces(&map, &profile, a, b),
+            );
+            match (fast, slow) {
+                (Some(f), Some(s)) => assert!(
+                    (f - s).abs() <= 1e-12 * (1.0 + s),
+                    "case {case}: {a} -> {b}: {f} vs {s}"
+                ),
+                // (Through a vertex between arbitrary points, rounding may
+                // see a sliver of a cell on one side: only exact points
+                // must agree on impassable.)
+                _ if case % 3 == 2 => {}
+                _ => assert_eq!(fast, slow, "case {case}: {a} -> {b}"),
+            }
+        }
     }
 
     #[test]

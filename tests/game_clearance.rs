@@ -53,6 +53,7 @@ use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use common::generate::Rng;
 use common::history::{History, note};
+use common::hog::Hog;
 use common::{cell_distance, keeps_radius, wall_distance};
 
 const FPS: f32 = 60.0;
@@ -228,6 +229,16 @@ struct Game {
     /// Two rally points half the agents head for (crowds: their searches
     /// are shared).
     rally: Vec<Vec2>,
+    /// Agents waiting for their first answer, with the frame they spawned
+    /// in.
+    unanswered: EntityHashMap<usize>,
+    /// Per frame so far, how many frames before it the game held the
+    /// searches ([`PathfindingSettings::paused`]).
+    held: Vec<usize>,
+    /// Per agent answered: the frames from its spawn to its first answer
+    /// (a path or a failure), those the game held the searches in left
+    /// out; and whether it spawned in the first frame.
+    first_waits: Vec<(usize, bool)>,
 }
 
 impl Game {
@@ -291,6 +302,9 @@ impl Game {
             clock: Instant::now(),
             profiles: [ProfileId::DEFAULT, ranger, forester],
             rally: Vec::new(),
+            unanswered: EntityHashMap::default(),
+            held: vec![0],
+            first_waits: Vec::new(),
         };
         game.rally = vec![game.free_point(), game.free_point()];
         for _ in 0..agents {
@@ -349,6 +363,7 @@ impl Game {
             agent.insert(LocalAvoidance);
         }
         let e = agent.id();
+        self.unanswered.insert(e, frame);
         self.agents.push(e);
         if !self.fits(e) {
             self.recovering.insert(e, frame);
@@ -446,6 +461,8 @@ impl Game {
         for _ in 0..edits {
             self.edit_near_an_agent(frame);
         }
+        let held = self.app.world().resource::<PathfindingSettings>().paused;
+        self.held.push(self.held[frame] + usize::from(held));
         let deadline = self.clock + Duration::from_secs_f32(1.0 / FPS);
         self.app.update();
         let violations = std::mem::take(&mut self.app.world_mut().resource_mut::<Violations>().0);
@@ -454,6 +471,7 @@ impl Game {
         }
         self.clock = deadline.max(Instant::now());
         assert!(violations.is_empty(), "frame {frame}: {violations:#?}");
+        self.note_first_answers(frame);
         for i in 0..self.agents.len() {
             let e = self.agents[i];
             let p = self.position(e);
@@ -493,6 +511,24 @@ impl Game {
                 world.get::<NavPath>(e).unwrap(),
                 self.report(e),
             );
+        }
+    }
+
+    /// Records the first answers that came in frame `frame` (see
+    /// [`Game::first_waits`]).
+    fn note_first_answers(&mut self, frame: usize) {
+        let world = self.app.world();
+        let answered: Vec<(Entity, usize)> = self
+            .unanswered
+            .iter()
+            .filter(|&(&e, _)| !world.get::<PathStatus>(e).unwrap().is_busy())
+            .map(|(&e, &since)| (e, since))
+            .collect();
+        for (e, since) in answered {
+            self.unanswered.remove(&e);
+            let held = self.held[frame + 1] - self.held[since];
+            self.first_waits
+                .push((frame + 1 - since - held, since == 0));
         }
     }
 
@@ -653,6 +689,7 @@ impl Game {
                 *self.rng.pick(&busy)
             };
             let e = self.agents.swap_remove(i);
+            self.unanswered.remove(&e);
             self.recovering.remove(&e);
             self.history.remove(&e);
             self.app.world_mut().despawn(e);
@@ -672,9 +709,45 @@ fn agents_of_several_sizes_and_profiles_keep_their_distance_from_walls_under_edi
     play(600, 0xC1EA_0003, true, MeshBuilding::OnDemand);
 }
 
+/// The games with meshes (whole, then built on demand) beside two busy
+/// threads that take the machine's cores from the search thread: the same
+/// checks hold, and the frames each agent waited for its first answer are
+/// printed. Run it with `cargo test --release --test game_clearance --
+/// --ignored hog --nocapture`; `docs/robustness.md` has its figures.
+#[test]
+#[ignore = "a measurement: cargo test --release --test game_clearance -- --ignored hog"]
+fn first_answers_beside_a_cpu_hog() {
+    for (seed, building) in [
+        (0xC1EA_0001, MeshBuilding::Whole),
+        (0xC1EA_0003, MeshBuilding::OnDemand),
+    ] {
+        let hog = Hog::new();
+        let waits = play(600, seed, true, building);
+        drop(hog);
+        let mut all: Vec<usize> = waits.iter().map(|w| w.0).collect();
+        all.sort_unstable();
+        let at = |q: f64| all[((all.len() - 1) as f64 * q).round() as usize];
+        let worst = |first: bool| waits.iter().filter(|w| w.1 == first).map(|w| w.0).max();
+        println!(
+            "{building:?} meshes, beside a CPU hog: {} agents, frames to the first answer (held frames left out): median {}, 90th percentile {}, 99th {}, worst {} (of the {} spawned in the first frame: {:?}; of those spawned later: {:?})",
+            all.len(),
+            at(0.5),
+            at(0.9),
+            at(0.99),
+            all[all.len() - 1],
+            waits.iter().filter(|w| w.1).count(),
+            worst(true),
+            worst(false),
+        );
+    }
+}
+
 /// The game on `den520d` with `agents` agents, meshes for the radii on or
-/// off (built as `building` says), and its checks.
-fn play(agents: usize, seed: u64, meshes: bool, building: MeshBuilding) {
+/// off (built as `building` says), and its checks. Returns, for every agent
+/// spawned while edits went on, the frames it waited for its first answer
+/// (see [`Game::first_waits`]; one still waiting when edits stopped counts
+/// the frames it had waited) and whether it spawned in the first frame.
+fn play(agents: usize, seed: u64, meshes: bool, building: MeshBuilding) -> Vec<(usize, bool)> {
     let mut game = Game::new("den520d.map", agents, seed, meshes);
     game.app
         .world_mut()
@@ -715,6 +788,13 @@ fn play(agents: usize, seed: u64, meshes: bool, building: MeshBuilding) {
         game.frame(frame, 2);
         implied += game.shared_as_implied(&waiting, frame);
     }
+    let mut first_waits = game.first_waits.clone();
+    first_waits.extend(game.unanswered.values().map(|&since| {
+        (
+            frames - since - (game.held[frames] - game.held[since]),
+            since == 0,
+        )
+    }));
     game.app
         .world_mut()
         .resource_mut::<PathfindingSettings>()
@@ -868,4 +948,5 @@ fn play(agents: usize, seed: u64, meshes: bool, building: MeshBuilding) {
     } else {
         assert_eq!(on_meshes, 0);
     }
+    first_waits
 }

@@ -19,44 +19,13 @@
 //! numbers); every run must give the hash recorded for every platform, and
 //! two runs the same hashes frame by frame.
 
+#[path = "common/hog.rs"]
+mod hog;
 mod lockstep_game;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use bevy_anyangle::plugin::PathfindingDiagnostics;
+use hog::Hog;
 use lockstep_game::{AGENTS, Executor, GOLDEN, Game, fold};
-
-/// Two threads that spin until dropped: the search threads' answers come
-/// late.
-struct Hog(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
-
-impl Hog {
-    fn new() -> Hog {
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..2)
-            .map(|_| {
-                let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    let mut x = 0_u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-                    }
-                })
-            })
-            .collect();
-        Hog(stop, threads)
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        for t in self.1.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
 
 fn same(name: &str, a: &[u64], b: &[u64]) {
     if let Some(frame) = a.iter().zip(b).position(|(x, y)| x != y) {

@@ -27,6 +27,7 @@ pub mod generate;
 pub mod harness;
 #[cfg(feature = "plugin")]
 pub mod history;
+pub mod hog;
 pub mod lattice;
 pub mod strategies;
 

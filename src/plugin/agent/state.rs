@@ -98,6 +98,11 @@ pub(crate) struct PlanState {
     /// Whether the agent carries the [`Replanning`] marker (or a command
     /// adding it is on its way).
     replanning: bool,
+    /// The queue's frame the agent began waiting for a plan in: kept while
+    /// it waits, in line or in flight, however often it is queued again
+    /// (an answer thrown away, a search cancelled by a newer request), so
+    /// that it keeps its age (see [`JobQueue`](super::queue::JobQueue)).
+    since: Option<u32>,
     /// The profile and clearance its last search was sent with, whose grid
     /// its path was planned on (and under which it is counted by
     /// [`PlanBook`]); `None` before its first search.
@@ -249,8 +254,9 @@ impl PlanBook {
             _ => (reason, wanted),
         };
         state.reason = reason;
+        let since = *state.since.get_or_insert(self.queue.frame());
         if !state.waits_in(priority) {
-            self.queue.push(entity, priority);
+            self.queue.push(entity, priority, since);
         }
         // Replacing an in-flight phase drops its flag: the search stops.
         state.phase = Phase::Queued(priority);
@@ -278,6 +284,7 @@ impl PlanBook {
     /// waiting, no search, no marker.
     pub(crate) fn stop(&mut self, entity: Entity, state: &mut PlanState) {
         state.phase = Phase::Idle;
+        state.since = None;
         self.mark(entity, state, false);
     }
 
@@ -337,10 +344,11 @@ impl PlanBook {
         self.queue.pop_line(priority)
     }
 
-    /// The next queued agent of the line of `priority` if it has waited at
-    /// least `frames` frames (possibly a stale entry).
-    pub(crate) fn pop_aged(&mut self, priority: Priority, frames: u32) -> Option<Entity> {
-        self.queue.pop_aged(priority, frames)
+    /// The queued agent that has waited longest of those at the front of
+    /// the lines that age, with its line, if it has waited at least
+    /// `frames` frames (possibly a stale entry).
+    pub(crate) fn pop_aged(&mut self, frames: u32) -> Option<(Entity, Priority)> {
+        self.queue.pop_aged(frames)
     }
 
     /// A frame has passed (for the queue's ages).

@@ -44,10 +44,11 @@ pub struct PathfindingDiagnostics {
     /// [`NavGrid`]); entries of agents whose request was removed meanwhile
     /// are counted until the queue reaches them.
     pub queued: usize,
-    /// The most frames an agent waiting to be sent has waited so far (0
-    /// when none waits). An agent that has waited 30 frames in a line is
-    /// sent ahead of the more urgent ones, so this stays near 30 unless the
-    /// searches in flight are all the threads can take (see
+    /// The most frames an agent waiting to be sent has waited so far,
+    /// counted from when it began waiting for a plan (0 when none waits).
+    /// An agent that has waited 30 frames is sent ahead of the more urgent
+    /// lines, so this stays near 30 unless the threads cannot keep up with
+    /// the searches asked for, or those in flight are all they may take (see
     /// [`PathfindingSettings::max_searches_in_flight`](crate::plugin::PathfindingSettings::max_searches_in_flight)).
     pub longest_wait: u32,
     /// In lockstep mode ([`PathfindingSettings::lockstep`](crate::plugin::PathfindingSettings::lockstep)):

@@ -9,8 +9,11 @@
 //! class, planner and goal point (an entity's position when sent) gather.
 //! Once the pace is spent, dispatch looks [`LOOKAHEAD`] entries further
 //! down the paced lines for agents whose request names a goal (a point, or
-//! an entity) that a held-back search was asked for: they join now, ahead
-//! of their turn, as they add little to the shared search. Then a gathering
+//! an entity) that a held-back search was asked for, and that would gather
+//! with it: they join now, ahead of their turn, as they add little to the
+//! shared search, if that makes the gathering a group (at least
+//! [`MIN_GROUP`]; a smaller one would send them past the pace as single
+//! searches). Then a gathering
 //! of at least [`MIN_GROUP`] goes out as group jobs of at most `max` agents
 //! each (a few thousand on search threads, fewer on the main thread, where
 //! a group's search runs in slices but setting it up and reading its paths
@@ -35,6 +38,7 @@ use core::hash::BuildHasherDefault;
 use std::collections::HashSet;
 
 use bevy_ecs::entity::Entity;
+use bevy_math::DVec2;
 
 use super::executor::Searches;
 use super::job::{Group, Job, Member, on_shared_mesh};
@@ -94,7 +98,7 @@ impl From<PathGoal> for Source {
 
 /// What searches that share one must agree on.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Key {
+pub(crate) struct Key {
     layout_id: u64,
     version: u64,
     profile: ProfileId,
@@ -102,6 +106,36 @@ struct Key {
     algorithm: Algorithm,
     /// The goal in grid coordinates, as bits.
     goal: (u64, u64),
+}
+
+impl Key {
+    /// The key of a search on layout `layout_id` at grid `version`, on the
+    /// grid of `view` (profile and fit), by `algorithm`, to `goal` (grid
+    /// coordinates).
+    pub(crate) fn new(
+        (layout_id, version): (u64, u64),
+        view: (ProfileId, Fit),
+        algorithm: Algorithm,
+        goal: DVec2,
+    ) -> Key {
+        Key {
+            layout_id,
+            version,
+            profile: view.0,
+            fit: view.1,
+            algorithm,
+            goal: (goal.x.to_bits(), goal.y.to_bits()),
+        }
+    }
+
+    fn of(job: &Job) -> Key {
+        Key::new(
+            (job.layout_id, job.grid_version),
+            job.key,
+            job.algorithm,
+            job.goal_grid,
+        )
+    }
 }
 
 /// Searches gathered for one key, and the most urgent priority among them.
@@ -155,14 +189,7 @@ impl Gather {
     /// `goal`, back with `priority`.
     pub(crate) fn hold(&mut self, job: Job, goal: PathGoal, priority: Priority, max: usize) {
         self.goals.insert(Source::from(goal));
-        let key = Key {
-            layout_id: job.layout_id,
-            version: job.grid_version,
-            profile: job.key.0,
-            fit: job.key.1,
-            algorithm: job.algorithm,
-            goal: (job.goal_grid.x.to_bits(), job.goal_grid.y.to_bits()),
-        };
+        let key = Key::of(&job);
         let order = self.gatherings.len();
         let gathering = self.gatherings.entry(key).or_insert_with(|| Gathering {
             order,
@@ -184,6 +211,11 @@ impl Gather {
     /// Searches held back.
     pub(crate) fn held(&self) -> usize {
         self.held
+    }
+
+    /// Searches held back under `key`.
+    pub(crate) fn members(&self, key: &Key) -> usize {
+        self.gatherings.get(key).map_or(0, |g| g.jobs.len())
     }
 
     /// Sends what was held back: gatherings of at least [`MIN_GROUP`] as
@@ -229,12 +261,16 @@ impl Gather {
 }
 
 /// The jobs a gathering of `n` searches counts as while dispatch takes
-/// agents from the queue: the group jobs it would fill. (One that ends
-/// smaller than [`MIN_GROUP`] goes out as its single searches, a few past
-/// the pace: otherwise a pace of a few jobs, as on the main thread, would
-/// stop taking agents before any group could form.)
+/// agents from the queue: the group jobs it would fill, or below
+/// [`MIN_GROUP`] its single searches (as it goes out). Groups larger than
+/// the pace form as agents further down the lines join (see the module
+/// docs).
 fn jobs_for(n: usize, max: usize) -> usize {
-    n.div_ceil(max.max(1))
+    if n < MIN_GROUP {
+        n
+    } else {
+        n.div_ceil(max.max(1))
+    }
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ pub(crate) use executor::Searches;
 pub(crate) use job::{Outcome, route_job};
 pub(crate) use route::{RouteGroup, RouteMember, RouteWork};
 
+use crate::fast_hash::FastMap;
 use crate::plugin::agent::{
     AgentIndex, CancelOnDrop, MAX_WAIT, PlanBook, PlanState, Priority, fail,
 };
@@ -220,25 +221,25 @@ fn send_searches(
             (gather, max_group),
         );
     };
-    // First the agents that have waited long in a paced line, as urgent
-    // searches: no agent waits unboundedly behind more urgent ones. Then
-    // every line: searches for agents in a wall or on a blocked path go out
-    // at once; the others as the threads need them (each of those
-    // priorities' channel holds about two frames of work). The threads take
-    // the most urgent first (but for fair turns, see `fair`), so the order
-    // of the lines is the order of service.
-    let aged = [Priority::FirstPath, Priority::Refine].map(|p| (p, Priority::Urgent, true));
-    let lines = Priority::ALL.map(|p| (p, p, false));
-    for (priority, send_as, only_aged) in aged.into_iter().chain(lines) {
+    // First the agents that have waited long, longest first whatever their
+    // line, as urgent searches: no agent waits unboundedly behind more
+    // urgent ones. Then every line: searches for agents in a wall go out at
+    // once; the others as the threads need them (each priority's channel
+    // holds about two frames of work, so that a backlog waits here, where
+    // it ages, not in the channels). The threads take the most urgent first
+    // (but for fair turns, see `fair`), so the order of the lines is the
+    // order of service.
+    let lines = Priority::ALL.map(Some);
+    for line in [None].into_iter().chain(lines) {
+        let send_as = line.unwrap_or(Priority::Urgent);
         while planning.searches.has_room(send_as, cap, gather.jobs())
             && gather.held() < groups::MAX_GATHERED
         {
-            let next = if only_aged {
-                planning.book.pop_aged(priority, MAX_WAIT)
-            } else {
-                planning.book.pop_line(priority)
+            let next = match line {
+                None => planning.book.pop_aged(MAX_WAIT),
+                Some(priority) => planning.book.pop_line(priority).map(|e| (e, priority)),
             };
-            let Some(entity) = next else {
+            let Some((entity, priority)) = next else {
                 break;
             };
             popped += 1;
@@ -253,21 +254,40 @@ fn send_searches(
         }
     }
     // Agents further down the paced lines heading for a goal a held-back
-    // search has join it now (their entries stay behind, stale).
-    for priority in [Priority::FirstPath, Priority::Refine] {
+    // search has, and that would gather with it, join it now if that makes
+    // a group (their entries stay behind, stale).
+    let plane = nav.transform().plane();
+    let version = (nav.layout_id(), nav.version());
+    for priority in [Priority::Urgent, Priority::FirstPath, Priority::Refine] {
         if gather.held() == 0 || gather.held() >= groups::MAX_GATHERED {
             break;
         }
-        let joining: Vec<Entity> = planning
+        let mut joining: Vec<(Entity, groups::Key)> = planning
             .book
             .peek_line(priority, groups::LOOKAHEAD)
-            .filter(|&e| {
-                agents.get(e).is_ok_and(|(request, state, ..)| {
-                    state.waits_in(priority) && gather.heads_for(request.goal)
-                })
+            .filter_map(|e| {
+                let (request, state, ..) = agents.get(e).ok()?;
+                if !state.waits_in(priority) || !gather.heads_for(request.goal) {
+                    return None;
+                }
+                let here = positions.current(e, plane);
+                let target_of = |t: Entity| positions.current(t, plane);
+                let search = prepare(request, here, target_of, nav, settings).ok()?;
+                let key = groups::Key::new(
+                    version,
+                    search.key,
+                    search.algorithm,
+                    nav.to_grid(search.goal),
+                );
+                (gather.members(&key) > 0).then_some((e, key))
             })
             .collect();
-        for entity in joining {
+        let mut counts: FastMap<groups::Key, usize> = FastMap::default();
+        for (_, key) in &joining {
+            *counts.entry(*key).or_insert_with(|| gather.members(key)) += 1;
+        }
+        joining.retain(|(_, key)| counts[key] >= groups::MIN_GROUP);
+        for (entity, _) in joining {
             if gather.held() >= groups::MAX_GATHERED {
                 break;
             }

@@ -424,6 +424,37 @@ pub fn segment_cost(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> 
     }
 }
 
+/// [`segment_cost`] of a move between grid vertices `a` and `b` one row,
+/// column or diagonal step apart (`length` its length: 1 or `SQRT_2`, as
+/// the vertex graph gives it), read off the cells beside it without the
+/// general walk; the same value. Any other segment: [`segment_cost`].
+#[inline]
+pub(crate) fn move_cost(
+    map: &TerrainMap,
+    profile: &Profile,
+    a: DVec2,
+    b: DVec2,
+    length: f64,
+) -> Option<f64> {
+    let d = b - a;
+    let whole = |v: f64| (v as i64) as f64 == v;
+    let (w, h) = (f64::from(map.width), f64::from(map.height));
+    let vertex =
+        |p: DVec2| (0.0..=w).contains(&p.x) && (0.0..=h).contains(&p.y) && whole(p.x) && whole(p.y);
+    if d.x.abs() > 1.0 || d.y.abs() > 1.0 || d == DVec2::ZERO || !vertex(a) || !vertex(b) {
+        return segment_cost(map, profile, a, b);
+    }
+    let (x, y) = (a.x.min(b.x) as i64, a.y.min(b.y) as i64);
+    let cost = if d.x == 0.0 {
+        min_cost(map.cost(profile, x - 1, y), map.cost(profile, x, y))
+    } else if d.y == 0.0 {
+        min_cost(map.cost(profile, x, y - 1), map.cost(profile, x, y))
+    } else {
+        map.cost(profile, x, y)
+    }?;
+    Some(length * cost)
+}
+
 /// The cost of the segment from `a` along `d` (of length `length`, in the
 /// map, along no grid line), cell by cell: the cells it crosses are walked
 /// in order, deciding which grid line comes next by exact comparison
@@ -632,6 +663,58 @@ mod tests {
                 return Some(total);
             }
             t0 = t1;
+        }
+    }
+
+    #[test]
+    fn a_grid_move_costs_what_its_segment_costs() {
+        let mut rng = Rng(0x6d0e_5eed);
+        let profile = Profile::impassable()
+            .with(Terrain(0), 1.0)
+            .unwrap()
+            .with(Terrain(1), 2.5)
+            .unwrap();
+        for _ in 0..200 {
+            let (w, h) = (1 + rng.below(6), 1 + rng.below(6));
+            let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
+            for y in 0..h {
+                for x in 0..w {
+                    map.set(UVec2::new(x, y), Terrain(rng.below(3) as u8))
+                        .unwrap();
+                }
+            }
+            // Every move from every vertex, off the map too.
+            for y in 0..=i64::from(h) {
+                for x in 0..=i64::from(w) {
+                    for (dx, dy) in [
+                        (1, 0),
+                        (-1, 0),
+                        (0, 1),
+                        (0, -1),
+                        (1, 1),
+                        (-1, -1),
+                        (1, -1),
+                        (-1, 1),
+                    ] {
+                        let a = DVec2::new(x as f64, y as f64);
+                        let b = a + DVec2::new(f64::from(dx), f64::from(dy));
+                        let length = if dx != 0 && dy != 0 {
+                            core::f64::consts::SQRT_2
+                        } else {
+                            1.0
+                        };
+                        let (fast, general) = (
+                            move_cost(&map, &profile, a, b, length),
+                            segment_cost(&map, &profile, a, b),
+                        );
+                        assert_eq!(
+                            fast.map(f64::to_bits),
+                            general.map(f64::to_bits),
+                            "{a} -> {b}"
+                        );
+                    }
+                }
+            }
         }
     }
 

@@ -23,7 +23,7 @@ use bevy_math::DVec2;
 use super::best_first::{Rule, Scratch, SearchGraph, run, towards};
 use super::vertex_graph::Graph;
 use super::{Outcome, SearchContext};
-use crate::terrain::{Profile, TerrainMap, segment_cost};
+use crate::terrain::{Profile, TerrainMap, move_cost, segment_cost};
 
 /// The terrain and profile a search weighs.
 #[derive(Clone, Copy)]
@@ -37,6 +37,13 @@ impl Costs<'_> {
     #[inline]
     pub(crate) fn segment(&self, a: DVec2, b: DVec2) -> Option<f64> {
         segment_cost(self.terrain, self.profile, a, b)
+    }
+
+    /// The cost of the edge `a-b` of the vertex graph, of length `length`
+    /// (see [`move_cost`]).
+    #[inline]
+    pub(crate) fn grid_move(&self, a: DVec2, b: DVec2, length: f64) -> Option<f64> {
+        move_cost(self.terrain, self.profile, a, b, length)
     }
 
     /// The cost of a polyline (impassable legs count as infinite).
@@ -59,7 +66,7 @@ struct Costed<'a, H> {
     any_angle: bool,
     h: H,
     /// The edges of the node being expanded.
-    edges: [(u32, DVec2); MAX_EDGES],
+    edges: [(u32, DVec2, f64); MAX_EDGES],
 }
 
 impl<G: SearchGraph, H: Fn(DVec2) -> f64> Rule<G> for Costed<'_, H> {
@@ -106,17 +113,17 @@ impl<G: SearchGraph, H: Fn(DVec2) -> f64> Rule<G> for Costed<'_, H> {
         let here = graph.point(n);
         let mut count = 0;
         let edges = &mut self.edges;
-        graph.neighbours(n, |m, p, _| {
+        graph.neighbours(n, |m, p, length| {
             if count < MAX_EDGES {
-                edges[count] = (m, p);
+                edges[count] = (m, p, length);
                 count += 1;
             }
         });
-        for &(m, p) in &self.edges[..count] {
+        for &(m, p, length) in &self.edges[..count] {
             if scratch.get(m).closed {
                 continue;
             }
-            if let Some(c) = self.costs.segment(here, p)
+            if let Some(c) = self.costs.grid_move(here, p, length)
                 && scratch.relax(m, g_n + c, n, || (self.h)(p))
             {
                 ctx.stats.generated += 1;
@@ -142,7 +149,7 @@ pub(crate) fn search(
         costs,
         any_angle,
         h,
-        edges: [(0, DVec2::ZERO); MAX_EDGES],
+        edges: [(0, DVec2::ZERO, 0.0); MAX_EDGES],
     };
     run(&mut graph, &mut rule, scratch, ctx, out, resume)
 }

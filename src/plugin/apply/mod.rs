@@ -25,7 +25,7 @@ use crate::plugin::geometry::{
     EditCheck, cut_at_blocked_segment, edit_impact, fits, join, way_out,
 };
 use crate::plugin::stats::Meter;
-use crate::plugin::world::{NavGrid, PositionData, View, position};
+use crate::plugin::world::{Fit, NavGrid, PositionData, View, position};
 use crate::search::{Path, PlanError, Role};
 
 /// What apply reads and writes of an agent.
@@ -388,7 +388,15 @@ fn apply_path(
     commands: &mut Commands,
 ) -> Result<(), PlanReason> {
     let Context { nav, done, .. } = *ctx;
-    let joined = join(view.grid, view.disc, found, agent.here, done.start).filter(|j| {
+    // With a clearance, from where it does not fit: where it fits from
+    // where it stands now.
+    let exit = match done.key.1 {
+        Fit::Eroded(c) if !c.is_none() && found.start_moved_from.is_some() => {
+            agent.here.and_then(|h| view.start_point(done.key.1, h))
+        }
+        _ => None,
+    };
+    let joined = join(view.grid, view.disc, found, (agent.here, exit), done.start).filter(|j| {
         // Walking back to where the search started is no use when an edit
         // blocked the path beyond (unless that is the way out of a wall).
         !(refine == Some(PlanReason::PathBlocked) && j.next == 0 && !j.start_moved)

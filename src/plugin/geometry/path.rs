@@ -219,6 +219,14 @@ pub(crate) struct Followed {
 ///   ([`NavPath::next`] is 0);
 /// - else `None`: the agent must be planned again from where it is.
 ///
+/// An agent planned from where it does not fit (the planner moved its
+/// start) that still does not fit where it stands now (moved meanwhile by a
+/// crowd, or on its way out): with a clearance, `exit` is where it fits
+/// that [`start_point`](crate::clearance::start_point) finds from `here`,
+/// and it walks out there, then to the path's start if it sees it; a disc
+/// takes the way out as planned, straight to the path's start, if that way
+/// comes no closer to a wall than it stands now. Else `None`.
+///
 /// The sight tests use the current grid, not the search's snapshot: it is
 /// the one the agent walks on, and the rest of the path has already been
 /// checked against the edits made since (by the apply stage). For an agent
@@ -228,7 +236,7 @@ pub(crate) fn join(
     grid: &Grid,
     radius: f64,
     found: &Path,
-    here: Option<DVec2>,
+    (here, exit): (Option<DVec2>, Option<DVec2>),
     start: DVec2,
 ) -> Option<Followed> {
     let sees = |a: DVec2, b: DVec2| sees(grid, radius, a, b);
@@ -245,6 +253,37 @@ pub(crate) fn join(
     let w = &found.waypoints;
     if here == start || (!moved && here == w[0]) {
         return Some(planned());
+    }
+    if moved && let Some(exit) = exit.filter(|&e| e != here) {
+        // With a clearance, planned from where it does not fit, moved since
+        // to where it still does not: out to where it fits from here (as
+        // the planner would go), then on to the path's start.
+        if exit == w[0] {
+            return Some(planned());
+        }
+        let mut waypoints = Vec::with_capacity(w.len() + 1);
+        waypoints.push(exit);
+        waypoints.extend_from_slice(w);
+        let length = crate::geom::polyline_length(&waypoints);
+        return sees(exit, w[0]).then_some(Followed {
+            waypoints,
+            length,
+            next: 0,
+            start_moved: true,
+        });
+    }
+    if moved && radius > 0.0 {
+        // A disc planned from where it does not fit, moved since (pushed by
+        // a crowd, or walking out) to where it still does not: it walks
+        // out to the path's start as planned if the way there comes no
+        // closer to a wall than it stands now.
+        let clear = crate::clearance::wall_distance(grid, here, radius.ceil() as u32);
+        if clear < radius - FIT_SLACK {
+            let out = clear > 0.0
+                && line_of_sight(grid, here, w[0])
+                && crate::clearance::keeps_distance(grid, here, w[0], clear);
+            return out.then(planned);
+        }
     }
     let seen = if w.len() > 1 && sees(here, w[1]) {
         Some(1)
@@ -272,6 +311,91 @@ pub(crate) fn join(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::{PathKind, SearchStats};
+
+    /// A 10 x 10 grid whose first column is blocked, and a path for a disc
+    /// of radius 1 planned from `start` (0.5 from the wall: it does not
+    /// fit), moved out to (2, 5) and on to (8, 5).
+    fn walled_start(start: DVec2) -> (Grid, Path) {
+        let row = format!("#{}", ".".repeat(9));
+        let grid = Grid::from_ascii(&[row.as_str(); 10].join("\n")).unwrap();
+        let waypoints = vec![DVec2::new(2.0, 5.0), DVec2::new(8.0, 5.0)];
+        let path = Path {
+            length: crate::geom::polyline_length(&waypoints),
+            cost: 6.0,
+            waypoints,
+            kind: PathKind::Found,
+            start_moved_from: Some(start),
+            stats: SearchStats::default(),
+        };
+        (grid, path)
+    }
+
+    #[test]
+    fn a_disc_pushed_on_its_way_out_still_walks_out() {
+        let start = DVec2::new(1.5, 5.0);
+        let (grid, path) = walled_start(start);
+        // Pushed along the wall: still 0.5 from it, the way out keeps that.
+        let joined = join(
+            &grid,
+            1.0,
+            &path,
+            (Some(DVec2::new(1.5, 5.02)), None),
+            start,
+        )
+        .unwrap();
+        assert_eq!((joined.next, joined.start_moved), (0, true));
+        assert_eq!(joined.waypoints, path.waypoints);
+        // Where the search started: as planned.
+        let joined = join(&grid, 1.0, &path, (Some(start), None), start).unwrap();
+        assert_eq!((joined.next, joined.start_moved), (0, true));
+        // Pushed into the wall: planned again.
+        assert!(join(&grid, 1.0, &path, (Some(DVec2::new(0.5, 5.0)), None), start).is_none());
+    }
+
+    #[test]
+    fn an_agent_with_a_clearance_moved_on_its_way_out_walks_out_from_where_it_is() {
+        // Planned on an eroded grid (here the grid itself) from (1.5, 5),
+        // moved to (1.5, 5.3): out to where it fits from there, then to the
+        // path's start.
+        let start = DVec2::new(1.5, 5.0);
+        let (grid, path) = walled_start(start);
+        let (here, exit) = (DVec2::new(1.5, 5.3), DVec2::new(2.0, 5.3));
+        let joined = join(&grid, 0.0, &path, (Some(here), Some(exit)), start).unwrap();
+        assert_eq!((joined.next, joined.start_moved), (0, true));
+        assert_eq!(
+            joined.waypoints,
+            [exit, path.waypoints[0], path.waypoints[1]]
+        );
+        assert!((joined.length - (0.3 + 6.0)).abs() < 1e-12);
+        // Out to the path's start itself: as planned.
+        let joined = join(
+            &grid,
+            0.0,
+            &path,
+            (Some(here), Some(path.waypoints[0])),
+            start,
+        );
+        assert_eq!(joined.unwrap().waypoints, path.waypoints);
+        // Where it fits from there does not see the path's start.
+        let exit = DVec2::new(0.5, 5.3);
+        assert!(join(&grid, 0.0, &path, (Some(here), Some(exit)), start).is_none());
+    }
+
+    #[test]
+    fn a_disc_walks_out_no_closer_to_a_wall_than_it_stands() {
+        // A block at (2, 6) beside the way out from (1.5, 7.5) to (2, 5):
+        // it passes about 0.2 from the block, closer than the 0.5 the
+        // agent stands from the wall.
+        let row = format!("#{}", ".".repeat(9));
+        let mut rows = vec![row.clone(); 10];
+        rows[6] = format!("#.#{}", ".".repeat(7));
+        let grid = Grid::from_ascii(&rows.join("\n")).unwrap();
+        let (_, path) = walled_start(DVec2::new(1.5, 7.5));
+        let here = DVec2::new(1.5, 7.6);
+        assert!(crate::clearance::wall_distance(&grid, here, 1) >= 0.5 - 1e-12);
+        assert!(join(&grid, 1.0, &path, (Some(here), None), DVec2::new(1.5, 7.5)).is_none());
+    }
 
     #[test]
     #[expect(clippy::float_cmp, reason = "exact results")]

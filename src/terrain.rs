@@ -640,6 +640,18 @@ mod tests {
         Some(total)
     }
 
+    /// A `w x h` map of terrains 0, 1 and 2 at random.
+    fn random_map(rng: &mut Rng, w: u32, h: u32) -> TerrainMap {
+        let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
+        for y in 0..h {
+            for x in 0..w {
+                map.set(UVec2::new(x, y), Terrain(rng.below(3) as u8))
+                    .unwrap();
+            }
+        }
+        map
+    }
+
     /// The cost charged piece by piece: the segment cut at every grid line
     /// it crosses, each piece charged to the cell of its midpoint.
     fn by_pieces(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> Option<f64> {
@@ -676,13 +688,7 @@ mod tests {
             .unwrap();
         for _ in 0..200 {
             let (w, h) = (1 + rng.below(6), 1 + rng.below(6));
-            let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
-            for y in 0..h {
-                for x in 0..w {
-                    map.set(UVec2::new(x, y), Terrain(rng.below(3) as u8))
-                        .unwrap();
-                }
-            }
+            let map = random_map(&mut rng, w, h);
             // Every move from every vertex, off the map too.
             for y in 0..=i64::from(h) {
                 for x in 0..=i64::from(w) {
@@ -733,13 +739,7 @@ mod tests {
             if !walls {
                 profile = profile.with(Terrain(2), 7.0).unwrap();
             }
-            let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
-            for y in 0..h {
-                for x in 0..w {
-                    map.set(UVec2::new(x, y), Terrain(rng.below(3) as u8))
-                        .unwrap();
-                }
-            }
+            let map = random_map(&mut rng, w, h);
             // Grid vertices, multiples of 1/8 (both exact: ties through
             // vertices are decided alike), or any point.
             let point = |rng: &mut Rng| match case % 3 {
@@ -787,13 +787,7 @@ mod tests {
             .unwrap();
         for case in 0..60 {
             let (w, h) = (3 + rng.below(10), 3 + rng.below(10));
-            let mut map = TerrainMap::new(w, h, Terrain::GROUND).unwrap();
-            for y in 0..h {
-                for x in 0..w {
-                    map.set(UVec2::new(x, y), Terrain(rng.below(3) as u8))
-                        .unwrap();
-                }
-            }
+            let map = random_map(&mut rng, w, h);
             let point = |rng: &mut Rng| {
                 // Multiples of 1/8, so that some segments run along grid
                 // lines and through vertices.

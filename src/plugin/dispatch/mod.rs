@@ -43,6 +43,7 @@ mod pace;
 mod route;
 mod workers;
 
+use bevy_ecs::entity::EntityHashSet;
 use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use bevy_platform::time::Instant;
@@ -256,18 +257,23 @@ fn send_searches(
     // Agents further down the paced lines heading for a goal a held-back
     // search has, and that would gather with it, join it now if that makes
     // a group (their entries stay behind, stale).
-    let plane = nav.transform().plane();
-    let version = (nav.layout_id(), nav.version());
-    for priority in [Priority::Urgent, Priority::FirstPath, Priority::Refine] {
-        if gather.held() == 0 || gather.held() >= groups::MAX_GATHERED {
-            break;
-        }
-        let mut joining: Vec<(Entity, groups::Key)> = planning
-            .book
-            .peek_line(priority, groups::LOOKAHEAD)
-            .filter_map(|e| {
+    if gather.held() > 0 && gather.held() < groups::MAX_GATHERED {
+        let plane = nav.transform().plane();
+        let version = (nav.layout_id(), nav.version());
+        let lines = [Priority::Urgent, Priority::FirstPath, Priority::Refine];
+        // (An agent may have a stale entry beside its live one.)
+        let mut seen = EntityHashSet::default();
+        let mut joining: Vec<(Entity, Priority, groups::Key)> = lines
+            .into_iter()
+            .flat_map(|p| {
+                planning
+                    .book
+                    .peek_line(p, groups::LOOKAHEAD)
+                    .map(move |e| (e, p))
+            })
+            .filter_map(|(e, priority)| {
                 let (request, state, ..) = agents.get(e).ok()?;
-                if !state.waits_in(priority) || !gather.heads_for(request.goal) {
+                if !state.waits_in(priority) || !gather.heads_for(request.goal) || !seen.insert(e) {
                     return None;
                 }
                 let here = positions.current(e, plane);
@@ -279,15 +285,15 @@ fn send_searches(
                     search.algorithm,
                     nav.to_grid(search.goal),
                 );
-                (gather.members(&key) > 0).then_some((e, key))
+                (gather.members(&key) > 0).then_some((e, priority, key))
             })
             .collect();
         let mut counts: FastMap<groups::Key, usize> = FastMap::default();
-        for (_, key) in &joining {
+        for (.., key) in &joining {
             *counts.entry(*key).or_insert_with(|| gather.members(key)) += 1;
         }
-        joining.retain(|(_, key)| counts[key] >= groups::MIN_GROUP);
-        for (entity, _) in joining {
+        joining.retain(|(.., key)| counts[key] >= groups::MIN_GROUP);
+        for (entity, priority, _) in joining {
             if gather.held() >= groups::MAX_GATHERED {
                 break;
             }

@@ -1,4 +1,4 @@
-//! Fair turns: every fourth search an executor begins comes from the paced lines, in turn, so that no agent waits unboundedly behind more urgent ones.
+//! Fair turns: every fourth search an executor begins comes from the lines of agents with no path yet or refining one, in turn, so that no agent waits unboundedly behind more urgent ones.
 //!
 //! Executors begin the most urgent search waiting. Under load (edits that
 //! keep blocking paths faster than the searches answer) that would leave

@@ -200,7 +200,7 @@ impl MainThread {
                         self.skip(job);
                         continue;
                     }
-                    // A search begun on a paced line's fair turn gets its
+                    // A search begun on its line's fair turn gets its
                     // slices before the more urgent ones begun: it would
                     // wait for them otherwise.
                     let fair = self.turns.fair() && priority >= Priority::FirstPath;

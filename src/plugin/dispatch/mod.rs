@@ -18,7 +18,7 @@
 //! | `workers` | the worker pool: search threads and their priority channels |
 //! | `main_thread` | the main-thread executor: searches in slices within a budget a frame |
 //! | `pace` | how many searches to keep sent ahead |
-//! | `fair` | fair turns: every fourth search begun comes from the paced lines, in turn |
+//! | `fair` | fair turns: every fourth search begun comes from the lines of agents with no path yet or refining one, in turn |
 //! | `lockstep` | lockstep ledger: each answer applied in the frame fixed when its search was sent |
 //! | `mesh_share` | mesh store: one mesh per (profile, radius class) in use, shared by every search, and the newest grids they follow |
 //! | `groups` | shared-goal groups: waiting point agents with one goal, answered by one search from it |

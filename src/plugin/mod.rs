@@ -109,15 +109,16 @@
 //! Within a line, first come, first served; an agent's wait counts from
 //! when it began waiting for a plan, so one queued again (its answer thrown
 //! away after an edit, its search cancelled by a newer request) keeps its
-//! place. Searches for agents in a wall are sent to the threads at once,
-//! the others as the threads need them (about two frames of work kept
-//! waiting for them, so that a backlog waits in the lines); a thread takes
-//! the most urgent search waiting, but every fourth search it begins comes
-//! from the second and the third line in turn (if one waits there). An
-//! agent that has waited 30 frames is sent as an urgent one, before the
-//! lines: the longest wait first among agents with nothing to follow (the
-//! first two lines), then those of the third line. However many edits keep
-//! blocking paths, no agent waits unboundedly behind them.
+//! place. Searches of the first line are sent to the threads at once, the
+//! others as the threads need them (about two frames of work kept waiting
+//! for them, so that a backlog waits in the lines); a thread takes the most
+//! urgent search waiting, but every fourth search it begins comes from the
+//! second and the third line in turn (if one waits there). An agent that
+//! has waited 30 frames is sent ahead of every search waiting for the
+//! threads (but those of agents in a wall): the longest wait first among
+//! agents with nothing to follow (the first two lines), then those of the
+//! third line. However many edits keep blocking paths, no agent waits
+//! unboundedly behind them.
 //! [`PathfindingDiagnostics::longest_wait`] says how long the agent that
 //! has waited longest to be sent has waited.
 //!

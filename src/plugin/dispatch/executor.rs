@@ -174,21 +174,19 @@ impl Searches {
     }
 
     /// Whether one more search of `priority` may be sent now, besides
-    /// `held` jobs about to be: for agents in a wall always, the others
-    /// while fewer than the pace's target of their priority wait (in
-    /// lockstep mode: those on a blocked path always too, the others up to
-    /// its count a frame); never more than `cap` answers owed.
+    /// `held` jobs about to be: urgent ones always, the others while fewer
+    /// than the pace's target wait (in lockstep mode, up to its count a
+    /// frame); never more than `cap` answers owed.
     pub(crate) fn has_room(&self, priority: Priority, cap: usize, held: usize) -> bool {
+        let paced = priority >= Priority::FirstPath;
         if let Some(ledger) = &self.lockstep {
-            let paced = priority >= Priority::FirstPath;
             return ledger.has_room(paced, held) && ledger.owed() + held < cap;
         }
         let waiting = match &self.executor {
             Executor::Threads(pool) => pool.waiting(priority),
             Executor::MainThread(main) => main.waiting(priority),
         };
-        (priority == Priority::Walled || waiting + held < self.target)
-            && self.outstanding() + held < cap
+        (!paced || waiting + held < self.target) && self.outstanding() + held < cap
     }
 
     /// Sends a search.

@@ -223,16 +223,17 @@ fn send_searches(
         );
     };
     // First the agents that have waited long, longest first whatever their
-    // line, as urgent searches: no agent waits unboundedly behind more
-    // urgent ones. Then every line: searches for agents in a wall go out at
-    // once; the others as the threads need them (each priority's channel
-    // holds about two frames of work, so that a backlog waits here, where
-    // it ages, not in the channels). The threads take the most urgent first
-    // (but for fair turns, see `fair`), so the order of the lines is the
-    // order of service.
+    // line, as searches of the most urgent priority: ahead of every search
+    // sent before them (but for agents in a wall), so that no agent waits
+    // unboundedly behind more urgent ones. Then every line: searches for
+    // agents in a wall or on a blocked path go out at once; the others as
+    // the threads need them (each of those priorities' channel holds about
+    // two frames of work, so that their backlog waits here, where it
+    // ages). The threads take the most urgent first (but for fair turns,
+    // see `fair`), so the order of the lines is the order of service.
     let lines = Priority::ALL.map(Some);
     for line in [None].into_iter().chain(lines) {
-        let send_as = line.unwrap_or(Priority::Urgent);
+        let send_as = line.unwrap_or(Priority::Walled);
         while planning.searches.has_room(send_as, cap, gather.jobs())
             && gather.held() < groups::MAX_GATHERED
         {

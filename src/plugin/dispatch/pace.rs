@@ -1,11 +1,12 @@
 //! Pacing: how many searches to keep sent ahead of the search threads.
 //!
-//! Searches for agents standing in a wall are sent at once. For the others,
-//! the number sent ahead is limited by work, not by a count per frame: the
-//! plugin keeps about two frames of work of each priority waiting for the
-//! threads (from the measured frame time and mean search time), so threads
-//! never idle while agents wait, no search starts long after it was sent,
-//! and a backlog waits in the plugin's lines, where it ages.
+//! Searches for agents standing in a wall or on a blocked path are sent at
+//! once. For the others, the number sent ahead is limited by work, not by a
+//! count per frame: the plugin keeps about two frames of work of each
+//! priority waiting for the threads (from the measured frame time and mean
+//! search time), so threads never idle while agents wait, no search starts
+//! long after it was sent, and a backlog waits in the plugin's lines, where
+//! it ages.
 //! Without threads, two frames of the main thread's budget. The most urgent
 //! search waiting is always served first. A frame with nothing to send or
 //! apply costs a few atomic loads.

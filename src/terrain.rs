@@ -360,9 +360,6 @@ pub fn segment_cost(map: &TerrainMap, profile: &Profile, a: DVec2, b: DVec2) -> 
     if length == 0.0 {
         return Some(0.0);
     }
-    // (`a` lies in the map: its coordinates are whole where truncation
-    // keeps them, without a call to libm's `trunc`.)
-    let whole = |v: f64| (v as i64) as f64 == v;
     let along_x = d.y == 0.0 && whole(a.y); // on a horizontal grid line
     let along_y = d.x == 0.0 && whole(a.x); // on a vertical grid line
     // The cost of the piece of the segment around `m` (a point of it off
@@ -437,7 +434,6 @@ pub(crate) fn move_cost(
     length: f64,
 ) -> Option<f64> {
     let d = b - a;
-    let whole = |v: f64| (v as i64) as f64 == v;
     let (w, h) = (f64::from(map.width), f64::from(map.height));
     let vertex =
         |p: DVec2| (0.0..=w).contains(&p.x) && (0.0..=h).contains(&p.y) && whole(p.x) && whole(p.y);
@@ -480,13 +476,7 @@ fn across(map: &TerrainMap, profile: &Profile, a: DVec2, d: DVec2, length: f64) 
     let (mut cx, mut cy) = (first(a.x, sx), first(a.y, sy));
     let (mut line_x, mut line_y) = (xs.lo, ys.lo);
     let (adx, ady) = (d.x.abs(), d.y.abs());
-    let width = i64::from(map.width);
-    let cost_at = |x: i64, y: i64| -> Option<f64> {
-        if x < 0 || y < 0 || x >= width || y >= i64::from(map.height) {
-            return None;
-        }
-        profile.cost(Terrain(map.cells[(y * width + x) as usize]))
-    };
+    let cost_at = |x: i64, y: i64| map.cost(profile, x, y);
     let mut run_cost = cost_at(cx, cy)?;
     let mut run_from = 0.0;
     let mut total = 0.0;
@@ -594,6 +584,13 @@ impl Crossings {
         self.t = self.at(self.i);
         t
     }
+}
+
+/// Whether `v`, a coordinate in a map (not negative), is whole: where
+/// truncation keeps it, without a call to libm's `trunc`.
+#[inline]
+fn whole(v: f64) -> bool {
+    (v as i64) as f64 == v
 }
 
 /// `v.floor()`, without a call to libm for the coordinates of a map (not
